@@ -1,0 +1,29 @@
+import { defineConfig } from 'vitest/config';
+
+// Two projects: unit tests need nothing running; integration tests share one real Pulsar broker,
+// started once per run by test/support/global-broker.ts (or taken from PULSAR_URL).
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          environment: 'node',
+        },
+      },
+      {
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          environment: 'node',
+          globalSetup: ['test/support/global-broker.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+          // One broker, two cores: files run one after another so timing-sensitive tests stay honest.
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+});
