@@ -1,0 +1,72 @@
+/**
+ * The one interface every message transport implements (DESIGN decision 12): Pulsar's WebSocket API,
+ * the native `pulsar-client`, and an in-process bus for unit tests.
+ *
+ * Topics here are always full Pulsar topic names (`persistent://tenant/ns/topic` or
+ * `non-persistent://...`); TrustGraph queue ids are mapped by `topics.ts` before they reach a transport.
+ * Payloads are raw bytes: the wire codecs (src/wire) turn them into typed messages.
+ */
+
+/** Message properties: a string map. TrustGraph uses only `id`. */
+export type Properties = Record<string, string>;
+
+export type SubscriptionType = 'Exclusive' | 'Shared' | 'Failover' | 'Key_Shared';
+
+export interface OutgoingMessage {
+  payload: Buffer;
+  properties?: Properties;
+}
+
+export interface IncomingMessage {
+  /** Transport-specific message id, opaque to callers. */
+  readonly messageId: string;
+  readonly topic: string;
+  readonly payload: Buffer;
+  readonly properties: Properties;
+  readonly redeliveryCount: number;
+  ack(): Promise<void>;
+  nack(): Promise<void>;
+}
+
+export interface Producer {
+  readonly topic: string;
+  /** Resolves once the broker has acknowledged the publish; rejects with a TransportError otherwise. */
+  send(message: OutgoingMessage): Promise<void>;
+  close(): Promise<void>;
+}
+
+export type MessageHandler = (message: IncomingMessage) => Promise<void> | void;
+
+export interface SubscribeOptions {
+  topic: string;
+  subscription: string;
+  subscriptionType: SubscriptionType;
+  /** Maximum number of unacknowledged messages delivered at once (flow control). Default 1000. */
+  receiverQueueSize?: number;
+  /** Delay before a negatively acknowledged message is redelivered. Default 1000 ms. */
+  negativeAckRedeliveryDelayMs?: number;
+  handler: MessageHandler;
+}
+
+export interface Consumer {
+  readonly topic: string;
+  readonly subscription: string;
+  /** Stop delivery and close; `unsubscribe` also removes the subscription on the broker. */
+  close(options?: { unsubscribe?: boolean }): Promise<void>;
+}
+
+export interface TransportStatus {
+  /** True while every producer and consumer is connected. */
+  connected: boolean;
+  /** Human-readable reason when not connected. */
+  detail?: string;
+}
+
+export interface Transport {
+  /** A short name for logs and metrics: `websocket`, `native`, `memory`. */
+  readonly kind: string;
+  createProducer(topic: string): Promise<Producer>;
+  subscribe(options: SubscribeOptions): Promise<Consumer>;
+  status(): TransportStatus;
+  close(): Promise<void>;
+}
