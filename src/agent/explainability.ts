@@ -1,0 +1,83 @@
+/**
+ * Explainability (provenance) triples of one conversation, as TrustGraph's ReAct agent emits them
+ * (agent.md §3.12): a session (question), one analysis per tool iteration, one observation per tool
+ * result, and a conclusion. They are published on the flow's `explainability` topic and sent inline
+ * in `explain` responses, all in the graph `urn:graph:retrieval`.
+ */
+import { iriTerm, literalTerm, pythonJsonDumps, type Term, type Triple } from '../wire/index.js';
+
+export const RETRIEVAL_GRAPH = 'urn:graph:retrieval';
+
+const RDF_TYPE = 'http://www.w3.org/1999/02/22-rdf-syntax-ns#type';
+const RDFS_LABEL = 'http://www.w3.org/2000/01/rdf-schema#label';
+const PROV = 'http://www.w3.org/ns/prov#';
+const TG = 'https://trustgraph.ai/ns/';
+
+const iri = iriTerm;
+const literal = (value: string): Term => literalTerm(value);
+const triple = (s: string, p: string, o: Term): Triple => ({ s: iri(s), p: iri(p), o, g: RETRIEVAL_GRAPH });
+
+/** The URIs of one conversation's entities. */
+export const provenanceUris = {
+  session: (sessionId: string) => `urn:trustgraph:agent:${sessionId}`,
+  iteration: (sessionId: string, n: number) => `urn:trustgraph:agent:${sessionId}/i${n}`,
+  thought: (sessionId: string, n: number) => `urn:trustgraph:agent:${sessionId}/i${n}/thought`,
+  observation: (sessionId: string, n: number) => `urn:trustgraph:agent:${sessionId}/i${n}/observation`,
+  final: (sessionId: string) => `urn:trustgraph:agent:${sessionId}/final`,
+};
+
+/** What the iteration or conclusion derives from: the session on the first iteration, else the last observation. */
+function derivedFrom(sessionId: string, n: number): string {
+  return n <= 1 ? provenanceUris.session(sessionId) : provenanceUris.observation(sessionId, n - 1);
+}
+
+export function sessionTriples(sessionId: string, question: string, startedAt: Date): Triple[] {
+  const uri = provenanceUris.session(sessionId);
+  return [
+    triple(uri, RDF_TYPE, iri(`${PROV}Entity`)),
+    triple(uri, RDF_TYPE, iri(`${TG}Question`)),
+    triple(uri, RDF_TYPE, iri(`${TG}AgentQuestion`)),
+    triple(uri, RDFS_LABEL, literal('Agent Question')),
+    triple(uri, `${PROV}startedAtTime`, literal(startedAt.toISOString())),
+    triple(uri, `${TG}query`, literal(question)),
+  ];
+}
+
+export function iterationTriples(
+  sessionId: string,
+  n: number,
+  action: string,
+  args: Readonly<Record<string, unknown>>,
+): Triple[] {
+  const uri = provenanceUris.iteration(sessionId, n);
+  return [
+    triple(uri, RDF_TYPE, iri(`${PROV}Entity`)),
+    triple(uri, RDF_TYPE, iri(`${TG}Analysis`)),
+    triple(uri, RDF_TYPE, iri(`${TG}ToolUse`)),
+    triple(uri, RDFS_LABEL, literal(`Analysis: ${action}`)),
+    triple(uri, `${TG}action`, literal(action)),
+    triple(uri, `${TG}arguments`, literal(pythonJsonDumps(args))),
+    triple(uri, `${PROV}wasDerivedFrom`, iri(derivedFrom(sessionId, n))),
+  ];
+}
+
+export function observationTriples(sessionId: string, n: number): Triple[] {
+  const uri = provenanceUris.observation(sessionId, n);
+  return [
+    triple(uri, RDF_TYPE, iri(`${PROV}Entity`)),
+    triple(uri, RDF_TYPE, iri(`${TG}Observation`)),
+    triple(uri, RDFS_LABEL, literal('Observation')),
+    triple(uri, `${PROV}wasDerivedFrom`, iri(provenanceUris.iteration(sessionId, n))),
+  ];
+}
+
+export function conclusionTriples(sessionId: string, n: number): Triple[] {
+  const uri = provenanceUris.final(sessionId);
+  return [
+    triple(uri, RDF_TYPE, iri(`${PROV}Entity`)),
+    triple(uri, RDF_TYPE, iri(`${TG}Conclusion`)),
+    triple(uri, RDF_TYPE, iri(`${TG}Answer`)),
+    triple(uri, RDFS_LABEL, literal('Conclusion')),
+    triple(uri, `${PROV}wasDerivedFrom`, iri(derivedFrom(sessionId, n))),
+  ];
+}

@@ -1,0 +1,249 @@
+/**
+ * One ReAct iteration: one AgentRequest message in, its responses and (after a tool ran) the `next`
+ * AgentRequest out (agent.md §3.1). The service keeps no conversation state: everything travels in the
+ * request's history, so any replica can take any iteration.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { RequestClient } from '../bus/request-client.js';
+import type { ToolRegistry } from '../tools/registry.js';
+import { runTool } from '../tools/run/run-tool.js';
+import type { ToolClients } from '../tools/run/tool-clients.js';
+import { normalizeRequestState } from '../tools/selection.js';
+import type { Tool } from '../tools/tool.js';
+import type { ToolSet } from '../tools/tool-set.js';
+import {
+  makeAgentRequest,
+  makeAgentStep,
+  makeTriples,
+  pythonStr,
+  type AgentRequest,
+  type AgentResponse,
+  type AgentStep,
+  type PromptRequest,
+  type PromptResponse,
+  type Triple,
+  type Triples,
+} from '../wire/index.js';
+import {
+  conclusionTriples,
+  iterationTriples,
+  observationTriples,
+  provenanceUris,
+  sessionTriples,
+} from './explainability.js';
+import { agentReactTerms } from './prompt-terms.js';
+import { PARSE_ERROR_ACTION, parseFailureObservation, type ParsedAction, type ParsedResponse } from './react-output.js';
+import { reason } from './reasoning.js';
+import { answerResponse, errorResponse, explainResponse, observationResponse, thoughtResponse } from './responses.js';
+
+/** Where one iteration's messages go; the caller adds the `id` property (and any signature). */
+export interface IterationOutput {
+  respond(response: AgentResponse): Promise<void>;
+  next(request: AgentRequest): Promise<void>;
+  /** Absent when the flow has no `explainability` queue. */
+  explain?(triples: Triples): Promise<void>;
+}
+
+export type SessionOutcome = 'completed' | 'error' | 'max-iterations';
+
+/** What happened in an iteration, for metrics and the audit trail. Every method is optional. */
+export interface IterationEvents {
+  toolsOffered?(toolSet: ToolSet): void;
+  llmFinished?(seconds: number): void;
+  /** The model named a tool it was not offered (hiding is not blocking, DESIGN decision 6). */
+  actionDenied?(name: string, toolSet: ToolSet, known: boolean): void;
+  argumentsInvalid?(tool: Tool, problems: readonly string[]): void;
+  toolFinished?(tool: Tool, seconds: number, error: string | undefined): void;
+  stateTransition?(tool: Tool, from: string, to: string): void;
+  sessionEnded?(outcome: SessionOutcome, iterations: number): void;
+}
+
+/** Raised inside an iteration to end the dialog with an error response. */
+export class DialogError extends Error {
+  override readonly name = 'DialogError';
+}
+
+export interface IterationContext {
+  workspace: string;
+  flow: string;
+  registry: ToolRegistry;
+  prompt: RequestClient<PromptRequest, PromptResponse>;
+  tools: ToolClients;
+  output: IterationOutput;
+  events: IterationEvents;
+  logger: Logger;
+  settings: {
+    maxIterations: number;
+    /** An action outside the offered set ends the dialog ("No action for X!") instead of becoming an observation. */
+    strictTools: boolean;
+  };
+  now?: () => Date;
+}
+
+export interface IterationResult {
+  /** `answer`: the dialog ended with an answer; `next`: a next request was published; `error`: an error response. */
+  outcome: 'answer' | 'next' | 'error';
+  /** The tool set offered to the model (absent if the iteration failed before filtering). */
+  toolSet?: ToolSet;
+  stateBefore: string;
+  stateAfter?: string;
+  action?: string;
+  error?: string;
+}
+
+/** Run one iteration. Never throws: failures become an error response (and are returned). */
+export async function runIteration(ctx: IterationContext, request: AgentRequest): Promise<IterationResult> {
+  const state = normalizeRequestState(request.state);
+  const result: IterationResult = { outcome: 'error', stateBefore: state };
+  try {
+    return await iterate(ctx, request, result);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    ctx.logger.warn({ err: error, workspace: ctx.workspace, flow: ctx.flow }, `Agent iteration failed: ${message}`);
+    if (!message.includes('Too many agent iterations')) {
+      ctx.events.sessionEnded?.('error', request.history.length + 1);
+    }
+    await ctx.output.respond(errorResponse(message));
+    return { ...result, outcome: 'error', error: message };
+  }
+}
+
+async function iterate(ctx: IterationContext, request: AgentRequest, result: IterationResult): Promise<IterationResult> {
+  const now = ctx.now ?? (() => new Date());
+  const sessionId = request.session_id || randomUUID();
+  const n = request.history.length + 1;
+  const state = result.stateBefore;
+
+  if (n === 1) await explain(ctx, request, provenanceUris.session(sessionId), sessionTriples(sessionId, request.question, now()));
+
+  if (request.history.length >= ctx.settings.maxIterations) {
+    ctx.events.sessionEnded?.('max-iterations', ctx.settings.maxIterations);
+    throw new DialogError('Too many agent iterations');
+  }
+
+  const toolSet = ctx.registry.filter(request.group, request.state);
+  result.toolSet = toolSet;
+  ctx.events.toolsOffered?.(toolSet);
+
+  const thoughtId = provenanceUris.thought(sessionId, n);
+  const finalId = provenanceUris.final(sessionId);
+  const started = performance.now();
+  const parsed: ParsedResponse = await reason({
+    client: ctx.prompt,
+    terms: agentReactTerms(request.question, toolSet, request.history),
+    streaming: request.streaming,
+    onEvent: async (event) => {
+      if (event.type === 'thought') await ctx.output.respond(thoughtResponse(event.text, thoughtId, event.final));
+      else await ctx.output.respond(answerResponse(event.text, finalId, { message: false, dialog: false }));
+    },
+  });
+  ctx.events.llmFinished?.((performance.now() - started) / 1000);
+
+  if (!request.streaming) await ctx.output.respond(thoughtResponse(parsed.thought, thoughtId, true));
+
+  if (parsed.kind === 'final') {
+    await explain(ctx, request, finalId, conclusionTriples(sessionId, n));
+    const content = request.streaming ? '' : parsed.answer;
+    await ctx.output.respond(answerResponse(content, finalId, { message: true, dialog: true }));
+    ctx.events.sessionEnded?.('completed', n);
+    return { ...result, outcome: 'answer', stateAfter: state };
+  }
+
+  const action = parsed.kind === 'action' ? parsed.name : PARSE_ERROR_ACTION;
+  const modelArgs = parsed.kind === 'action' ? parsed.args : {};
+  await explain(ctx, request, provenanceUris.iteration(sessionId, n), iterationTriples(sessionId, n, action, modelArgs));
+
+  const step =
+    parsed.kind === 'action'
+      ? await act(ctx, parsed, toolSet, state)
+      : { observation: parseFailureObservation(parsed), nextState: request.state };
+
+  await ctx.output.respond(observationResponse(step.observation, provenanceUris.observation(sessionId, n)));
+  await explain(ctx, request, provenanceUris.observation(sessionId, n), observationTriples(sessionId, n));
+
+  const history: AgentStep[] = [
+    ...request.history,
+    makeAgentStep({
+      thought: parsed.thought,
+      action,
+      arguments: stringifyArguments(modelArgs),
+      observation: step.observation,
+    }),
+  ];
+  await ctx.output.next(
+    makeAgentRequest({
+      question: request.question,
+      state: step.nextState,
+      group: request.group,
+      history,
+      collection: request.collection,
+      streaming: request.streaming,
+      session_id: sessionId,
+    }),
+  );
+  return { ...result, outcome: 'next', action, stateAfter: normalizeRequestState(step.nextState) };
+}
+
+interface ActionOutcome {
+  observation: string;
+  nextState: string;
+}
+
+/** Enforce the offered set, validate the arguments, run the tool; the state moves only on success. */
+async function act(ctx: IterationContext, action: ParsedAction, toolSet: ToolSet, state: string): Promise<ActionOutcome> {
+  const tool = toolSet.get(action.name);
+  if (!tool) {
+    ctx.events.actionDenied?.(action.name, toolSet, ctx.registry.get(action.name) !== undefined);
+    if (ctx.settings.strictTools) throw new DialogError(`No action for ${action.name}!`);
+    return { observation: notOfferedObservation(action.name, toolSet), nextState: state };
+  }
+
+  const validation = tool.validator.validate(action.args);
+  if (!validation.ok) {
+    const problems = validation.errors.map((e) => e.message);
+    ctx.events.argumentsInvalid?.(tool, problems);
+    return {
+      observation: `Error: invalid arguments for tool "${tool.name}": ${problems.join('; ')}. The tool was not called; fix the arguments and try again.`,
+      nextState: state,
+    };
+  }
+
+  const started = performance.now();
+  try {
+    const observation = await runTool(tool, validation.value, ctx.tools);
+    ctx.events.toolFinished?.(tool, (performance.now() - started) / 1000, undefined);
+    const next = ctx.registry.nextState(tool, state);
+    if (next !== state) ctx.events.stateTransition?.(tool, state, next);
+    return { observation, nextState: next };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    ctx.events.toolFinished?.(tool, (performance.now() - started) / 1000, message);
+    ctx.logger.info({ tool: tool.name, workspace: ctx.workspace, err: error }, `Tool failed: ${message}`);
+    return { observation: `Error: ${message}`.trim(), nextState: state };
+  }
+}
+
+function notOfferedObservation(name: string, toolSet: ToolSet): string {
+  if (toolSet.names.length === 0) {
+    return `Error: tool "${name}" is not available, and no tools are available in this conversation's groups and state. Answer with "Final Answer:".`;
+  }
+  return `Error: tool "${name}" is not available in this conversation's groups and state. Available tools: ${toolSet.names.join(', ')}.`;
+}
+
+/** History arguments are a string map: each value as Python's `str()` would write it (agent.md §3.7). */
+function stringifyArguments(args: Readonly<Record<string, unknown>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(args).map(([name, value]) => [name, pythonStr(value)]));
+}
+
+/** Publish provenance triples and the inline explain response. Provenance never fails a dialog. */
+async function explain(ctx: IterationContext, request: AgentRequest, entity: string, triples: Triple[]): Promise<void> {
+  if (ctx.output.explain) {
+    try {
+      await ctx.output.explain(makeTriples({ metadata: { id: entity, root: '', collection: request.collection }, triples }));
+    } catch (error) {
+      ctx.logger.warn({ err: error, entity }, 'Could not publish explainability triples; the dialog goes on');
+    }
+  }
+  await ctx.output.respond(explainResponse(entity, triples));
+}

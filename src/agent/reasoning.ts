@@ -1,0 +1,45 @@
+/**
+ * One call to the `agent-react` prompt and the parse of its text, streaming or not. Streaming thought and
+ * answer chunks are handed to `onEvent` as they arrive (agent.md §3.5).
+ */
+import type { RequestClient } from '../bus/request-client.js';
+import { makePromptRequest, type PromptRequest, type PromptResponse } from '../wire/index.js';
+import { AGENT_REACT_TEMPLATE } from './prompt-terms.js';
+import type { ParsedResponse } from './react-output.js';
+import { parseReactResponse } from './react-parser.js';
+import { StreamingReactParser, type StreamEvent } from './streaming-parser.js';
+
+/** The prompt service failed: this ends the dialog with an error, as in TrustGraph. */
+export class PromptServiceError extends Error {
+  override readonly name = 'PromptServiceError';
+}
+
+export interface ReasonOptions {
+  client: RequestClient<PromptRequest, PromptResponse>;
+  terms: Record<string, string>;
+  streaming: boolean;
+  onEvent: (event: StreamEvent) => Promise<void>;
+}
+
+export async function reason(options: ReasonOptions): Promise<ParsedResponse> {
+  const request = makePromptRequest({ id: AGENT_REACT_TEMPLATE, terms: options.terms, streaming: options.streaming });
+  if (!options.streaming) {
+    const response = await options.client.request(request);
+    raise(response);
+    return parseReactResponse(response.text || null);
+  }
+  const parser = new StreamingReactParser();
+  for await (const response of options.client.stream(request, { isLast: (r) => r.end_of_stream || r.error !== null })) {
+    raise(response);
+    for (const event of parser.feed(response.text)) await options.onEvent(event);
+  }
+  const { events, result } = parser.finish();
+  for (const event of events) await options.onEvent(event);
+  return result;
+}
+
+function raise(response: PromptResponse): void {
+  if (response.error) {
+    throw new PromptServiceError(`prompt service error (${response.error.type}): ${response.error.message}`);
+  }
+}

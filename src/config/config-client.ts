@@ -1,0 +1,93 @@
+/**
+ * TrustGraph's config service, spoken as its own processors speak it (wire.md §2): ConfigRequest /
+ * ConfigResponse on `request:tg:config` / `response:tg:config`, workspace in the message body.
+ */
+import type { Logger } from 'pino';
+import { RequestClient } from '../bus/request-client.js';
+import { queueToTopic } from '../bus/topics.js';
+import type { Transport } from '../bus/transport.js';
+import {
+  configRequestCodec,
+  configResponseCodec,
+  makeConfigRequest,
+  type ConfigRequest,
+  type ConfigResponse,
+} from '../wire/index.js';
+
+export class ConfigServiceError extends Error {
+  override readonly name = 'ConfigServiceError';
+}
+
+export interface ConfigClientOptions {
+  transport: Transport;
+  requestQueue: string;
+  responseQueue: string;
+  timeoutMs: number;
+  logger: Logger;
+}
+
+export class ConfigClient {
+  private readonly client: RequestClient<ConfigRequest, ConfigResponse>;
+
+  constructor(options: ConfigClientOptions) {
+    this.client = new RequestClient({
+      transport: options.transport,
+      requestTopic: queueToTopic(options.requestQueue),
+      responseTopic: queueToTopic(options.responseQueue),
+      requestCodec: configRequestCodec,
+      responseCodec: configResponseCodec,
+      timeoutMs: options.timeoutMs,
+      logger: options.logger,
+    });
+  }
+
+  start(): Promise<void> {
+    return this.client.start();
+  }
+
+  close(): Promise<void> {
+    return this.client.close();
+  }
+
+  /** Workspaces holding at least one key of `type` (reserved `_` workspaces left out), and the version. */
+  async workspacesWith(type: string): Promise<{ workspaces: string[]; version: number }> {
+    const response = await this.call(makeConfigRequest({ operation: 'getkeys-all-ws', type }));
+    const workspaces = new Set<string>();
+    for (const value of response.values ?? []) {
+      if (value.workspace && !value.workspace.startsWith('_')) workspaces.add(value.workspace);
+    }
+    return { workspaces: [...workspaces].sort(), version: response.version ?? 0 };
+  }
+
+  /** Every key → value of `type` in one workspace, and the version. */
+  async values(workspace: string, type: string): Promise<{ values: Record<string, string>; version: number }> {
+    const response = await this.call(makeConfigRequest({ operation: 'getvalues', workspace, type }));
+    const values: Record<string, string> = {};
+    for (const value of response.values ?? []) {
+      if (value.key !== null && value.key !== undefined) values[value.key] = value.value ?? '';
+    }
+    return { values, version: response.version ?? 0 };
+  }
+
+  /** Write values (used by tests and the local run; the agent itself only reads). */
+  async put(workspace: string, values: { type: string; key: string; value: string }[]): Promise<void> {
+    await this.call(
+      makeConfigRequest({
+        operation: 'put',
+        workspace,
+        values: values.map((v) => ({ ...v, workspace })),
+      }),
+    );
+  }
+
+  private async call(request: ConfigRequest): Promise<ConfigResponse> {
+    const response = await this.client.request(request);
+    if (response.error) {
+      throw new ConfigServiceError(
+        `config service refused ${request.operation} (workspace "${request.workspace ?? ''}", type "${request.type ?? ''}"): ` +
+          `${response.error.type}: ${response.error.message}`,
+      );
+    }
+    return response;
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * The current tool registry of every workspace, rebuilt from the `tool` and `tool-service` config types
+ * whenever either changes and swapped whole (DESIGN decision 5). A workspace without tools gets an empty
+ * registry: its requests are answered without tools (TrustGraph fails them with "No agent configuration").
+ */
+import type { Logger } from 'pino';
+import { buildRegistry, type ToolRegistry } from '../tools/registry.js';
+import type { WorkspaceSnapshot } from '../config/workspace-config.js';
+
+export const TOOL_CONFIG_TYPES = ['tool', 'tool-service'] as const;
+
+export class WorkspaceRegistries {
+  private readonly registries = new Map<string, ToolRegistry>();
+
+  constructor(
+    private readonly logger: Logger,
+    private readonly onRebuilt: (registry: ToolRegistry, seconds: number) => void = () => {},
+  ) {}
+
+  /** Rebuild one workspace's registry from its config snapshot. Never throws. */
+  rebuild(workspace: string, snapshot: WorkspaceSnapshot, version: number): ToolRegistry {
+    const started = performance.now();
+    const { registry, problems } = buildRegistry({
+      workspace,
+      tools: snapshot.tool ?? {},
+      toolServices: snapshot['tool-service'] ?? {},
+      version,
+    });
+    const seconds = (performance.now() - started) / 1000;
+    this.registries.set(workspace, registry);
+    for (const problem of problems) {
+      const log = problem.severity === 'error' ? this.logger.error.bind(this.logger) : this.logger.warn.bind(this.logger);
+      log({ workspace, key: problem.key, field: problem.field }, `Tool configuration problem: ${problem.text}`);
+    }
+    this.logger.info(
+      { workspace, version, tools: registry.tools.length, problems: problems.length, ms: Math.round(seconds * 1000) },
+      'Tool registry rebuilt',
+    );
+    this.onRebuilt(registry, seconds);
+    return registry;
+  }
+
+  get(workspace: string): ToolRegistry {
+    let registry = this.registries.get(workspace);
+    if (!registry) {
+      registry = buildRegistry({ workspace, tools: {}, toolServices: {}, version: 0 }).registry;
+      this.registries.set(workspace, registry);
+    }
+    return registry;
+  }
+
+  delete(workspace: string): void {
+    this.registries.delete(workspace);
+  }
+
+  all(): ToolRegistry[] {
+    return [...this.registries.values()].sort((a, b) => a.workspace.localeCompare(b.workspace));
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * The agent service: configuration → per-workspace tool registries → running flows → iterations.
+ * Everything it needs is passed in (transport, logger, hooks), so tests run the real service in-process.
+ */
+import type { Logger } from 'pino';
+import type { IterationEvents, IterationResult } from './agent/iteration.js';
+import type { Transport } from './bus/transport.js';
+import { ConfigClient } from './config/config-client.js';
+import { ConfigWatcher, type WorkspaceChange } from './config/config-watcher.js';
+import { parseFlows, type FlowDefinition, type FlowProblem } from './config/flows.js';
+import { ConcurrencyLimit } from './flow/concurrency-limit.js';
+import { FlowManager } from './flow/flow-manager.js';
+import type { RequestGate } from './flow/flow-runtime.js';
+import { TOOL_CONFIG_TYPES, WorkspaceRegistries } from './flow/workspace-registries.js';
+import type { Settings } from './settings.js';
+import type { ToolRegistry } from './tools/registry.js';
+import { ToolServiceClients } from './tools/run/tool-service-clients.js';
+import type { AgentRequest } from './wire/index.js';
+
+export interface ServiceHooks {
+  /** Per-iteration events (metrics, audit). */
+  eventsFor?(flow: FlowDefinition, request: AgentRequest, id: string): IterationEvents & { done?(result: IterationResult): void };
+  /** Extra config types to watch, and what to do when they change (e.g. the group policy). */
+  extraConfigTypes?: readonly string[];
+  onConfig?(change: WorkspaceChange): void;
+  onRegistry?(registry: ToolRegistry, seconds: number): void;
+  onConfigVersion?(version: number): void;
+  gate?: RequestGate;
+}
+
+export type ServiceSettings = Pick<
+  Settings,
+  | 'id'
+  | 'concurrency'
+  | 'maxIterations'
+  | 'strictTools'
+  | 'requestTimeoutSeconds'
+  | 'configRequestQueue'
+  | 'configResponseQueue'
+  | 'configPushQueue'
+  | 'configTimeoutSeconds'
+>;
+
+export class AgentService {
+  readonly registries: WorkspaceRegistries;
+  readonly limit: ConcurrencyLimit;
+  private readonly flows: FlowManager;
+  private readonly watcher: ConfigWatcher;
+  private readonly toolServices: ToolServiceClients;
+  private readonly flowProblems = new Map<string, FlowProblem[]>();
+  private retryTimer: NodeJS.Timeout | undefined;
+  private started = false;
+
+  constructor(
+    private readonly settings: ServiceSettings,
+    private readonly transport: Transport,
+    private readonly logger: Logger,
+    private readonly hooks: ServiceHooks = {},
+  ) {
+    this.limit = new ConcurrencyLimit(settings.concurrency);
+    this.registries = new WorkspaceRegistries(logger, hooks.onRegistry);
+    this.toolServices = new ToolServiceClients({
+      transport,
+      processorId: settings.id,
+      timeoutMs: settings.requestTimeoutSeconds * 1000,
+      logger,
+    });
+    this.flows = new FlowManager(
+      {
+        transport,
+        processorId: settings.id,
+        requestTimeoutMs: settings.requestTimeoutSeconds * 1000,
+        maxIterations: settings.maxIterations,
+        strictTools: settings.strictTools,
+        logger,
+        registryFor: (workspace) => this.registries.get(workspace),
+        limit: this.limit,
+        toolServices: this.toolServices,
+        eventsFor: hooks.eventsFor ?? (() => ({})),
+        ...(hooks.gate ? { gate: hooks.gate } : {}),
+      },
+      logger,
+    );
+    this.watcher = new ConfigWatcher({
+      transport,
+      client: new ConfigClient({
+        transport,
+        requestQueue: settings.configRequestQueue,
+        responseQueue: settings.configResponseQueue,
+        timeoutMs: settings.configTimeoutSeconds * 1000,
+        logger,
+      }),
+      pushQueue: settings.configPushQueue,
+      types: [this.flowConfigType, ...TOOL_CONFIG_TYPES, ...(hooks.extraConfigTypes ?? [])],
+      onChange: (change) => this.onConfigChange(change),
+      onWorkspaceDeleted: (workspace) => this.onWorkspaceDeleted(workspace),
+      logger,
+    });
+  }
+
+  /** TrustGraph's flow service writes this agent's flows under `processor:<id>`. */
+  get flowConfigType(): string {
+    return `processor:${this.settings.id}`;
+  }
+
+  /** Subscribes, loads configuration (retrying until the config service answers) and starts the flows. */
+  async start(): Promise<void> {
+    await this.watcher.start();
+    this.started = true;
+    this.retryTimer = setInterval(() => void this.flows.retryFailed(), 5000);
+    this.retryTimer.unref();
+  }
+
+  /** Ready: configuration loaded, every configured flow subscribed, the transport connected. */
+  readiness(): { ready: boolean; detail: string } {
+    if (!this.started || !this.watcher.isLoaded) return { ready: false, detail: 'configuration not loaded yet' };
+    if (this.flows.failedCount > 0) return { ready: false, detail: `${this.flows.failedCount} flow(s) failed to start` };
+    const status = this.transport.status();
+    if (!status.connected) return { ready: false, detail: `broker connection: ${status.detail ?? 'disconnected'}` };
+    return { ready: true, detail: `config version ${this.watcher.currentVersion}, ${this.flows.flows().length} flow(s)` };
+  }
+
+  runningFlows(): FlowDefinition[] {
+    return this.flows.flows();
+  }
+
+  problemsOfFlows(): FlowProblem[] {
+    return [...this.flowProblems.values()].flat();
+  }
+
+  get configVersion(): number {
+    return this.watcher.currentVersion;
+  }
+
+  /** Stop taking requests, let in-flight iterations finish (bounded by `graceMs`), close everything. */
+  async stop(graceMs = 30_000): Promise<void> {
+    if (this.retryTimer) clearInterval(this.retryTimer);
+    const stopped = this.flows.stopAll();
+    const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), graceMs).unref());
+    if ((await Promise.race([stopped.then(() => 'done' as const), timeout])) === 'timeout') {
+      this.logger.warn({ graceMs }, 'In-flight iterations did not finish in time; closing anyway');
+    }
+    await this.watcher.stop().catch(() => {});
+    await this.toolServices.close();
+  }
+
+  private async onConfigChange(change: WorkspaceChange): Promise<void> {
+    const { workspace, changedTypes, snapshot, version } = change;
+    if (changedTypes.some((t) => (TOOL_CONFIG_TYPES as readonly string[]).includes(t))) {
+      this.registries.rebuild(workspace, snapshot, version);
+    }
+    this.hooks.onConfig?.(change);
+    if (changedTypes.includes(this.flowConfigType)) {
+      const { flows, problems } = parseFlows(workspace, snapshot[this.flowConfigType] ?? {});
+      this.flowProblems.set(workspace, problems);
+      for (const problem of problems) {
+        this.logger.error({ workspace, flow: problem.flow }, `Flow configuration problem: ${problem.message}`);
+      }
+      await this.flows.sync(workspace, flows);
+    }
+    this.hooks.onConfigVersion?.(version);
+  }
+
+  private async onWorkspaceDeleted(workspace: string): Promise<void> {
+    await this.flows.sync(workspace, []);
+    this.registries.delete(workspace);
+    this.flowProblems.delete(workspace);
+  }
+}

@@ -1,0 +1,193 @@
+/**
+ * The service's own settings: command-line flags, environment variables and an optional YAML file,
+ * validated once at start (zod) and frozen. TrustGraph's names and defaults are kept where they exist
+ * (`--id agent-manager`, `PULSAR_HOST`, `-P/--metrics-port 8000`, `--max-iterations 10`, ...).
+ *
+ * Precedence: flag > environment variable > config file > default.
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+
+/** TrustGraph spells levels the Python way (`INFO`, `WARNING`, `CRITICAL`); accept both spellings. */
+function normaliseLogLevel(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  const lower = value.toLowerCase();
+  if (lower === 'warning') return 'warn';
+  if (lower === 'critical') return 'fatal';
+  return lower;
+}
+
+const booleanish = z.preprocess((value) => {
+  if (typeof value !== 'string') return value;
+  const lower = value.trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(lower)) return true;
+  if (['0', 'false', 'no', 'off', ''].includes(lower)) return false;
+  return value;
+}, z.boolean());
+
+const positiveInt = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+export const SettingsSchema = z.object({
+  id: z.string().min(1).default('agent-manager'),
+  transport: z.enum(['websocket', 'native']).default('websocket'),
+  pulsarHost: z.string().min(1).default('pulsar://pulsar:6650'),
+  pulsarApiKey: z.string().optional(),
+  /** Base URL of the broker's WebSocket service. Default: derived from `pulsarHost`, port 8080. */
+  pulsarWebSocketUrl: z.string().regex(/^wss?:\/\//, 'must start with ws:// or wss://').optional(),
+  concurrency: positiveInt(1, 10_000).default(1),
+  maxIterations: positiveInt(1, 1_000).default(10),
+  metrics: booleanish.default(true),
+  metricsPort: positiveInt(0, 65_535).default(8000),
+  logLevel: z.preprocess(normaliseLogLevel, z.enum(LOG_LEVELS)).default('info'),
+  configRequestQueue: z.string().min(1).default('request:tg:config'),
+  configResponseQueue: z.string().min(1).default('response:tg:config'),
+  configPushQueue: z.string().min(1).default('notify:tg:config'),
+  configTimeoutSeconds: z.coerce.number().positive().default(60),
+  /** Per-message timeout for calls to TrustGraph services (prompt, graph RAG, MCP, ...). */
+  requestTimeoutSeconds: z.coerce.number().positive().default(600),
+  /** An action naming a tool that was not offered ends the dialog with an error (TrustGraph's behaviour). */
+  strictTools: booleanish.default(false),
+  /** Refuse requests whose state no tool of the workspace knows (else they are only counted). */
+  strictStates: booleanish.default(false),
+  /** HMAC key that signs every `next` message; unset: iterations are not signed or checked. */
+  signingKey: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** Config type holding the per-workspace group policy. */
+  policyConfigType: z.string().min(1).default('agent-group-policy'),
+  /** Also publish each audit record to this TrustGraph queue id or Pulsar topic. */
+  auditTopic: z.string().min(1).optional(),
+  /** Read MCP servers' `tools/list` to fill in and check tool arguments. */
+  mcpDiscovery: booleanish.default(false),
+  /** Seconds to let in-flight iterations finish after SIGTERM/SIGINT. */
+  shutdownGraceSeconds: z.coerce.number().nonnegative().default(30),
+});
+
+export type Settings = Readonly<z.infer<typeof SettingsSchema>>;
+
+interface OptionSpec {
+  key: keyof z.infer<typeof SettingsSchema>;
+  flag: string;
+  short?: string;
+  env?: string;
+  boolean?: boolean;
+  help: string;
+}
+
+/** Every option, for parsing and for `--help`. */
+export const OPTIONS: readonly OptionSpec[] = [
+  { key: 'id', flag: 'id', env: 'TG_AGENT_ID', help: 'processor id; names subscriptions and flows (default agent-manager)' },
+  { key: 'transport', flag: 'transport', env: 'TG_AGENT_TRANSPORT', help: 'websocket | native (default websocket)' },
+  { key: 'pulsarHost', flag: 'pulsar-host', short: 'p', env: 'PULSAR_HOST', help: 'Pulsar service URL (default pulsar://pulsar:6650)' },
+  { key: 'pulsarApiKey', flag: 'pulsar-api-key', env: 'PULSAR_API_KEY', help: 'Pulsar token for authentication' },
+  { key: 'pulsarWebSocketUrl', flag: 'pulsar-ws-url', env: 'PULSAR_WS_URL', help: "broker's WebSocket service (default ws://<pulsar host>:8080)" },
+  { key: 'concurrency', flag: 'concurrency', env: 'TG_AGENT_CONCURRENCY', help: 'iterations processed at once (default 1)' },
+  { key: 'maxIterations', flag: 'max-iterations', env: 'TG_AGENT_MAX_ITERATIONS', help: 'iteration limit per conversation (default 10)' },
+  { key: 'metrics', flag: 'metrics', env: 'TG_AGENT_METRICS', boolean: true, help: 'serve Prometheus metrics (default on; --no-metrics)' },
+  { key: 'metricsPort', flag: 'metrics-port', short: 'P', env: 'TG_AGENT_METRICS_PORT', help: 'HTTP port for /metrics, /healthz, /readyz, /tools (default 8000)' },
+  { key: 'logLevel', flag: 'log-level', short: 'l', env: 'LOG_LEVEL', help: 'trace|debug|info|warn|error|fatal (TrustGraph spellings accepted; default info)' },
+  { key: 'configRequestQueue', flag: 'config-request-queue', env: 'TG_CONFIG_REQUEST_QUEUE', help: 'default request:tg:config' },
+  { key: 'configResponseQueue', flag: 'config-response-queue', env: 'TG_CONFIG_RESPONSE_QUEUE', help: 'default response:tg:config' },
+  { key: 'configPushQueue', flag: 'config-push-queue', env: 'TG_CONFIG_PUSH_QUEUE', help: 'default notify:tg:config' },
+  { key: 'configTimeoutSeconds', flag: 'config-timeout', env: 'TG_CONFIG_TIMEOUT', help: 'seconds per config request (default 60)' },
+  { key: 'requestTimeoutSeconds', flag: 'request-timeout', env: 'TG_AGENT_REQUEST_TIMEOUT', help: 'seconds to wait for each reply of a TrustGraph service (default 600)' },
+  { key: 'strictTools', flag: 'strict-tools', env: 'TG_AGENT_STRICT_TOOLS', boolean: true, help: 'a not-offered tool ends the dialog with an error, as TrustGraph does' },
+  { key: 'strictStates', flag: 'strict-states', env: 'TG_AGENT_STRICT_STATES', boolean: true, help: 'refuse requests whose state no tool knows' },
+  { key: 'signingKey', flag: 'signing-key', env: 'TG_AGENT_SIGNING_KEY', help: 'HMAC key signing next messages (min 16 chars)' },
+  { key: 'policyConfigType', flag: 'policy-config-type', env: 'TG_AGENT_POLICY_CONFIG_TYPE', help: 'config type of the group policy (default agent-group-policy)' },
+  { key: 'auditTopic', flag: 'audit-topic', env: 'TG_AGENT_AUDIT_TOPIC', help: 'also publish audit records to this queue' },
+  { key: 'mcpDiscovery', flag: 'mcp-discovery', env: 'TG_AGENT_MCP_DISCOVERY', boolean: true, help: "read MCP servers' tool schemas (default off)" },
+  { key: 'shutdownGraceSeconds', flag: 'shutdown-grace', env: 'TG_AGENT_SHUTDOWN_GRACE', help: 'seconds to finish in-flight iterations on SIGTERM (default 30)' },
+];
+
+export class SettingsError extends Error {
+  override readonly name = 'SettingsError';
+}
+
+export function helpText(): string {
+  const lines = ['Usage: tg-agent [options]', '', 'Options (flag, environment variable):'];
+  for (const option of OPTIONS) {
+    const flag = `${option.short ? `-${option.short}, ` : '    '}--${option.flag}`;
+    lines.push(`  ${flag.padEnd(30)} ${(option.env ?? '').padEnd(28)} ${option.help}`);
+  }
+  lines.push('  -c, --config-file <file>       TG_AGENT_CONFIG_FILE         YAML file with any of the options above (camelCase or flag names)');
+  lines.push('  -h, --help                                                   print this help');
+  return lines.join('\n');
+}
+
+export interface ParsedCommandLine {
+  help: boolean;
+  settings?: Settings;
+}
+
+/** Parse and validate; throws SettingsError naming every bad value and the accepted values. */
+export function loadSettings(argv: string[], env: NodeJS.ProcessEnv): ParsedCommandLine {
+  const parseOptions: Record<string, { type: 'string' | 'boolean'; short?: string }> = {
+    help: { type: 'boolean', short: 'h' },
+    'config-file': { type: 'string', short: 'c' },
+  };
+  for (const option of OPTIONS) {
+    parseOptions[option.flag] = { type: option.boolean ? 'boolean' : 'string', ...(option.short ? { short: option.short } : {}) };
+    if (option.boolean) parseOptions[`no-${option.flag}`] = { type: 'boolean' };
+  }
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({ args: argv, options: parseOptions, strict: true, allowPositionals: false }));
+  } catch (error) {
+    throw new SettingsError(`${(error as Error).message}. Run with --help for the list of options.`);
+  }
+  if (values.help) return { help: true };
+
+  const raw: Record<string, unknown> = {};
+  const configFile = (values['config-file'] as string | undefined) ?? env.TG_AGENT_CONFIG_FILE;
+  if (configFile) Object.assign(raw, readConfigFile(configFile));
+  for (const option of OPTIONS) {
+    const fromEnv = option.env ? env[option.env] : undefined;
+    if (fromEnv !== undefined && fromEnv !== '') raw[option.key] = fromEnv;
+    const fromFlag = values[option.flag];
+    if (fromFlag !== undefined) raw[option.key] = fromFlag;
+    if (option.boolean && values[`no-${option.flag}`]) raw[option.key] = false;
+  }
+
+  const result = SettingsSchema.safeParse(raw);
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => {
+      const key = String(issue.path[0] ?? '');
+      const option = OPTIONS.find((o) => o.key === key);
+      const name = option ? `--${option.flag}${option.env ? ` (${option.env})` : ''}` : key;
+      return `${name}: ${issue.message}${option ? `; accepted: ${option.help}` : ''}`;
+    });
+    throw new SettingsError(`Invalid settings:\n  ${problems.join('\n  ')}`);
+  }
+  return { help: false, settings: Object.freeze(result.data) };
+}
+
+function readConfigFile(path: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = parseYaml(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new SettingsError(`Cannot read config file ${path}: ${(error as Error).message}`);
+  }
+  if (parsed === null || parsed === undefined) return {};
+  if (typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new SettingsError(`Config file ${path} must hold a mapping of option names to values`);
+  }
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(parsed as Record<string, unknown>)) {
+    const option = OPTIONS.find((o) => o.key === name || o.flag === name);
+    if (!option) throw new SettingsError(`Config file ${path}: unknown option "${name}". Run with --help for the list.`);
+    out[option.key] = value;
+  }
+  return out;
+}
+
+/** `pulsar://host:6650` → `ws://host:8080`, the broker's default web service port. */
+export function webSocketUrlFor(settings: Settings): string {
+  if (settings.pulsarWebSocketUrl) return settings.pulsarWebSocketUrl.replace(/\/+$/, '');
+  const match = /^pulsar(\+ssl)?:\/\/([^:/]+)/.exec(settings.pulsarHost);
+  const host = match?.[2] ?? 'localhost';
+  return `${match?.[1] ? 'wss' : 'ws'}://${host}:8080`;
+}

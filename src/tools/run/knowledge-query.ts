@@ -1,0 +1,20 @@
+/** `knowledge-query`: a Graph RAG question on the tool's configured collection (agent.md §2.4, §3.6). */
+import { makeGraphRagQuery } from '../../wire/index.js';
+import type { KnowledgeQueryTool } from '../tool.js';
+import { raiseServiceError, required, type ToolClients } from './tool-clients.js';
+
+export async function runKnowledgeQuery(
+  tool: KnowledgeQueryTool,
+  args: Readonly<Record<string, unknown>>,
+  clients: ToolClients,
+): Promise<string> {
+  const client = required(clients.graphRag, 'graph-rag', tool.type);
+  const request = makeGraphRagQuery({ query: String(args.question ?? ''), collection: tool.collection, parent_uri: '' });
+  let answer = '';
+  // Explain messages come first and are ignored; the answer arrives in `chunk` messages until end_of_session.
+  for await (const response of client.stream(request, { isLast: (r) => r.end_of_session || r.error !== null })) {
+    raiseServiceError('graph-rag', response.error);
+    if (response.message_type !== 'explain') answer += response.response;
+  }
+  return answer;
+}

@@ -1,0 +1,20 @@
+/** `mcp-tool`: TrustGraph's MCP tool service, with the model's arguments as a JSON string (agent.md §2.9). */
+import { makeToolRequest, pythonJsonDumps } from '../../wire/index.js';
+import type { McpTool } from '../tool.js';
+import { raiseServiceError, required, ToolRunError, type ToolClients } from './tool-clients.js';
+
+export async function runMcpTool(
+  tool: McpTool,
+  args: Readonly<Record<string, unknown>>,
+  clients: ToolClients,
+): Promise<string> {
+  const client = required(clients.mcpTool, 'mcp-tool', tool.type);
+  const response = await client.request(makeToolRequest({ name: tool.mcpTool, parameters: JSON.stringify(args) }));
+  raiseServiceError('mcp-tool', response.error);
+  if (response.text) return response.text;
+  try {
+    return pythonJsonDumps(JSON.parse(response.object));
+  } catch {
+    throw new ToolRunError(`mcp-tool "${tool.mcpTool}" replied with neither text nor a JSON object`);
+  }
+}

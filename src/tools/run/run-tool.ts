@@ -1,0 +1,34 @@
+/** Runs one tool of any type and returns its observation text (trimmed, as TrustGraph does). */
+import type { Tool } from '../tool.js';
+import { runKnowledgeQuery } from './knowledge-query.js';
+import { runMcpTool } from './mcp-tool.js';
+import { runPrompt } from './prompt.js';
+import { runRowEmbeddingsQuery } from './row-embeddings-query.js';
+import { runStructuredQuery } from './structured-query.js';
+import { runTextCompletion } from './text-completion.js';
+import type { ToolClients } from './tool-clients.js';
+import { runToolService } from './tool-service.js';
+
+export async function runTool(tool: Tool, args: Readonly<Record<string, unknown>>, clients: ToolClients): Promise<string> {
+  const result = await dispatch(tool, args, clients);
+  return result.trim();
+}
+
+function dispatch(tool: Tool, args: Readonly<Record<string, unknown>>, clients: ToolClients): Promise<string> {
+  switch (tool.type) {
+    case 'knowledge-query':
+      return runKnowledgeQuery(tool, args, clients);
+    case 'text-completion':
+      return runTextCompletion(tool, args, clients);
+    case 'mcp-tool':
+      return runMcpTool(tool, args, clients);
+    case 'prompt':
+      return runPrompt(tool, args, clients);
+    case 'structured-query':
+      return runStructuredQuery(tool, args, clients);
+    case 'row-embeddings-query':
+      return runRowEmbeddingsQuery(tool, args, clients);
+    case 'tool-service':
+      return runToolService(tool, args, clients);
+  }
+}

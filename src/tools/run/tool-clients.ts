@@ -1,0 +1,54 @@
+/**
+ * The TrustGraph services a flow gives its tools (agent.md §1.2). A flow whose configuration does not
+ * name a service's queues has no client for it; a tool that needs it then fails with a clear observation.
+ */
+import type { RequestClient } from '../../bus/request-client.js';
+import type {
+  EmbeddingsRequest,
+  EmbeddingsResponse,
+  GraphRagQuery,
+  GraphRagResponse,
+  PromptRequest,
+  PromptResponse,
+  RowEmbeddingsRequest,
+  RowEmbeddingsResponse,
+  StructuredQueryRequest,
+  StructuredQueryResponse,
+  ToolRequest,
+  ToolResponse,
+  ToolServiceRequest,
+  ToolServiceResponse,
+} from '../../wire/index.js';
+import type { ToolServiceDescriptor } from '../tool.js';
+
+export interface ToolClients {
+  readonly prompt?: RequestClient<PromptRequest, PromptResponse>;
+  readonly graphRag?: RequestClient<GraphRagQuery, GraphRagResponse>;
+  readonly mcpTool?: RequestClient<ToolRequest, ToolResponse>;
+  readonly structuredQuery?: RequestClient<StructuredQueryRequest, StructuredQueryResponse>;
+  readonly embeddings?: RequestClient<EmbeddingsRequest, EmbeddingsResponse>;
+  readonly rowEmbeddings?: RequestClient<RowEmbeddingsRequest, RowEmbeddingsResponse>;
+  /** A started client on the descriptor's own queues (one per queue pair, created on first use). */
+  toolService(descriptor: ToolServiceDescriptor): Promise<RequestClient<ToolServiceRequest, ToolServiceResponse>>;
+}
+
+/** A tool could not run; its message becomes the observation `Error: <message>`. */
+export class ToolRunError extends Error {
+  override readonly name = 'ToolRunError';
+}
+
+/** The client, or a ToolRunError naming the queues the flow lacks. */
+export function required<T>(client: T | undefined, service: string, toolType: string): T {
+  if (!client) {
+    throw new ToolRunError(
+      `this flow has no ${service}-request/${service}-response queues, so ${toolType} tools cannot run; ` +
+        `add them to the flow's processor:agent-manager topics`,
+    );
+  }
+  return client;
+}
+
+/** Throw the service's error record, as TrustGraph's clients do. */
+export function raiseServiceError(service: string, error: { type: string; message: string } | null | undefined): void {
+  if (error) throw new ToolRunError(`${service} error (${error.type}): ${error.message}`);
+}

@@ -1,0 +1,77 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { helpText, loadSettings, SettingsError, webSocketUrlFor } from '../../src/settings.js';
+
+describe('settings', () => {
+  it('uses TrustGraph defaults when nothing is given', () => {
+    const { settings } = loadSettings([], {});
+    expect(settings).toMatchObject({
+      id: 'agent-manager',
+      pulsarHost: 'pulsar://pulsar:6650',
+      concurrency: 1,
+      maxIterations: 10,
+      metricsPort: 8000,
+      metrics: true,
+      logLevel: 'info',
+      transport: 'websocket',
+    });
+    expect(Object.isFrozen(settings)).toBe(true);
+  });
+
+  it('takes flags over environment variables', () => {
+    const { settings } = loadSettings(['--max-iterations', '4', '-P', '9100'], {
+      TG_AGENT_MAX_ITERATIONS: '7',
+      PULSAR_HOST: 'pulsar://broker:6650',
+    });
+    expect(settings?.maxIterations).toBe(4);
+    expect(settings?.metricsPort).toBe(9100);
+    expect(settings?.pulsarHost).toBe('pulsar://broker:6650');
+  });
+
+  it('accepts Python log level spellings', () => {
+    expect(loadSettings(['-l', 'WARNING'], {}).settings?.logLevel).toBe('warn');
+    expect(loadSettings([], { LOG_LEVEL: 'DEBUG' }).settings?.logLevel).toBe('debug');
+  });
+
+  it('turns a boolean off with --no-<flag>', () => {
+    expect(loadSettings(['--no-metrics'], {}).settings?.metrics).toBe(false);
+    expect(loadSettings([], { TG_AGENT_STRICT_TOOLS: 'true' }).settings?.strictTools).toBe(true);
+  });
+
+  it('names the bad option and the accepted values', () => {
+    expect(() => loadSettings(['--concurrency', 'lots'], {})).toThrow(/--concurrency \(TG_AGENT_CONCURRENCY\).*accepted: iterations processed at once/s);
+    expect(() => loadSettings(['--transport', 'carrier-pigeon'], {})).toThrow(SettingsError);
+    expect(() => loadSettings(['--transport', 'carrier-pigeon'], {})).toThrow(/--transport.*websocket \| native/s);
+  });
+
+  it('refuses unknown flags with a pointer to --help', () => {
+    expect(() => loadSettings(['--max-iteration', '3'], {})).toThrow(/--help/);
+  });
+
+  it('reads a YAML config file below env and flags', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tg-agent-settings-'));
+    const file = join(dir, 'agent.yaml');
+    writeFileSync(file, 'max-iterations: 6\nconcurrency: 3\nstrictTools: true\n');
+    const { settings } = loadSettings(['-c', file, '--concurrency', '5'], {});
+    expect(settings).toMatchObject({ maxIterations: 6, concurrency: 5, strictTools: true });
+    writeFileSync(file, 'bogus: 1\n');
+    expect(() => loadSettings(['-c', file], {})).toThrow(/unknown option "bogus"/);
+  });
+
+  it('derives the WebSocket URL from the Pulsar host', () => {
+    const { settings } = loadSettings(['-p', 'pulsar://10.1.2.3:6650'], {});
+    expect(webSocketUrlFor(settings!)).toBe('ws://10.1.2.3:8080');
+    const { settings: explicit } = loadSettings(['--pulsar-ws-url', 'ws://127.0.0.1:18080/'], {});
+    expect(webSocketUrlFor(explicit!)).toBe('ws://127.0.0.1:18080');
+  });
+
+  it('lists every option in --help', () => {
+    expect(loadSettings(['--help'], {}).help).toBe(true);
+    const text = helpText();
+    for (const flag of ['--id', '--max-iterations', '--metrics-port', '--signing-key', '--transport', '--concurrency']) {
+      expect(text).toContain(flag);
+    }
+  });
+});
