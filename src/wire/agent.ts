@@ -1,0 +1,107 @@
+/**
+ * `trustgraph-base/trustgraph/schema/services/agent.py` (TrustGraph 2.8): PlanStep, AgentStep, AgentRequest,
+ * AgentResponse. Field order is the dataclass order.
+ */
+import { z } from 'zod';
+import { TripleSchema, errorField } from './primitives.js';
+import { pythonStr } from './python-repr.js';
+import { bool, defineMessage, list, num, optNum, optStr, str, strMap } from './schema-kit.js';
+
+export const PlanStepSchema = z.object({
+  goal: str(),
+  tool_hint: str(),
+  depends_on: list(z.number()),
+  status: str('pending'),
+  result: str(),
+});
+export type PlanStep = z.output<typeof PlanStepSchema>;
+export type PlanStepInput = z.input<typeof PlanStepSchema>;
+
+/**
+ * `dict[str, str]` of tool arguments. A Python agent always writes strings (`str()` of the parsed value), but
+ * clients put raw history on the bus through the gateway; any JSON value is accepted and rendered as Python's `str()`
+ * would (`10` → `"10"`, `true` → `"True"`, `null` → `"None"`, `[1,"a"]` → `"[1, 'a']"`).
+ */
+export const argumentsField = () =>
+  z
+    .record(z.string(), z.unknown())
+    .nullish()
+    .transform((v): Record<string, string> => {
+      const out: Record<string, string> = {};
+      if (v) for (const [key, value] of Object.entries(v)) out[key] = pythonStr(value);
+      return out;
+    });
+
+export const AgentStepSchema = z.object({
+  thought: str(),
+  action: str(),
+  arguments: argumentsField(),
+  observation: str(),
+  step_type: str(),
+  plan: list(PlanStepSchema),
+  subagent_results: strMap(),
+});
+export type AgentStep = z.output<typeof AgentStepSchema>;
+export type AgentStepInput = z.input<typeof AgentStepSchema>;
+
+/** `list[str] | None`; a bare string is wrapped in a one-element list (null stays null: "default group"). */
+export const groupField = () =>
+  z
+    .union([z.string(), z.array(z.string())])
+    .nullish()
+    .transform((v): string[] | null => (v === null || v === undefined ? null : typeof v === 'string' ? [v] : v));
+
+export const AgentRequestSchema = z.object({
+  question: str(),
+  state: str(),
+  group: groupField(),
+  history: list(AgentStepSchema),
+  collection: str('default'),
+  streaming: bool(),
+  session_id: str(),
+  conversation_id: str(),
+  pattern: str(),
+  task_type: str(),
+  framing: str(),
+  correlation_id: str(),
+  parent_session_id: str(),
+  subagent_goal: str(),
+  expected_siblings: num(),
+});
+export type AgentRequest = z.output<typeof AgentRequestSchema>;
+export type AgentRequestInput = z.input<typeof AgentRequestSchema>;
+
+/** Values of `AgentResponse.message_type`. (`action` is reserved; ReAct never emits it.) */
+export type AgentMessageType = 'thought' | 'action' | 'observation' | 'answer' | 'explain' | 'error' | '';
+
+export const AgentResponseSchema = z.object({
+  message_type: str(),
+  content: str(),
+  end_of_message: bool(),
+  end_of_dialog: bool(),
+  explain_id: optStr(),
+  explain_graph: optStr(),
+  explain_triples: list(TripleSchema),
+  message_id: str(),
+  error: errorField(),
+  in_token: optNum(),
+  out_token: optNum(),
+  model: optStr(),
+});
+export type AgentResponse = z.output<typeof AgentResponseSchema>;
+export type AgentResponseInput = z.input<typeof AgentResponseSchema>;
+
+const planStep = defineMessage('PlanStep', PlanStepSchema);
+const agentStep = defineMessage('AgentStep', AgentStepSchema);
+const agentRequest = defineMessage('AgentRequest', AgentRequestSchema);
+const agentResponse = defineMessage('AgentResponse', AgentResponseSchema);
+
+export const planStepCodec = planStep.codec;
+export const agentStepCodec = agentStep.codec;
+export const agentRequestCodec = agentRequest.codec;
+export const agentResponseCodec = agentResponse.codec;
+
+export const makePlanStep = planStep.make;
+export const makeAgentStep = agentStep.make;
+export const makeAgentRequest = agentRequest.make;
+export const makeAgentResponse = agentResponse.make;
