@@ -1,0 +1,139 @@
+/**
+ * Errors raised by transports and the request client. The class says what to do: `retriable` is true when
+ * the same operation may succeed if tried again later (a lost connection, a busy subscription, a broker
+ * timeout), false when trying again cannot help (a bad topic name, no permission, a message too large).
+ * Each class carries a stable `code` that users can search for.
+ */
+
+export interface TransportErrorOptions {
+  retriable: boolean;
+  cause?: unknown;
+}
+
+export class TransportError extends Error {
+  override readonly name: string = 'TransportError';
+  /** A stable identifier for this kind of failure. */
+  readonly code: string = 'TG_TRANSPORT';
+  /** True when trying the same operation again later may succeed. */
+  readonly retriable: boolean;
+
+  constructor(message: string, options: TransportErrorOptions) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.retriable = options.retriable;
+  }
+}
+
+/** A message that is larger than the transport can carry (the WebSocket API's text frame limit). Not retriable. */
+export class FrameTooLargeError extends TransportError {
+  override readonly name = 'FrameTooLargeError';
+  override readonly code = 'TG_TRANSPORT_FRAME_TOO_LARGE';
+
+  constructor(
+    readonly topic: string,
+    /** Size of the encoded frame (JSON with the base64 payload) in bytes. */
+    readonly frameBytes: number,
+    /** The limit in bytes. */
+    readonly limitBytes: number,
+    /** Size of the raw payload in bytes. */
+    readonly payloadBytes: number,
+  ) {
+    super(
+      `message for ${topic} is ${frameBytes} bytes as a WebSocket text frame (payload ${payloadBytes} bytes, ` +
+        `base64 adds a third), over the ${limitBytes}-byte limit; it was not sent. Keep payloads under about ` +
+        `${Math.floor((limitBytes * 3) / 4) - 1024} bytes, or raise webSocketMaxTextFrameSize on the broker and ` +
+        `maxFrameBytes in the transport together, or use transport=native (5 MB messages)`,
+      { retriable: false },
+    );
+  }
+}
+
+/**
+ * The broker refused a publish (`send-error:N`). Codes from Pulsar's ProducerHandler: 3 = the frame was not
+ * valid JSON, 7 = bad base64 payload, 8 = the broker could not send it (timeout, full queue; retriable).
+ */
+export class ProducerSendError extends TransportError {
+  override readonly name = 'ProducerSendError';
+  override readonly code = 'TG_TRANSPORT_SEND_FAILED';
+
+  constructor(
+    readonly topic: string,
+    /** The number after `send-error:`, or -1 when the result was something else. */
+    readonly sendErrorCode: number,
+    readonly brokerMessage: string,
+  ) {
+    super(`broker refused a message on ${topic} (send-error:${sendErrorCode}): ${brokerMessage}`, {
+      retriable: sendErrorCode === 8,
+    });
+  }
+}
+
+/** HTTP statuses on the WebSocket upgrade that may go away by themselves. */
+const RETRIABLE_STATUSES = new Set([408, 409, 429, 500, 502, 503, 504]);
+
+/** Whether a failed upgrade with this HTTP status is worth retrying (undefined: no HTTP answer at all). */
+export function isRetriableStatus(status: number | undefined): boolean {
+  return status === undefined || RETRIABLE_STATUSES.has(status);
+}
+
+/**
+ * A producer or consumer could not be created: the broker was unreachable (no `status`), or it answered the
+ * upgrade with an HTTP error. 400 (bad parameters), 401/403 (authentication, authorization) and 404 (no such
+ * tenant, namespace or topic) are not retriable; 409 (producer or consumer busy, e.g. a second consumer on an
+ * Exclusive subscription, or the previous session not yet torn down), 429, 5xx and network errors are.
+ */
+export class ConnectError extends TransportError {
+  override readonly name = 'ConnectError';
+  override readonly code = 'TG_TRANSPORT_CONNECT_FAILED';
+
+  constructor(
+    message: string,
+    readonly url: string,
+    /** HTTP status of the refused upgrade; undefined when the broker did not answer. */
+    readonly status?: number,
+    options?: { cause?: unknown; retriable?: boolean },
+  ) {
+    super(message, { retriable: options?.retriable ?? isRetriableStatus(status), cause: options?.cause });
+  }
+}
+
+/** The selected transport cannot run on this machine. Not retriable. */
+export class TransportUnavailableError extends TransportError {
+  override readonly name = 'TransportUnavailableError';
+  override readonly code = 'TG_TRANSPORT_UNAVAILABLE';
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, { retriable: false, cause: options?.cause });
+  }
+}
+
+/** An operation on a transport, producer, consumer or client that has been closed. Not retriable. */
+export class TransportClosedError extends TransportError {
+  override readonly name = 'TransportClosedError';
+  override readonly code = 'TG_TRANSPORT_CLOSED';
+
+  constructor(what: string) {
+    super(`${what} is closed`, { retriable: false });
+  }
+}
+
+/** No response arrived within the timeout (per message: a stream resets it on each reply). Retriable. */
+export class RequestTimeoutError extends TransportError {
+  override readonly name = 'RequestTimeoutError';
+  override readonly code = 'TG_REQUEST_TIMEOUT';
+
+  constructor(
+    readonly requestTopic: string,
+    readonly timeoutMs: number,
+    readonly requestId: string,
+    /** Replies received for this request before the timeout (streams). */
+    readonly received = 0,
+  ) {
+    super(
+      received === 0
+        ? `no response to request ${requestId} on ${requestTopic} within ${timeoutMs} ms`
+        : `no further response to request ${requestId} on ${requestTopic} within ${timeoutMs} ms ` +
+            `(after ${received} replies)`,
+      { retriable: true },
+    );
+  }
+}

@@ -1,0 +1,265 @@
+/**
+ * TrustGraph's correlated request/response client (`request_response_client.py`): one producer on a service's
+ * request topic and one Exclusive consumer, under a subscription of its own, on the service's response topic.
+ * Every request carries a fresh uuid in the `id` message property; the service copies it onto each of its
+ * responses. The response topic is shared by every caller of the service, so each client sees every response
+ * and keeps those with the ids it is waiting for; all of them are acknowledged.
+ *
+ * The timeout applies to each wait for the next message, not to the whole exchange (a stream resets it on
+ * every reply), as in TrustGraph.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { pino, type Logger } from 'pino';
+import { WireDecodeError, type Codec } from '../wire/codec.js';
+import { RequestTimeoutError, TransportClosedError } from './errors.js';
+import type { Consumer, IncomingMessage, Producer, Transport } from './transport.js';
+
+export interface RequestClientOptions<Req, Res> {
+  transport: Transport;
+  /** Full Pulsar topic name the service consumes. */
+  requestTopic: string;
+  /** Full Pulsar topic name the service answers on. */
+  responseTopic: string;
+  requestCodec: Codec<Req>;
+  responseCodec: Codec<Res>;
+  /** Exclusive subscription on the response topic. Default `rr-` + 12 random hex digits. */
+  subscriptionName?: string;
+  /** Default wait for each response, in ms. */
+  timeoutMs: number;
+  /** Default: silent. */
+  logger?: Logger;
+}
+
+export interface RequestOptions {
+  /** Overrides the client's timeout for this request. */
+  timeoutMs?: number;
+}
+
+export interface StreamOptions<Res> extends RequestOptions {
+  /** The service's end flag: `end_of_stream`, `end_of_session`, `end_of_dialog`, or an error. */
+  isLast: (response: Res) => boolean;
+}
+
+type QueueItem<Res> = { value: Res; last: boolean } | { error: Error };
+
+interface Waiter<Res> {
+  onResponse(response: Res): void;
+  onError(error: Error): void;
+}
+
+export class RequestClient<Req, Res> {
+  readonly requestTopic: string;
+  readonly responseTopic: string;
+  readonly subscriptionName: string;
+  private readonly transport: Transport;
+  private readonly requestCodec: Codec<Req>;
+  private readonly responseCodec: Codec<Res>;
+  private readonly timeoutMs: number;
+  private readonly logger: Logger;
+  private readonly waiters = new Map<string, Waiter<Res>>();
+  private starting: Promise<void> | undefined;
+  private consumer: Consumer | undefined;
+  private producer: Producer | undefined;
+  private closed = false;
+
+  constructor(options: RequestClientOptions<Req, Res>) {
+    if (!Number.isFinite(options.timeoutMs) || options.timeoutMs <= 0) {
+      throw new TypeError(`timeoutMs must be a finite number greater than 0, got ${options.timeoutMs}`);
+    }
+    this.transport = options.transport;
+    this.requestTopic = options.requestTopic;
+    this.responseTopic = options.responseTopic;
+    this.requestCodec = options.requestCodec;
+    this.responseCodec = options.responseCodec;
+    this.timeoutMs = options.timeoutMs;
+    this.subscriptionName = options.subscriptionName ?? `rr-${randomBytes(6).toString('hex')}`;
+    this.logger = (options.logger ?? pino({ level: 'silent' })).child({
+      requestTopic: this.requestTopic,
+      subscription: this.subscriptionName,
+    });
+  }
+
+  /**
+   * Subscribes to the response topic, then creates the request producer: subscribe before publish, so no
+   * reply on a non-persistent topic can be missed. Idempotent; `request` and `stream` call it.
+   */
+  start(): Promise<void> {
+    if (this.closed) return Promise.reject(new TransportClosedError(`request client for ${this.requestTopic}`));
+    this.starting ??= this.open().catch((err: unknown) => {
+      this.starting = undefined;
+      throw err;
+    });
+    return this.starting;
+  }
+
+  /** Sends one request and resolves with the first response that carries its id. */
+  async request(request: Req, options: RequestOptions = {}): Promise<Res> {
+    const payload = this.requestCodec.encode(request);
+    await this.start();
+    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
+    const id = randomUUID();
+    return new Promise<Res>((resolve, reject) => {
+      const finish = (): void => {
+        clearTimeout(timer);
+        this.waiters.delete(id);
+      };
+      const timer = setTimeout(() => {
+        finish();
+        reject(new RequestTimeoutError(this.requestTopic, timeoutMs, id));
+      }, timeoutMs);
+      const waiter: Waiter<Res> = {
+        onResponse: (response) => {
+          finish();
+          resolve(response);
+        },
+        onError: (error) => {
+          finish();
+          reject(error);
+        },
+      };
+      this.waiters.set(id, waiter);
+      this.publish(id, payload).catch((err: unknown) => waiter.onError(asError(err)));
+    });
+  }
+
+  /**
+   * Sends one request and yields every response that carries its id, up to and including the one for which
+   * `isLast` is true. The request is published when iteration starts; leaving the loop early stops listening.
+   * Throws RequestTimeoutError when the gap before the next response exceeds the timeout.
+   */
+  async *stream(request: Req, options: StreamOptions<Res>): AsyncGenerator<Res, void, undefined> {
+    const payload = this.requestCodec.encode(request);
+    await this.start();
+    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
+    const id = randomUUID();
+    const queue: QueueItem<Res>[] = [];
+    let wake: (() => void) | undefined;
+    let received = 0;
+    let timer: NodeJS.Timeout | undefined;
+    const push = (item: QueueItem<Res>): void => {
+      queue.push(item);
+      wake?.();
+      wake = undefined;
+    };
+    const stop = (): void => {
+      clearTimeout(timer);
+      this.waiters.delete(id);
+    };
+    const arm = (): void => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        stop();
+        push({ error: new RequestTimeoutError(this.requestTopic, timeoutMs, id, received) });
+      }, timeoutMs);
+    };
+    this.waiters.set(id, {
+      onResponse: (response) => {
+        received += 1;
+        let last: boolean;
+        try {
+          last = options.isLast(response);
+        } catch (err) {
+          stop();
+          push({ error: asError(err) });
+          return;
+        }
+        if (last) stop();
+        else arm();
+        push({ value: response, last });
+      },
+      onError: (error) => {
+        stop();
+        push({ error });
+      },
+    });
+    try {
+      arm();
+      await this.publish(id, payload);
+      for (;;) {
+        while (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+        const item = queue.shift() as QueueItem<Res>;
+        if ('error' in item) throw item.error;
+        yield item.value;
+        if (item.last) return;
+      }
+    } finally {
+      stop();
+    }
+  }
+
+  /** Fails every pending request, removes the response subscription and closes the producer. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const error = new TransportClosedError(`request client for ${this.requestTopic}`);
+    for (const waiter of [...this.waiters.values()]) waiter.onError(error);
+    this.waiters.clear();
+    await this.starting?.catch(() => undefined);
+    const consumer = this.consumer;
+    const producer = this.producer;
+    this.consumer = undefined;
+    this.producer = undefined;
+    await Promise.all([
+      consumer?.close({ unsubscribe: true }).catch((err: unknown) => this.logger.debug({ err }, 'closing consumer')),
+      producer?.close().catch((err: unknown) => this.logger.debug({ err }, 'closing producer')),
+    ]);
+  }
+
+  private async open(): Promise<void> {
+    const consumer = await this.transport.subscribe({
+      topic: this.responseTopic,
+      subscription: this.subscriptionName,
+      subscriptionType: 'Exclusive',
+      handler: (message) => this.onResponse(message),
+    });
+    let producer: Producer;
+    try {
+      producer = await this.transport.createProducer(this.requestTopic);
+    } catch (err) {
+      await consumer.close({ unsubscribe: true }).catch(() => undefined);
+      throw err;
+    }
+    if (this.closed) {
+      await Promise.all([consumer.close({ unsubscribe: true }), producer.close()]).catch(() => undefined);
+      throw new TransportClosedError(`request client for ${this.requestTopic}`);
+    }
+    this.consumer = consumer;
+    this.producer = producer;
+  }
+
+  private async publish(id: string, payload: Buffer): Promise<void> {
+    const producer = this.producer;
+    if (!producer || this.closed) throw new TransportClosedError(`request client for ${this.requestTopic}`);
+    await producer.send({ payload, properties: { id } });
+  }
+
+  /** Acks everything; decodes only responses somebody here is waiting for. */
+  private async onResponse(message: IncomingMessage): Promise<void> {
+    const id = message.properties.id;
+    const waiter = id === undefined ? undefined : this.waiters.get(id);
+    if (!waiter) {
+      this.logger.trace({ id }, 'response for another caller: ignored');
+    } else {
+      let response: Res | undefined;
+      let failure: WireDecodeError | undefined;
+      try {
+        response = this.responseCodec.decode(message.payload);
+      } catch (err) {
+        failure =
+          err instanceof WireDecodeError
+            ? err
+            : new WireDecodeError(this.responseCodec.name, err instanceof Error ? err.message : String(err), {
+                cause: err,
+              });
+        this.logger.warn({ id, err: failure.message }, 'undecodable response: failing the request');
+      }
+      if (failure) waiter.onError(failure);
+      else waiter.onResponse(response as Res);
+    }
+    await message.ack().catch((err: unknown) => this.logger.debug({ err }, 'ack failed'));
+  }
+}
+
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
+}

@@ -1,0 +1,373 @@
+/**
+ * The transport contract (DESIGN decision 12): the same tests for every Transport. A test file calls
+ * `describeTransportContract(name, factory, options)` once per transport it can run; a transport that cannot
+ * run here is still listed, as a skipped test whose title says why.
+ *
+ * Every test uses its own topics and subscriptions, so tests never see each other's messages, and a fresh
+ * transport from the factory, closed afterwards.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, inject, it, vi } from 'vitest';
+import { ConnectError, FrameTooLargeError, TransportError } from '../../src/bus/errors.js';
+import type {
+  Consumer,
+  IncomingMessage,
+  MessageHandler,
+  SubscribeOptions,
+  Transport,
+} from '../../src/bus/transport.js';
+
+export interface TransportContractOptions {
+  /** When set, the suite is reported as one skipped test whose title gives this reason. */
+  skip?: string;
+  /** The transport refuses frames over this many bytes (the WebSocket API's text frame limit). */
+  frameLimitBytes?: number;
+  /** How long to wait before concluding that nothing more will arrive. Default 300 ms. */
+  quietMs?: number;
+  /** How long to wait for an expected delivery. Default 15000 ms. */
+  deliveryTimeoutMs?: number;
+}
+
+/**
+ * The test broker's URLs: from the integration project's globalSetup (`inject`), else from `PULSAR_URL`
+ * (a running broker's web service URL) and `PULSAR_SERVICE_URL`.
+ */
+export function brokerUrls(): { webSocketUrl: string; serviceUrl: string } {
+  const injected = (key: 'pulsarWebSocketUrl' | 'pulsarServiceUrl'): string | undefined => {
+    try {
+      return inject(key);
+    } catch {
+      return undefined;
+    }
+  };
+  const fromEnv = process.env.PULSAR_URL?.trim().replace(/^http/, 'ws');
+  const webSocketUrl = injected('pulsarWebSocketUrl') ?? fromEnv;
+  if (!webSocketUrl) {
+    throw new Error(
+      'no Pulsar broker: run these tests in the integration project (its globalSetup starts one) ' +
+        'or set PULSAR_URL=ws://host:8080',
+    );
+  }
+  const serviceUrl =
+    injected('pulsarServiceUrl') ??
+    process.env.PULSAR_SERVICE_URL?.trim() ??
+    `pulsar://${new URL(webSocketUrl).hostname}:6650`;
+  return { webSocketUrl, serviceUrl };
+}
+
+/** A topic or subscription name no other test uses. */
+export function uniqueName(prefix: string): string {
+  return `${prefix}-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
+}
+
+/** Collects what a consumer receives. */
+export class Inbox {
+  readonly messages: IncomingMessage[] = [];
+
+  constructor(private readonly onMessage?: (message: IncomingMessage) => Promise<void> | void) {}
+
+  readonly handler: MessageHandler = async (message) => {
+    this.messages.push(message);
+    await this.onMessage?.(message);
+  };
+
+  texts(): string[] {
+    return this.messages.map((m) => m.payload.toString('utf8'));
+  }
+
+  async waitFor(count: number, timeoutMs: number): Promise<IncomingMessage[]> {
+    await vi.waitFor(
+      () => {
+        if (this.messages.length < count) {
+          throw new Error(`received ${this.messages.length} of ${count} messages: ${JSON.stringify(this.texts())}`);
+        }
+      },
+      { timeout: timeoutMs, interval: 10 },
+    );
+    return this.messages;
+  }
+}
+
+const ack = (m: IncomingMessage): Promise<void> => m.ack();
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+export function describeTransportContract(
+  name: string,
+  factory: () => Promise<Transport> | Transport,
+  options: TransportContractOptions = {},
+): void {
+  if (options.skip !== undefined) {
+    describe(`transport contract: ${name}`, () => {
+      it.skip(`${name} transport skipped: ${options.skip}`, () => undefined);
+    });
+    return;
+  }
+  const quietMs = options.quietMs ?? 300;
+  const timeoutMs = options.deliveryTimeoutMs ?? 15_000;
+
+  describe(`transport contract: ${name}`, () => {
+    let transport: Transport;
+    /** Every consumer a test opened. */
+    let consumers: Consumer[];
+    /** Durable subscriptions to remove after the test. */
+    let durable: Array<{ topic: string; subscription: string }>;
+
+    beforeEach(async () => {
+      transport = await factory();
+      consumers = [];
+      durable = [];
+    });
+
+    /** Closes every consumer, then removes the durable subscriptions the test created. */
+    async function cleanUp(): Promise<void> {
+      for (const consumer of consumers.splice(0)) await consumer.close().catch(() => undefined);
+      for (const { topic, subscription } of durable.splice(0)) {
+        const remover = await subscribe(topic, subscription, new Inbox()).catch(() => undefined);
+        await remover?.close({ unsubscribe: true }).catch(() => undefined);
+      }
+    }
+
+    afterEach(async () => {
+      await cleanUp().catch(() => undefined);
+      await transport.close();
+    });
+
+    const persistentTopic = (prefix: string): string => `persistent://tg/flow/${uniqueName(prefix)}`;
+    const nonPersistentTopic = (prefix: string): string => `non-persistent://tg/request/${uniqueName(prefix)}`;
+
+    async function subscribe(
+      topic: string,
+      subscription: string,
+      inbox: Inbox,
+      extra: Partial<SubscribeOptions> = {},
+    ): Promise<Consumer> {
+      const consumer = await transport.subscribe({
+        topic,
+        subscription,
+        subscriptionType: 'Shared',
+        handler: inbox.handler,
+        ...extra,
+      });
+      consumers.push(consumer);
+      return consumer;
+    }
+
+    /** Subscribes, and removes the (durable) subscription at the end of the test. */
+    async function subscribeDurable(
+      topic: string,
+      subscription: string,
+      inbox: Inbox,
+      extra: Partial<SubscribeOptions> = {},
+    ): Promise<Consumer> {
+      const consumer = await subscribe(topic, subscription, inbox, extra);
+      durable.push({ topic, subscription });
+      return consumer;
+    }
+
+    it('delivers a published message with its payload bytes and properties', async () => {
+      const topic = persistentTopic('ct-roundtrip');
+      const inbox = new Inbox(ack);
+      await subscribeDurable(topic, uniqueName('sub'), inbox);
+      const producer = await transport.createProducer(topic);
+      const payload = Buffer.concat([Buffer.from('{"text":"héllo ✓"}', 'utf8'), Buffer.from([0, 255, 1, 128])]);
+      await producer.send({ payload, properties: { id: 'req-1', note: 'a: b / c' } });
+
+      const [message] = await inbox.waitFor(1, timeoutMs);
+      expect(message?.payload.equals(payload)).toBe(true);
+      expect(message?.properties).toEqual({ id: 'req-1', note: 'a: b / c' });
+      expect(message?.topic).toBe(topic);
+      expect(message?.redeliveryCount).toBe(0);
+      expect(message?.messageId).toEqual(expect.any(String));
+      expect(transport.status().connected).toBe(true);
+      await producer.close();
+    });
+
+    it('splits the messages of a Shared subscription between its consumers', async () => {
+      const topic = persistentTopic('ct-shared');
+      const subscription = uniqueName('sub');
+      const slowAck = async (m: IncomingMessage): Promise<void> => {
+        await sleep(20);
+        await m.ack();
+      };
+      const first = new Inbox(slowAck);
+      const second = new Inbox(slowAck);
+      await subscribeDurable(topic, subscription, first, { receiverQueueSize: 5 });
+      await subscribe(topic, subscription, second, { receiverQueueSize: 5 });
+      const producer = await transport.createProducer(topic);
+      const sent = Array.from({ length: 40 }, (_, i) => `m${i}`);
+      for (const text of sent) await producer.send({ payload: Buffer.from(text) });
+
+      await vi.waitFor(
+        () => expect(first.messages.length + second.messages.length).toBeGreaterThanOrEqual(sent.length),
+        { timeout: timeoutMs, interval: 10 },
+      );
+      await sleep(quietMs);
+      expect(first.messages.length).toBeGreaterThan(0);
+      expect(second.messages.length).toBeGreaterThan(0);
+      expect([...first.texts(), ...second.texts()].sort()).toEqual([...sent].sort());
+    });
+
+    it('refuses a second consumer on an Exclusive subscription, and accepts one after the first closes', async () => {
+      const topic = nonPersistentTopic('ct-exclusive');
+      const subscription = uniqueName('sub');
+      const first = await subscribe(topic, subscription, new Inbox(ack), { subscriptionType: 'Exclusive' });
+
+      const refused = await subscribe(topic, subscription, new Inbox(ack), { subscriptionType: 'Exclusive' }).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(refused).toBeInstanceOf(ConnectError);
+      expect((refused as ConnectError).status ?? 409).toBe(409);
+
+      await first.close();
+      const inbox = new Inbox(ack);
+      await subscribe(topic, subscription, inbox, { subscriptionType: 'Exclusive' });
+      const producer = await transport.createProducer(topic);
+      await producer.send({ payload: Buffer.from('to the new owner') });
+      await inbox.waitFor(1, timeoutMs);
+    });
+
+    it('does not deliver an acknowledged message again, but does deliver an unacknowledged one', async () => {
+      const topic = persistentTopic('ct-ack');
+      const subscription = uniqueName('sub');
+      const inbox = new Inbox(async (m) => {
+        if (m.payload.toString() === 'acked') await m.ack();
+      });
+      const consumer = await subscribeDurable(topic, subscription, inbox);
+      const producer = await transport.createProducer(topic);
+      await producer.send({ payload: Buffer.from('acked') });
+      await producer.send({ payload: Buffer.from('not acked') });
+      await inbox.waitFor(2, timeoutMs);
+      await sleep(quietMs);
+      await consumer.close();
+
+      const again = new Inbox(ack);
+      await subscribe(topic, subscription, again);
+      await again.waitFor(1, timeoutMs);
+      await sleep(quietMs);
+      expect(again.texts()).toEqual(['not acked']);
+    });
+
+    it('redelivers a nacked message after the nack delay with a higher redeliveryCount', async () => {
+      const topic = persistentTopic('ct-nack');
+      const inbox = new Inbox(async (m) => {
+        if (m.redeliveryCount === 0) await m.nack();
+        else await m.ack();
+      });
+      await subscribeDurable(topic, uniqueName('sub'), inbox, { negativeAckRedeliveryDelayMs: 100 });
+      const producer = await transport.createProducer(topic);
+      await producer.send({ payload: Buffer.from('try again'), properties: { id: 'n-1' } });
+
+      const [first, second] = await inbox.waitFor(2, timeoutMs);
+      expect(first?.redeliveryCount).toBe(0);
+      expect(second?.redeliveryCount).toBeGreaterThanOrEqual(1);
+      expect(second?.payload.toString()).toBe('try again');
+      expect(second?.properties).toEqual({ id: 'n-1' });
+    });
+
+    it('nacks the message when the handler throws, and keeps delivering', async () => {
+      const topic = persistentTopic('ct-throw');
+      const inbox = new Inbox(async (m) => {
+        if (m.payload.toString() === 'poison' && m.redeliveryCount === 0) throw new Error('handler failed');
+        await m.ack();
+      });
+      await subscribeDurable(topic, uniqueName('sub'), inbox, { negativeAckRedeliveryDelayMs: 100 });
+      const producer = await transport.createProducer(topic);
+      await producer.send({ payload: Buffer.from('poison') });
+      await producer.send({ payload: Buffer.from('next') });
+
+      await inbox.waitFor(3, timeoutMs);
+      expect(inbox.texts().sort()).toEqual(['next', 'poison', 'poison']);
+      const redelivered = inbox.messages.filter((m) => m.payload.toString() === 'poison');
+      expect(redelivered[1]?.redeliveryCount).toBeGreaterThanOrEqual(1);
+    });
+
+    it('does not redeliver a nacked message on a non-persistent topic (nothing is stored)', async () => {
+      const topic = nonPersistentTopic('ct-np-nack');
+      const inbox = new Inbox((m) => m.nack());
+      await subscribe(topic, uniqueName('sub'), inbox, { negativeAckRedeliveryDelayMs: 100 });
+      const producer = await transport.createProducer(topic);
+      await producer.send({ payload: Buffer.from('once') });
+      await inbox.waitFor(1, timeoutMs);
+      await sleep(Math.max(quietMs, 100) * 2);
+      expect(inbox.texts()).toEqual(['once']);
+    });
+
+    it('drops messages published to a non-persistent topic while nobody subscribes', async () => {
+      const topic = nonPersistentTopic('ct-drop');
+      const producer = await transport.createProducer(topic);
+      await producer.send({ payload: Buffer.from('nobody hears this') });
+      const inbox = new Inbox(ack);
+      await subscribe(topic, uniqueName('sub'), inbox);
+      await producer.send({ payload: Buffer.from('heard') });
+      await inbox.waitFor(1, timeoutMs);
+      await sleep(quietMs);
+      expect(inbox.texts()).toEqual(['heard']);
+    });
+
+    it('keeps messages on a persistent topic for an existing durable subscription', async () => {
+      const topic = persistentTopic('ct-durable');
+      const subscription = uniqueName('sub');
+      const before = await subscribeDurable(topic, subscription, new Inbox(ack));
+      await before.close();
+
+      const producer = await transport.createProducer(topic);
+      for (const text of ['one', 'two', 'three']) await producer.send({ payload: Buffer.from(text) });
+      const inbox = new Inbox(ack);
+      await subscribe(topic, subscription, inbox, { subscriptionType: 'Exclusive' });
+      await inbox.waitFor(3, timeoutMs);
+      expect(inbox.texts()).toEqual(['one', 'two', 'three']);
+    });
+
+    it('carries topic and subscription names that contain colons', async () => {
+      const id = randomBytes(4).toString('hex');
+      const topic = `non-persistent://tg/request/agent:ws-${id}:flow-${id}`;
+      const inbox = new Inbox(ack);
+      await subscribe(topic, `agent-manager--ws:${id}--flow-${id}--request`, inbox);
+      const producer = await transport.createProducer(topic);
+      await producer.send({ payload: Buffer.from('colons'), properties: { id } });
+      const [message] = await inbox.waitFor(1, timeoutMs);
+      expect(message?.topic).toBe(topic);
+      expect(message?.properties).toEqual({ id });
+    });
+
+    it.runIf(options.frameLimitBytes !== undefined)(
+      'refuses a message over the frame limit before sending it, and still carries one just under it',
+      async () => {
+        const limit = options.frameLimitBytes as number;
+        const topic = nonPersistentTopic('ct-frame');
+        const inbox = new Inbox(ack);
+        await subscribe(topic, uniqueName('sub'), inbox);
+        const producer = await transport.createProducer(topic);
+
+        const tooLarge = producer.send({ payload: Buffer.alloc(Math.ceil((limit * 3) / 4), 1) });
+        await expect(tooLarge).rejects.toBeInstanceOf(FrameTooLargeError);
+        await expect(tooLarge).rejects.toMatchObject({ retriable: false, limitBytes: limit });
+
+        const justUnder = Buffer.alloc(Math.floor((limit * 3) / 4) - 1024, 2);
+        await producer.send({ payload: justUnder, properties: { id: 'big' } });
+        const [message] = await inbox.waitFor(1, timeoutMs);
+        expect(message?.payload.length).toBe(justUnder.length);
+      },
+    );
+
+    it('stops delivering once a consumer is closed, and refuses work once the transport is closed', async () => {
+      const topic = persistentTopic('ct-close');
+      const inbox = new Inbox(ack);
+      const consumer = await subscribeDurable(topic, uniqueName('sub'), inbox);
+      const producer = await transport.createProducer(topic);
+      await producer.send({ payload: Buffer.from('before close') });
+      await inbox.waitFor(1, timeoutMs);
+
+      await consumer.close();
+      await producer.send({ payload: Buffer.from('after close') });
+      await sleep(quietMs);
+      expect(inbox.texts()).toEqual(['before close']);
+
+      await cleanUp();
+      await transport.close();
+      expect(transport.status().connected).toBe(false);
+      await expect(transport.createProducer(topic)).rejects.toBeInstanceOf(TransportError);
+    });
+  });
+}

@@ -1,0 +1,219 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { RequestTimeoutError, TransportClosedError } from '../../../src/bus/errors.js';
+import { MemoryTransport } from '../../../src/bus/memory-transport.js';
+import { RequestClient } from '../../../src/bus/request-client.js';
+import type { IncomingMessage, Producer } from '../../../src/bus/transport.js';
+import { WireDecodeError, type Codec } from '../../../src/wire/codec.js';
+
+interface Ask {
+  question: string;
+}
+interface Answer {
+  answer: string | null;
+  end: boolean;
+}
+
+function jsonCodec<T>(name: string): Codec<T> {
+  return {
+    name,
+    encode: (value) => Buffer.from(JSON.stringify(value), 'utf8'),
+    decode: (payload) => {
+      try {
+        return JSON.parse(payload.toString()) as T;
+      } catch (cause) {
+        throw new WireDecodeError(name, 'not JSON', { cause });
+      }
+    },
+  };
+}
+
+const REQUEST = 'non-persistent://tg/request/echo';
+const RESPONSE = 'non-persistent://tg/response/echo';
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('RequestClient', () => {
+  let bus: MemoryTransport;
+  let replies: Producer;
+  let received: IncomingMessage[];
+  let client: RequestClient<Ask, Answer>;
+
+  /** A stand-in service: records requests; the test answers them through `reply`. */
+  async function startResponder(onRequest?: (m: IncomingMessage) => Promise<void> | void): Promise<void> {
+    replies = await bus.createProducer(RESPONSE);
+    await bus.subscribe({
+      topic: REQUEST,
+      subscription: 'echo-service',
+      subscriptionType: 'Shared',
+      handler: async (m) => {
+        received.push(m);
+        await m.ack();
+        await onRequest?.(m);
+      },
+    });
+  }
+
+  const reply = (id: string | undefined, body: Answer | string): Promise<void> =>
+    replies.send({
+      payload: Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)),
+      properties: id === undefined ? {} : { id },
+    });
+  const question = (m: IncomingMessage): string => (JSON.parse(m.payload.toString()) as Ask).question;
+
+  beforeEach(() => {
+    bus = new MemoryTransport();
+    received = [];
+    client = new RequestClient<Ask, Answer>({
+      transport: bus,
+      requestTopic: REQUEST,
+      responseTopic: RESPONSE,
+      requestCodec: jsonCodec<Ask>('Ask'),
+      responseCodec: jsonCodec<Answer>('Answer'),
+      timeoutMs: 1000,
+    });
+  });
+
+  afterEach(async () => {
+    await client.close();
+    await bus.close();
+  });
+
+  it('subscribes Exclusive under a fresh rr- subscription on start', async () => {
+    await client.start();
+    await client.start();
+    expect(client.subscriptionName).toMatch(/^rr-[0-9a-f]{12}$/);
+    expect(bus.subscriptions(RESPONSE)).toMatchObject([{ name: client.subscriptionName, type: 'Exclusive', consumers: 1 }]);
+  });
+
+  it('matches each reply to its request by id, whatever the order of the replies', async () => {
+    await startResponder();
+    const first = client.request({ question: 'first' });
+    const second = client.request({ question: 'second' });
+    await expect.poll(() => received.length).toBe(2);
+    const ids = received.map((m) => m.properties.id);
+    expect(ids[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(ids[0]).not.toBe(ids[1]);
+    for (const m of [...received].reverse()) await reply(m.properties.id, { answer: `re: ${question(m)}`, end: true });
+    await expect(first).resolves.toEqual({ answer: 're: first', end: true });
+    await expect(second).resolves.toEqual({ answer: 're: second', end: true });
+  });
+
+  it('resolves with the first reply and acks the ones after it', async () => {
+    await startResponder(async (m) => {
+      await reply(m.properties.id, { answer: 'one', end: false });
+      await reply(m.properties.id, { answer: 'two', end: true });
+    });
+    await expect(client.request({ question: 'q' })).resolves.toEqual({ answer: 'one', end: false });
+    await sleep(20);
+    expect(bus.subscriptions(RESPONSE)[0]?.unacked).toBe(0);
+  });
+
+  it('streams every reply for the request until the end flag', async () => {
+    await startResponder(async (m) => {
+      await reply(m.properties.id, { answer: 'a', end: false });
+      await reply(m.properties.id, { answer: 'b', end: false });
+      await reply(m.properties.id, { answer: 'c', end: true });
+      await reply(m.properties.id, { answer: 'after the end', end: true });
+    });
+    const answers: Array<string | null> = [];
+    for await (const res of client.stream({ question: 'q' }, { isLast: (r) => r.end })) answers.push(res.answer);
+    expect(answers).toEqual(['a', 'b', 'c']);
+  });
+
+  it('applies the timeout to each wait in a stream, not to the whole exchange', async () => {
+    await startResponder(async (m) => {
+      for (const answer of ['a', 'b', 'c', 'd']) {
+        await sleep(40);
+        await reply(m.properties.id, { answer, end: answer === 'd' });
+      }
+    });
+    const answers: Array<string | null> = [];
+    for await (const res of client.stream({ question: 'q' }, { isLast: (r) => r.end, timeoutMs: 100 })) {
+      answers.push(res.answer);
+    }
+    expect(answers).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('fails a stream that goes quiet with a RequestTimeoutError saying how many replies came', async () => {
+    await startResponder(async (m) => {
+      await reply(m.properties.id, { answer: 'a', end: false });
+    });
+    const answers: Array<string | null> = [];
+    const run = async (): Promise<void> => {
+      for await (const res of client.stream({ question: 'q' }, { isLast: (r) => r.end, timeoutMs: 50 })) {
+        answers.push(res.answer);
+      }
+    };
+    const error = await run().then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(error).toBeInstanceOf(RequestTimeoutError);
+    expect(error).toMatchObject({ requestTopic: REQUEST, timeoutMs: 50, received: 1 });
+    expect(answers).toEqual(['a']);
+  });
+
+  it('times out a request nobody answers, naming the request topic and the timeout', async () => {
+    await startResponder();
+    const pending = client.request({ question: 'hello?' }, { timeoutMs: 30 });
+    await expect(pending).rejects.toBeInstanceOf(RequestTimeoutError);
+    await expect(pending).rejects.toThrow(`on ${REQUEST} within 30 ms`);
+  });
+
+  it('acks and ignores replies with unknown or missing ids, even undecodable ones', async () => {
+    await startResponder(async (m) => {
+      await reply('someone-else', { answer: 'not yours', end: true });
+      await reply(undefined, { answer: 'no id', end: true });
+      await reply('someone-else', 'not json');
+      await reply(m.properties.id, { answer: 'yours', end: true });
+    });
+    await expect(client.request({ question: 'q' })).resolves.toEqual({ answer: 'yours', end: true });
+    await sleep(20);
+    expect(bus.subscriptions(RESPONSE)[0]?.unacked).toBe(0);
+  });
+
+  it('fails the request with the WireDecodeError when its reply cannot be decoded', async () => {
+    await startResponder(async (m) => {
+      await reply(m.properties.id, '{"answer": ');
+    });
+    await expect(client.request({ question: 'q' })).rejects.toBeInstanceOf(WireDecodeError);
+    const stream = client.stream({ question: 'q' }, { isLast: (r) => r.end });
+    await expect(stream.next()).rejects.toThrow(/Cannot decode Answer/);
+  });
+
+  it('fails pending requests and removes its subscription on close', async () => {
+    await startResponder();
+    const pending = client.request({ question: 'q' });
+    await expect.poll(() => received.length).toBe(1);
+    await client.close();
+    await expect(pending).rejects.toBeInstanceOf(TransportClosedError);
+    expect(bus.subscriptions(RESPONSE)).toEqual([]);
+    await expect(client.request({ question: 'again' })).rejects.toBeInstanceOf(TransportClosedError);
+  });
+
+  it('stops listening when the caller leaves a stream early', async () => {
+    await startResponder(async (m) => {
+      await reply(m.properties.id, { answer: 'a', end: false });
+      await reply(m.properties.id, { answer: 'b', end: false });
+    });
+    for await (const res of client.stream({ question: 'q' }, { isLast: () => false, timeoutMs: 50 })) {
+      expect(res.answer).toBe('a');
+      break;
+    }
+    await sleep(20);
+    expect(bus.subscriptions(RESPONSE)[0]?.unacked).toBe(0);
+  });
+
+  it('checks its timeout where it is configured', () => {
+    expect(
+      () =>
+        new RequestClient({
+          transport: bus,
+          requestTopic: REQUEST,
+          responseTopic: RESPONSE,
+          requestCodec: jsonCodec<Ask>('Ask'),
+          responseCodec: jsonCodec<Answer>('Answer'),
+          timeoutMs: 0,
+        }),
+    ).toThrow(/timeoutMs must be a finite number greater than 0/);
+  });
+});

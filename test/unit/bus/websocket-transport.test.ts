@@ -1,0 +1,284 @@
+/**
+ * The WebSocket transport against a scripted stand-in for the broker's WebSocket service: what the real broker
+ * cannot be made to do on demand (refuse an upgrade with 409, drop a connection, stop answering pings).
+ * The same transport runs the full contract against the real broker in test/integration.
+ */
+import { createServer, type IncomingMessage as HttpRequest, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import WebSocket, { WebSocketServer } from 'ws';
+import {
+  ConnectError,
+  FrameTooLargeError,
+  ProducerSendError,
+  TransportClosedError,
+  TransportError,
+} from '../../../src/bus/errors.js';
+import { WebSocketTransport, type WebSocketTransportOptions } from '../../../src/bus/websocket-transport.js';
+import type { IncomingMessage } from '../../../src/bus/transport.js';
+
+interface Session {
+  ws: WebSocket;
+  url: string;
+  headers: HttpRequest['headers'];
+  frames: Array<Record<string, unknown>>;
+}
+
+/** A stand-in for the broker: answers upgrades as scripted, acks publishes unless told otherwise. */
+class FakeBroker {
+  readonly sessions: Session[] = [];
+  readonly upgrades: string[] = [];
+  /** Return an HTTP status to refuse the upgrade. */
+  refuse: (url: string) => number | undefined = () => undefined;
+  autoAck = true;
+  private readonly http: Server;
+  private readonly wss: WebSocketServer;
+
+  constructor(options: { autoPong?: boolean } = {}) {
+    this.wss = new WebSocketServer({ noServer: true, autoPong: options.autoPong ?? true });
+    this.http = createServer((_req, res) => res.writeHead(404).end());
+    this.http.on('upgrade', (req: HttpRequest, socket: Socket, head: Buffer) => {
+      const url = req.url ?? '';
+      this.upgrades.push(url);
+      const status = this.refuse(url);
+      if (status !== undefined) {
+        // What Jetty sends for the broker: an error page around the client's JSON error.
+        const body =
+          `<html><body><h2>HTTP ERROR ${status} Failed to create producer/consumer: ` +
+          `{&quot;errorMsg&quot;:&quot;scripted refusal ${status}&quot;,&quot;reqId&quot;:1}</h2></body></html>`;
+        socket.end(`HTTP/1.1 ${status} Refused\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+        return;
+      }
+      this.wss.handleUpgrade(req, socket, head, (ws) => {
+        const session: Session = { ws, url, headers: req.headers, frames: [] };
+        this.sessions.push(session);
+        ws.on('message', (data) => {
+          const frame = JSON.parse(String(data)) as Record<string, unknown>;
+          session.frames.push(frame);
+          if (this.autoAck && url.startsWith('/ws/v2/producer/')) {
+            ws.send(JSON.stringify({ result: 'ok', messageId: 'CAAQAA==', context: frame.context }));
+          }
+        });
+      });
+    });
+  }
+
+  async listen(): Promise<string> {
+    await new Promise<void>((resolve) => this.http.listen(0, '127.0.0.1', resolve));
+    return `ws://127.0.0.1:${(this.http.address() as AddressInfo).port}`;
+  }
+
+  last(): Session {
+    const session = this.sessions.at(-1);
+    if (!session) throw new Error('no session yet');
+    return session;
+  }
+
+  async close(): Promise<void> {
+    for (const client of this.wss.clients) client.terminate();
+    this.http.closeAllConnections();
+    await new Promise<void>((resolve) => this.http.close(() => resolve()));
+  }
+}
+
+const fast: WebSocketTransportOptions = { reconnect: { initialDelayMs: 10, maxDelayMs: 40 }, connectAttempts: 3 };
+
+describe('WebSocketTransport (against a scripted broker)', () => {
+  let broker: FakeBroker;
+  let url: string;
+  let transport: WebSocketTransport;
+
+  beforeEach(async () => {
+    broker = new FakeBroker();
+    url = await broker.listen();
+    transport = new WebSocketTransport({ ...fast, url, token: 'jwt-123' });
+  });
+
+  afterEach(async () => {
+    await transport.close();
+    await broker.close();
+  });
+
+  it('builds producer and consumer URLs with encoded segments, query parameters and the bearer token', async () => {
+    await transport.createProducer('non-persistent://tg/request/agent:ws-x:flow-y');
+    await transport.subscribe({
+      topic: 'persistent://tg/flow/agent:ws-x:flow-y',
+      subscription: 'agent-manager--ws-x--flow-y--request',
+      subscriptionType: 'Key_Shared',
+      receiverQueueSize: 5000,
+      handler: () => undefined,
+    });
+    expect(broker.upgrades).toEqual([
+      '/ws/v2/producer/non-persistent/tg/request/agent%3Aws-x%3Aflow-y',
+      '/ws/v2/consumer/persistent/tg/flow/agent%3Aws-x%3Aflow-y/agent-manager--ws-x--flow-y--request' +
+        '?subscriptionType=Key_Shared&receiverQueueSize=1000&negativeAckRedeliveryDelay=1000',
+    ]);
+    expect(broker.sessions.map((s) => s.headers.authorization)).toEqual(['Bearer jwt-123', 'Bearer jwt-123']);
+  });
+
+  it('sends base64 payloads with properties and a context, and settles each send by its own ack', async () => {
+    broker.autoAck = false;
+    const producer = await transport.createProducer('persistent://tg/flow/t');
+    const one = producer.send({ payload: Buffer.from('one'), properties: { id: 'a' } });
+    const two = producer.send({ payload: Buffer.from('two') });
+    await vi.waitFor(() => expect(broker.last().frames).toHaveLength(2));
+    const [f1, f2] = broker.last().frames;
+    expect(f1).toEqual({ payload: Buffer.from('one').toString('base64'), properties: { id: 'a' }, context: '1' });
+    expect(f2).toEqual({ payload: Buffer.from('two').toString('base64'), properties: {}, context: '2' });
+    broker.last().ws.send(JSON.stringify({ result: 'send-error:8', errorMsg: 'queue full', context: '2' }));
+    broker.last().ws.send(JSON.stringify({ result: 'ok', messageId: 'x', context: '1' }));
+    await expect(one).resolves.toBeUndefined();
+    await expect(two).rejects.toBeInstanceOf(ProducerSendError);
+    await expect(two).rejects.toMatchObject({ sendErrorCode: 8, brokerMessage: 'queue full', retriable: true });
+  });
+
+  it('refuses a frame over maxFrameBytes before sending anything', async () => {
+    await transport.close();
+    transport = new WebSocketTransport({ ...fast, url, maxFrameBytes: 1000 });
+    const producer = await transport.createProducer('persistent://tg/flow/t');
+    const sending = producer.send({ payload: Buffer.alloc(800) });
+    await expect(sending).rejects.toBeInstanceOf(FrameTooLargeError);
+    await expect(sending).rejects.toThrow(/over the 1000-byte limit/);
+    expect(broker.last().frames).toEqual([]);
+    await expect(producer.send({ payload: Buffer.alloc(600) })).resolves.toBeUndefined();
+  });
+
+  it('fails at once on a refusal that retrying cannot fix (404)', async () => {
+    broker.refuse = () => 404;
+    const creating = transport.createProducer('persistent://tg/nope/t');
+    await expect(creating).rejects.toBeInstanceOf(ConnectError);
+    await expect(creating).rejects.toMatchObject({ status: 404, retriable: false });
+    await expect(creating).rejects.toThrow(/\(not retriable\): HTTP 404 Refused: scripted refusal 404$/);
+    expect(broker.upgrades).toHaveLength(1);
+  });
+
+  it('retries a busy (409) subscription a bounded number of times', async () => {
+    let refusals = 2;
+    broker.refuse = () => (refusals-- > 0 ? 409 : undefined);
+    await transport.subscribe({ topic: 'non-persistent://tg/response/r', subscription: 'rr-1', subscriptionType: 'Exclusive', handler: () => undefined });
+    expect(broker.upgrades).toHaveLength(3);
+
+    broker.refuse = () => 409;
+    const busy = transport.subscribe({ topic: 'non-persistent://tg/response/r', subscription: 'rr-2', subscriptionType: 'Exclusive', handler: () => undefined });
+    await expect(busy).rejects.toMatchObject({ status: 409, retriable: true });
+    await expect(busy).rejects.toThrow(/after 3 attempts: HTTP 409/);
+  });
+
+  it('reports an unreachable broker after the bounded attempts', async () => {
+    await broker.close();
+    const creating = transport.createProducer('persistent://tg/flow/t');
+    await expect(creating).rejects.toBeInstanceOf(ConnectError);
+    await expect(creating).rejects.toThrow(/after 3 attempts: .*ECONNREFUSED/);
+    broker = new FakeBroker();
+  });
+
+  it('decodes message frames, and acks, nacks, and nacks for a handler that throws', async () => {
+    const seen: IncomingMessage[] = [];
+    await transport.subscribe({
+      topic: 'persistent://tg/flow/t',
+      subscription: 's',
+      subscriptionType: 'Shared',
+      handler: async (m) => {
+        seen.push(m);
+        const text = m.payload.toString();
+        if (text === 'throw') throw new Error('handler failed');
+        if (text === 'ack') await m.ack();
+        if (text === 'nack') await m.nack();
+        await m.ack(); // a second settle is ignored
+      },
+    });
+    const session = broker.last();
+    const frame = (id: string, text: string, extra: object = {}): string =>
+      JSON.stringify({ messageId: id, payload: Buffer.from(text).toString('base64'), publishTime: 'now', ...extra });
+    session.ws.send(frame('m1', 'ack', { properties: { id: 'x' }, redeliveryCount: 2 }));
+    session.ws.send(frame('m2', 'nack'));
+    session.ws.send(frame('m3', 'throw'));
+    session.ws.send(JSON.stringify({ endOfTopic: false }));
+    await vi.waitFor(() => expect(session.frames).toHaveLength(3));
+    expect(seen[0]).toMatchObject({ messageId: 'm1', topic: 'persistent://tg/flow/t', properties: { id: 'x' }, redeliveryCount: 2 });
+    expect(seen[1]).toMatchObject({ properties: {}, redeliveryCount: 0 });
+    expect(session.frames).toEqual([
+      { messageId: 'm1' },
+      { type: 'negativeAcknowledge', messageId: 'm2' },
+      { type: 'negativeAcknowledge', messageId: 'm3' },
+    ]);
+  });
+
+  it('re-subscribes under the same name after the connection drops and keeps delivering', async () => {
+    const seen: string[] = [];
+    await transport.subscribe({
+      topic: 'persistent://tg/flow/t',
+      subscription: 'same',
+      subscriptionType: 'Exclusive',
+      handler: async (m) => {
+        seen.push(m.payload.toString());
+        await m.ack();
+      },
+    });
+    let busy = true;
+    broker.refuse = () => (busy ? 409 : undefined);
+    broker.last().ws.terminate();
+    await vi.waitFor(() => expect(broker.upgrades.length).toBeGreaterThanOrEqual(4), { interval: 5 });
+    expect(transport.status()).toEqual({
+      connected: false,
+      detail: expect.stringMatching(/^consumer same on persistent:\/\/tg\/flow\/t: reconnecting \(attempt \d+, last error: HTTP 409/),
+    });
+    busy = false;
+    await vi.waitFor(() => expect(broker.sessions).toHaveLength(2));
+    await vi.waitFor(() => expect(transport.status().connected).toBe(true));
+    expect(new Set(broker.upgrades).size).toBe(1);
+    broker.last().ws.send(JSON.stringify({ messageId: 'n1', payload: Buffer.from('after').toString('base64') }));
+    await vi.waitFor(() => expect(seen).toEqual(['after']));
+    expect(broker.last().frames).toEqual([{ messageId: 'n1' }]);
+  });
+
+  it('fails unacknowledged sends with a retriable error when the connection drops, then sends again', async () => {
+    broker.autoAck = false;
+    const producer = await transport.createProducer('persistent://tg/flow/t');
+    const inFlight = producer.send({ payload: Buffer.from('lost?') });
+    await vi.waitFor(() => expect(broker.last().frames).toHaveLength(1));
+    broker.last().ws.terminate();
+    const error = await inFlight.then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(error).toBeInstanceOf(TransportError);
+    expect(error).toMatchObject({ retriable: true });
+    expect(String(error)).toMatch(/may or may not have been published/);
+    broker.autoAck = true;
+    await expect(producer.send({ payload: Buffer.from('again') })).resolves.toBeUndefined();
+    expect(broker.sessions).toHaveLength(2);
+  });
+
+  it('drops and replaces a connection whose pings go unanswered', async () => {
+    await transport.close();
+    await broker.close();
+    broker = new FakeBroker({ autoPong: false });
+    url = await broker.listen();
+    transport = new WebSocketTransport({ ...fast, url, pingIntervalMs: 20 });
+    await transport.createProducer('persistent://tg/flow/t');
+    await vi.waitFor(() => expect(broker.sessions.length).toBeGreaterThanOrEqual(2), { timeout: 2000 });
+  });
+
+  it('sends unsubscribe before closing when asked, and stops reconnecting once closed', async () => {
+    const consumer = await transport.subscribe({ topic: 'persistent://tg/flow/t', subscription: 's', subscriptionType: 'Shared', handler: () => undefined });
+    const session = broker.last();
+    await consumer.close({ unsubscribe: true });
+    await vi.waitFor(() => expect(session.frames).toEqual([{ type: 'unsubscribe' }]));
+
+    const producer = await transport.createProducer('persistent://tg/flow/t');
+    await transport.close();
+    expect(transport.status()).toEqual({ connected: false, detail: 'websocket transport closed' });
+    await expect(producer.send({ payload: Buffer.from('x') })).rejects.toBeInstanceOf(TransportClosedError);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(broker.sessions).toHaveLength(2);
+    await expect(transport.createProducer('persistent://tg/flow/t')).rejects.toBeInstanceOf(TransportClosedError);
+  });
+
+  it('checks its options and topic names before connecting', () => {
+    expect(() => new WebSocketTransport({ url: 'http://x' })).toThrow(/ws:\/\/ or wss:\/\//);
+    expect(() => new WebSocketTransport({ pingIntervalMs: 0 })).toThrow(/pingIntervalMs must be/);
+    expect(() => new WebSocketTransport({ reconnect: { initialDelayMs: 500, maxDelayMs: 100 } })).toThrow(/maxDelayMs/);
+    return expect(transport.createProducer('tg/flow/t')).rejects.toThrow(/not a full Pulsar topic name/);
+  });
+});
