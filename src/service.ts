@@ -3,14 +3,13 @@
  * Everything it needs is passed in (transport, logger, hooks), so tests run the real service in-process.
  */
 import type { Logger } from 'pino';
-import type { IterationEvents, IterationResult } from './agent/iteration.js';
 import type { Transport } from './bus/transport.js';
 import { ConfigClient } from './config/config-client.js';
 import { ConfigWatcher, type WorkspaceChange } from './config/config-watcher.js';
 import { parseFlows, type FlowDefinition, type FlowProblem } from './config/flows.js';
 import { ConcurrencyLimit } from './flow/concurrency-limit.js';
 import { FlowManager } from './flow/flow-manager.js';
-import type { RequestGate } from './flow/flow-runtime.js';
+import type { FlowRuntimeDeps, IterationHooks, RequestGate } from './flow/flow-runtime.js';
 import { TOOL_CONFIG_TYPES, WorkspaceRegistries } from './flow/workspace-registries.js';
 import type { Settings } from './settings.js';
 import type { ToolRegistry } from './tools/registry.js';
@@ -19,13 +18,15 @@ import type { AgentRequest } from './wire/index.js';
 
 export interface ServiceHooks {
   /** Per-iteration events (metrics, audit). */
-  eventsFor?(flow: FlowDefinition, request: AgentRequest, id: string): IterationEvents & { done?(result: IterationResult): void };
+  eventsFor?(flow: FlowDefinition, request: AgentRequest, id: string): IterationHooks;
   /** Extra config types to watch, and what to do when they change (e.g. the group policy). */
   extraConfigTypes?: readonly string[];
   onConfig?(change: WorkspaceChange): void;
   onRegistry?(registry: ToolRegistry, seconds: number): void;
   onConfigVersion?(version: number): void;
+  onWorkspaceDeleted?(workspace: string): void;
   gate?: RequestGate;
+  instrument?: FlowRuntimeDeps['instrument'];
 }
 
 export type ServiceSettings = Pick<
@@ -78,6 +79,7 @@ export class AgentService {
         toolServices: this.toolServices,
         eventsFor: hooks.eventsFor ?? (() => ({})),
         ...(hooks.gate ? { gate: hooks.gate } : {}),
+        ...(hooks.instrument ? { instrument: hooks.instrument } : {}),
       },
       logger,
     );
@@ -165,5 +167,6 @@ export class AgentService {
     await this.flows.sync(workspace, []);
     this.registries.delete(workspace);
     this.flowProblems.delete(workspace);
+    this.hooks.onWorkspaceDeleted?.(workspace);
   }
 }

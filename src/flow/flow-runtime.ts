@@ -35,13 +35,25 @@ import {
 } from '../wire/index.js';
 import type { ConcurrencyLimit } from './concurrency-limit.js';
 
+/** Why a request was refused before it ran. */
+export interface Refusal {
+  kind: 'group-policy' | 'signature' | 'invalid-state';
+  message: string;
+}
+
 /** What a request must pass before it is run (group policy, iteration signature); see src/security. */
 export interface RequestGate {
-  /** A refusal message ends the dialog with an error; undefined lets the request through. */
-  check(flow: FlowDefinition, request: AgentRequest, properties: Properties, registry: ToolRegistry): string | undefined;
+  /** A refusal ends the dialog with an error; undefined lets the request through. */
+  check(flow: FlowDefinition, request: AgentRequest, properties: Properties, registry: ToolRegistry): Refusal | undefined;
   /** Extra properties for a `next` message (the iteration signature). */
   nextProperties(request: AgentRequest, id: string): Properties;
 }
+
+/** Iteration events plus what happens around the iteration: a refusal, and the end of the message's handling. */
+export type IterationHooks = IterationEvents & {
+  refused?(refusal: Refusal): void;
+  done?(result: IterationResult): void;
+};
 
 export interface FlowRuntimeDeps {
   transport: Transport;
@@ -54,8 +66,13 @@ export interface FlowRuntimeDeps {
   limit: ConcurrencyLimit;
   toolServices: ToolServiceClients;
   /** Per-iteration hooks for metrics and the audit trail. */
-  eventsFor(flow: FlowDefinition, request: AgentRequest, id: string): IterationEvents & { done?(result: IterationResult): void };
+  eventsFor(flow: FlowDefinition, request: AgentRequest, id: string): IterationHooks;
   gate?: RequestGate;
+  /** TrustGraph's generic consumer/producer metrics. */
+  instrument?: {
+    consumed(consumer: string, seconds: number, ok: boolean): void;
+    produced(producer: string): void;
+  };
 }
 
 export class FlowRuntime {
@@ -106,7 +123,17 @@ export class FlowRuntime {
     if (!topic) return undefined;
     const producer = await this.deps.transport.createProducer(topic);
     this.producers.push(producer);
-    return producer;
+    const queue = this.definition.topics[name] ?? topic;
+    const instrument = this.deps.instrument;
+    if (!instrument) return producer;
+    return {
+      topic: producer.topic,
+      send: async (message) => {
+        await producer.send(message);
+        instrument.produced(queue);
+      },
+      close: () => producer.close(),
+    };
   }
 
   private async client<Req, Res>(
@@ -171,13 +198,14 @@ export class FlowRuntime {
         return;
       }
       const registry = this.deps.registryFor(workspace);
+      const events = this.deps.eventsFor(this.definition, request, id);
       const refusal = this.deps.gate?.check(this.definition, request, message.properties, registry);
       if (refusal) {
-        this.logger.warn({ id }, `Request refused: ${refusal}`);
-        await outputFor(id, request).respond(errorResponse(refusal));
+        this.logger.warn({ id, kind: refusal.kind }, `Request refused: ${refusal.message}`);
+        events.refused?.(refusal);
+        await outputFor(id, request).respond(errorResponse(refusal.message));
         return;
       }
-      const events = this.deps.eventsFor(this.definition, request, id);
       const result = await runIteration(
         {
           workspace,
@@ -201,10 +229,14 @@ export class FlowRuntime {
       subscriptionType: 'Shared',
       handler: async (message) => {
         this.inFlight++;
+        const started = performance.now();
+        const consumer = this.definition.topics.request ?? '';
         try {
           await this.deps.limit.run(() => handle(message));
           await message.ack();
+          this.deps.instrument?.consumed(consumer, (performance.now() - started) / 1000, true);
         } catch (error) {
+          this.deps.instrument?.consumed(consumer, (performance.now() - started) / 1000, false);
           // Only a failure to publish gets here: the message is redelivered where the topic keeps it.
           this.logger.error({ err: error }, 'Could not answer an agent request; negatively acknowledging it');
           await message.nack().catch(() => {});

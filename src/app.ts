@@ -1,0 +1,79 @@
+/**
+ * The whole agent, wired: service, metrics, audit trail, security gate and HTTP endpoints, from settings,
+ * a transport and a logger. `main.ts` runs it as a process; tests run it in-process.
+ */
+import type { Logger } from 'pino';
+import type { Transport } from './bus/transport.js';
+import { queueToTopic } from './bus/topics.js';
+import { AuditTrail } from './observability/audit.js';
+import { HttpServer } from './observability/http-server.js';
+import { IterationRecorder } from './observability/iteration-recorder.js';
+import { AgentMetrics } from './observability/metrics.js';
+import { toolListing } from './observability/tool-listing.js';
+import { IterationSigner } from './security/iteration-signature.js';
+import { SecurityGate } from './security/request-gate.js';
+import { AgentService } from './service.js';
+import type { Settings } from './settings.js';
+
+export interface AgentApp {
+  readonly service: AgentService;
+  readonly metrics: AgentMetrics;
+  readonly gate: SecurityGate;
+  readonly http: HttpServer;
+  /** Listen (when metrics are on), then load config and start flows. Returns the HTTP port (0 when off). */
+  start(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+export async function createAgentApp(settings: Settings, transport: Transport, logger: Logger): Promise<AgentApp> {
+  const metrics = new AgentMetrics(settings.id);
+  const auditProducer = settings.auditTopic ? await transport.createProducer(queueToTopic(settings.auditTopic)) : undefined;
+  const audit = new AuditTrail(logger.child({ component: 'audit' }), auditProducer);
+  const gate = new SecurityGate({
+    policyConfigType: settings.policyConfigType,
+    strictStates: settings.strictStates,
+    metrics,
+    ...(settings.signingKey ? { signer: new IterationSigner(settings.signingKey) } : {}),
+    onProblem: (message) => logger.error(`Group policy problem: ${message}`),
+  });
+  const service = new AgentService(settings, transport, logger, {
+    extraConfigTypes: [settings.policyConfigType],
+    eventsFor: (flow, request, id) => new IterationRecorder(metrics, audit, flow, request, id),
+    onConfig: (change) => gate.onConfig(change),
+    onRegistry: (registry, seconds) => metrics.registryRebuilt(registry, seconds),
+    onConfigVersion: (version) => metrics.configVersion.set({ processor: settings.id }, version),
+    onWorkspaceDeleted: (workspace) => metrics.workspaceDeleted(workspace),
+    gate,
+    instrument: {
+      consumed: (consumer, seconds, ok) => {
+        metrics.consumerDuration.observe({ processor: settings.id, consumer }, seconds);
+        metrics.consumerProcessing.inc({ processor: settings.id, consumer, status: ok ? 'ok' : 'error' });
+      },
+      produced: (producer) => metrics.producerMessages.inc({ processor: settings.id, producer }),
+    },
+  });
+  const http = new HttpServer(
+    {
+      readiness: () => service.readiness(),
+      metrics: () => metrics.scrape(),
+      tools: (workspace, query) => toolListing(service, gate, workspace, query),
+    },
+    logger,
+  );
+  return {
+    service,
+    metrics,
+    gate,
+    http,
+    async start() {
+      const port = settings.metrics ? await http.listen(settings.metricsPort) : 0;
+      await service.start();
+      return port;
+    },
+    async stop() {
+      await service.stop(settings.shutdownGraceSeconds * 1000);
+      await auditProducer?.close().catch(() => {});
+      await http.close();
+    },
+  };
+}

@@ -1,0 +1,63 @@
+/**
+ * The audit trail (TG-14, TG-17): one JSON line per iteration through pino, optionally also published to a
+ * Pulsar topic. It records who asked for which groups, what was offered and filtered out, what was denied,
+ * and every state transition with its time.
+ */
+import type { Logger } from 'pino';
+import type { Producer } from '../bus/transport.js';
+
+export interface AuditTransition {
+  tool: string;
+  from: string;
+  to: string;
+  at: string;
+}
+
+export interface AuditDenial {
+  kind: 'tool-not-offered' | 'invalid-arguments' | 'group-policy' | 'signature' | 'invalid-state';
+  detail: string;
+  tool?: string;
+  at: string;
+}
+
+export interface AuditRecord {
+  audit: 'agent-iteration';
+  request_id: string;
+  workspace: string;
+  flow: string;
+  session_id: string;
+  iteration: number;
+  /** As the request sent it (null = default group). */
+  requested_groups: string[] | null;
+  /** After defaults: what filtering used. */
+  effective_groups: string[];
+  initial_state: string;
+  final_state: string;
+  transitions: AuditTransition[];
+  offered_tools: string[];
+  filtered_by_group: string[];
+  filtered_by_state: string[];
+  action: string | null;
+  tools_used: { tool: string; groups: string[]; ok: boolean }[];
+  denials: AuditDenial[];
+  outcome: 'answer' | 'next' | 'error' | 'refused';
+  error: string | null;
+  started_at: string;
+  execution_ms: number;
+}
+
+export class AuditTrail {
+  constructor(
+    private readonly logger: Logger,
+    private readonly producer?: Producer,
+  ) {}
+
+  record(record: AuditRecord): void {
+    this.logger.info(record, 'audit');
+    if (this.producer) {
+      this.producer
+        .send({ payload: Buffer.from(JSON.stringify(record)), properties: { id: record.request_id } })
+        .catch((error: unknown) => this.logger.warn({ err: error }, 'Could not publish an audit record'));
+    }
+  }
+}

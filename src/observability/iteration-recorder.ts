@@ -1,0 +1,128 @@
+/**
+ * Turns one iteration's events into metrics and one audit line. Created per consumed request.
+ */
+import type { IterationResult, SessionOutcome } from '../agent/iteration.js';
+import type { FlowDefinition } from '../config/flows.js';
+import type { IterationHooks, Refusal } from '../flow/flow-runtime.js';
+import type { Tool } from '../tools/tool.js';
+import type { ToolSet } from '../tools/tool-set.js';
+import { normalizeRequestGroups, normalizeRequestState } from '../tools/selection.js';
+import type { AgentRequest } from '../wire/index.js';
+import type { AuditDenial, AuditRecord, AuditTrail } from './audit.js';
+import type { AgentMetrics } from './metrics.js';
+
+export class IterationRecorder implements IterationHooks {
+  private readonly startedAt = new Date();
+  private readonly started = performance.now();
+  private readonly p: { processor: string };
+  private readonly record: AuditRecord;
+
+  constructor(
+    private readonly metrics: AgentMetrics,
+    private readonly audit: AuditTrail | undefined,
+    flow: FlowDefinition,
+    private readonly request: AgentRequest,
+    id: string,
+  ) {
+    this.p = { processor: metrics.processor };
+    const state = normalizeRequestState(request.state);
+    this.record = {
+      audit: 'agent-iteration',
+      request_id: id,
+      workspace: flow.workspace,
+      flow: flow.flow,
+      session_id: request.session_id,
+      iteration: request.history.length + 1,
+      requested_groups: request.group,
+      effective_groups: [...normalizeRequestGroups(request.group).groups],
+      initial_state: state,
+      final_state: state,
+      transitions: [],
+      offered_tools: [],
+      filtered_by_group: [],
+      filtered_by_state: [],
+      action: null,
+      tools_used: [],
+      denials: [],
+      outcome: 'error',
+      error: null,
+      started_at: this.startedAt.toISOString(),
+      execution_ms: 0,
+    };
+  }
+
+  toolsOffered(toolSet: ToolSet): void {
+    Object.assign(this.record, {
+      offered_tools: [...toolSet.names],
+      filtered_by_group: [...toolSet.filteredByGroup],
+      filtered_by_state: [...toolSet.filteredByState],
+      effective_groups: [...toolSet.groups],
+    });
+    if (this.request.history.length === 0) {
+      for (const group of toolSet.groups) this.metrics.groupRequests.inc({ ...this.p, group: this.metrics.group(group) });
+    }
+    this.metrics.offeredTools.observe(this.p, toolSet.tools.length);
+  }
+
+  llmFinished(seconds: number): void {
+    this.metrics.llmDuration.observe(this.p, seconds);
+  }
+
+  actionDenied(name: string, _toolSet: ToolSet, known: boolean): void {
+    this.metrics.toolDenied.inc({ ...this.p, tool: this.metrics.tool(name) });
+    this.deny({ kind: 'tool-not-offered', tool: name, detail: known ? 'configured but not offered' : 'no such tool' });
+  }
+
+  argumentsInvalid(tool: Tool, problems: readonly string[]): void {
+    this.metrics.argumentFailures.inc({ ...this.p, tool: this.metrics.tool(tool.name) });
+    this.deny({ kind: 'invalid-arguments', tool: tool.name, detail: problems.join('; ') });
+  }
+
+  toolFinished(tool: Tool, seconds: number, error: string | undefined): void {
+    const labels = { ...this.p, tool: this.metrics.tool(tool.name) };
+    this.metrics.toolInvocations.inc(labels);
+    this.metrics.toolDuration.observe(labels, seconds);
+    if (error !== undefined) this.metrics.toolErrors.inc(labels);
+    this.record.tools_used.push({ tool: tool.name, groups: [...tool.groups], ok: error === undefined });
+  }
+
+  stateTransition(tool: Tool, from: string, to: string): void {
+    this.metrics.stateTransitions.inc({
+      ...this.p,
+      tool: this.metrics.tool(tool.name),
+      from: this.metrics.state(from),
+      to: this.metrics.state(to),
+    });
+    this.record.transitions.push({ tool: tool.name, from, to, at: new Date().toISOString() });
+  }
+
+  sessionEnded(outcome: SessionOutcome, iterations: number): void {
+    this.metrics.sessions.inc({ ...this.p, outcome });
+    if (outcome !== 'error') this.metrics.iterationCount.observe(this.p, iterations);
+  }
+
+  refused(refusal: Refusal): void {
+    this.deny({ kind: refusal.kind, detail: refusal.message });
+    this.metrics.sessions.inc({ ...this.p, outcome: 'error' });
+    this.finish('refused', refusal.message);
+  }
+
+  done(result: IterationResult): void {
+    this.record.action = result.action ?? null;
+    this.record.final_state = result.stateAfter ?? result.stateBefore;
+    this.finish(result.outcome, result.error ?? null);
+  }
+
+  private deny(denial: Omit<AuditDenial, 'at'>): void {
+    this.record.denials.push({ ...denial, at: new Date().toISOString() });
+  }
+
+  private finish(outcome: AuditRecord['outcome'], error: string | null): void {
+    const seconds = (performance.now() - this.started) / 1000;
+    this.metrics.stateDuration.observe({ ...this.p, state: this.metrics.state(this.record.initial_state) }, seconds);
+    this.record.outcome = outcome;
+    this.record.error = error;
+    this.record.execution_ms = Math.round(seconds * 1000 * 100) / 100;
+    this.audit?.record(this.record);
+  }
+}

@@ -1,0 +1,156 @@
+/**
+ * Prometheus metrics on a dedicated prom-client registry (STYLE.md). Two families:
+ *
+ * - TrustGraph's own names and labels (wire.md §3.5, agent.md §3.13), so its Grafana dashboards keep working:
+ *   `tg_agent_session_total`, `tg_agent_iteration_count`, `tg_agent_tool_*`, `tg_agent_llm_duration_seconds`,
+ *   `tg_consumer_*`, `tg_producer_messages_total`, `tg_config_version`, label `processor`.
+ * - The tool-group spec's metrics (TG-16) under `tg_agent_`, plus denials and argument failures.
+ *
+ * Label values for groups, states and tools come only from configuration (anything else is `other`), so a
+ * client cannot create series by sending made-up names (DESIGN decision 11).
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { ToolRegistry } from '../tools/registry.js';
+
+export const OTHER = 'other';
+
+/** TrustGraph's LLM buckets (0.25 … 120 s). */
+const LLM_BUCKETS = [0.25, 0.5, 1, 2, 4, 8, 15, 30, 45, 60, 90, 120];
+const ITERATION_BUCKETS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 15, 20];
+const CONSUMER_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30];
+const TOOL_COUNT_BUCKETS = [0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89];
+const STATE_BUCKETS = [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+const REBUILD_BUCKETS = [0.0005, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
+
+export class AgentMetrics {
+  readonly registry = new Registry();
+  readonly processor: string;
+
+  // TrustGraph parity
+  readonly sessions: Counter<'processor' | 'outcome'>;
+  readonly iterationCount: Histogram<'processor'>;
+  readonly toolInvocations: Counter<'processor' | 'tool'>;
+  readonly toolDuration: Histogram<'processor' | 'tool'>;
+  readonly toolErrors: Counter<'processor' | 'tool'>;
+  readonly llmDuration: Histogram<'processor'>;
+  readonly consumerDuration: Histogram<'processor' | 'consumer'>;
+  readonly consumerProcessing: Counter<'processor' | 'consumer' | 'status'>;
+  readonly producerMessages: Counter<'processor' | 'producer'>;
+  readonly configVersion: Gauge<'processor'>;
+
+  // Tool groups and states (TG-16) and enforcement
+  readonly groupRequests: Counter<'processor' | 'group'>;
+  readonly groupToolsAvailable: Gauge<'processor' | 'workspace' | 'group'>;
+  readonly stateToolsAvailable: Gauge<'processor' | 'workspace' | 'state'>;
+  readonly offeredTools: Histogram<'processor'>;
+  readonly stateTransitions: Counter<'processor' | 'tool' | 'from' | 'to'>;
+  readonly stateDuration: Histogram<'processor' | 'state'>;
+  readonly groupAccessDenied: Counter<'processor' | 'group'>;
+  readonly invalidStates: Counter<'processor' | 'state'>;
+  readonly escalationAttempts: Counter<'processor' | 'reason'>;
+  readonly toolDenied: Counter<'processor' | 'tool'>;
+  readonly argumentFailures: Counter<'processor' | 'tool'>;
+  readonly registryRebuildDuration: Histogram<'processor'>;
+  readonly registryProblems: Gauge<'processor' | 'workspace'>;
+  readonly registryTools: Gauge<'processor' | 'workspace'>;
+
+  /** Configured label values per kind, over every workspace. */
+  private readonly known = { groups: new Set<string>(), states: new Set<string>(), tools: new Set<string>() };
+  private readonly registries = new Map<string, ToolRegistry>();
+
+  constructor(processor: string, options: { defaultMetrics?: boolean } = {}) {
+    this.processor = processor;
+    const registers = [this.registry];
+    const p = { processor };
+    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+
+    this.sessions = new Counter({ name: 'tg_agent_session_total', help: 'Agent sessions by outcome', labelNames: ['processor', 'outcome'], registers });
+    this.iterationCount = new Histogram({ name: 'tg_agent_iteration_count', help: 'Iterations per completed session', labelNames: ['processor'], buckets: ITERATION_BUCKETS, registers });
+    this.toolInvocations = new Counter({ name: 'tg_agent_tool_invocation_total', help: 'Tool invocations', labelNames: ['processor', 'tool'], registers });
+    this.toolDuration = new Histogram({ name: 'tg_agent_tool_duration_seconds', help: 'Tool execution time', labelNames: ['processor', 'tool'], buckets: LLM_BUCKETS, registers });
+    this.toolErrors = new Counter({ name: 'tg_agent_tool_error_total', help: 'Tool executions that failed', labelNames: ['processor', 'tool'], registers });
+    this.llmDuration = new Histogram({ name: 'tg_agent_llm_duration_seconds', help: 'Time of the agent-react prompt call', labelNames: ['processor'], buckets: LLM_BUCKETS, registers });
+    this.consumerDuration = new Histogram({ name: 'tg_consumer_request_duration_seconds', help: 'Time to process one consumed message', labelNames: ['processor', 'consumer'], buckets: CONSUMER_BUCKETS, registers });
+    this.consumerProcessing = new Counter({ name: 'tg_consumer_processing_total', help: 'Consumed messages by status', labelNames: ['processor', 'consumer', 'status'], registers });
+    this.producerMessages = new Counter({ name: 'tg_producer_messages_total', help: 'Messages published', labelNames: ['processor', 'producer'], registers });
+    this.configVersion = new Gauge({ name: 'tg_config_version', help: 'Configuration version in use', labelNames: ['processor'], registers });
+
+    this.groupRequests = new Counter({ name: 'tg_agent_group_requests_total', help: 'Iterations by requested tool group (TG-16)', labelNames: ['processor', 'group'], registers });
+    this.groupToolsAvailable = new Gauge({ name: 'tg_agent_group_tools_available', help: 'Tools in each group (TG-16)', labelNames: ['processor', 'workspace', 'group'], registers });
+    this.stateToolsAvailable = new Gauge({ name: 'tg_agent_state_tools_available', help: 'Tools offered in each state (TG-16)', labelNames: ['processor', 'workspace', 'state'], registers });
+    this.offeredTools = new Histogram({ name: 'tg_agent_offered_tools', help: 'Number of tools offered to the model after filtering (TG-16)', labelNames: ['processor'], buckets: TOOL_COUNT_BUCKETS, registers });
+    this.stateTransitions = new Counter({ name: 'tg_agent_state_transitions_total', help: 'State transitions by tool (TG-16)', labelNames: ['processor', 'tool', 'from', 'to'], registers });
+    this.stateDuration = new Histogram({ name: 'tg_agent_state_duration_seconds', help: 'Time spent in each state: iteration time attributed to the state it ran in (TG-16)', labelNames: ['processor', 'state'], buckets: STATE_BUCKETS, registers });
+    this.groupAccessDenied = new Counter({ name: 'tg_agent_group_access_denied_total', help: 'Requests refused by the group policy, by group (TG-13, TG-16)', labelNames: ['processor', 'group'], registers });
+    this.invalidStates = new Counter({ name: 'tg_agent_invalid_state_transitions_total', help: 'Requests in a state no tool of the workspace knows (TG-16)', labelNames: ['processor', 'state'], registers });
+    this.escalationAttempts = new Counter({ name: 'tg_agent_escalation_attempts_total', help: 'Suspected privilege escalation attempts (TG-16)', labelNames: ['processor', 'reason'], registers });
+    this.toolDenied = new Counter({ name: 'tg_agent_tool_denied_total', help: 'Actions naming a tool that was not offered', labelNames: ['processor', 'tool'], registers });
+    this.argumentFailures = new Counter({ name: 'tg_agent_argument_validation_failures_total', help: 'Tool calls refused for invalid arguments', labelNames: ['processor', 'tool'], registers });
+    this.registryRebuildDuration = new Histogram({ name: 'tg_agent_registry_rebuild_seconds', help: 'Time to rebuild a workspace tool registry', labelNames: ['processor'], buckets: REBUILD_BUCKETS, registers });
+    this.registryProblems = new Gauge({ name: 'tg_agent_registry_problems', help: 'Tool configuration entries with problems, per workspace', labelNames: ['processor', 'workspace'], registers });
+    this.registryTools = new Gauge({ name: 'tg_agent_registry_tools', help: 'Tools loaded, per workspace', labelNames: ['processor', 'workspace'], registers });
+
+    for (const outcome of ['completed', 'error', 'max-iterations']) this.sessions.inc({ ...p, outcome }, 0);
+    for (const reason of ['missing-signature', 'bad-signature', 'policy-wildcard']) this.escalationAttempts.inc({ ...p, reason }, 0);
+    this.configVersion.set(p, 0);
+  }
+
+  /** A group, state or tool name as a label value: configured ones as-is, anything else `other`. */
+  group(name: string): string {
+    return name === '*' || this.known.groups.has(name) ? name : OTHER;
+  }
+  state(name: string): string {
+    return this.known.states.has(name) ? name : OTHER;
+  }
+  tool(name: string): string {
+    return this.known.tools.has(name) ? name : OTHER;
+  }
+
+  /** After a rebuild: refresh the known label values and the availability gauges; export 0 for known series. */
+  registryRebuilt(registry: ToolRegistry, seconds: number): void {
+    const p = { processor: this.processor };
+    this.registries.set(registry.workspace, registry);
+    this.known.groups = new Set(['default']);
+    this.known.states = new Set(['undefined']);
+    this.known.tools = new Set();
+    for (const r of this.registries.values()) {
+      r.knownGroups.forEach((g) => this.known.groups.add(g));
+      r.knownStates.forEach((s) => this.known.states.add(s));
+      r.tools.forEach((t) => this.known.tools.add(t.name));
+    }
+    this.registryRebuildDuration.observe(p, seconds);
+    const workspace = registry.workspace;
+    this.registryProblems.set({ ...p, workspace }, registry.problems.filter((x) => x.severity === 'error').length);
+    this.registryTools.set({ ...p, workspace }, registry.tools.length);
+
+    this.groupToolsAvailable.reset();
+    this.stateToolsAvailable.reset();
+    for (const r of this.registries.values()) {
+      for (const group of r.knownGroups) {
+        this.groupToolsAvailable.set({ ...p, workspace: r.workspace, group }, r.tools.filter((t) => t.groups.includes(group)).length);
+      }
+      for (const state of r.knownStates) {
+        const count = r.tools.filter((t) => t.states === 'all' || t.states.has(state)).length;
+        this.stateToolsAvailable.set({ ...p, workspace: r.workspace, state }, count);
+      }
+    }
+    for (const group of this.known.groups) {
+      this.groupRequests.inc({ ...p, group }, 0);
+      this.groupAccessDenied.inc({ ...p, group }, 0);
+    }
+    for (const tool of this.known.tools) {
+      this.toolInvocations.inc({ ...p, tool }, 0);
+      this.toolErrors.inc({ ...p, tool }, 0);
+      this.toolDenied.inc({ ...p, tool }, 0);
+      this.argumentFailures.inc({ ...p, tool }, 0);
+    }
+  }
+
+  workspaceDeleted(workspace: string): void {
+    this.registries.delete(workspace);
+  }
+
+  async scrape(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
