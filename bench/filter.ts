@@ -1,0 +1,141 @@
+/**
+ * Cost of choosing a request's tools (TG-19, DESIGN decision 4), and of rebuilding a registry.
+ *
+ *   npx tsx bench/filter.ts        (npm run bench:filter)
+ *
+ * Synthetic workspaces of 10 … 10 000 tools: 20 groups, 8 states, each tool in 1–3 groups and listing
+ * 0–3 states (0 = every state), a state target on a third of them. Requests ask for 1–5 groups in one
+ * of the 8 states (or "undefined"). "uncached" bypasses the tool-set cache (`{cache: false}`); "cached"
+ * cycles through requests that are all in the cache. Prints a markdown table.
+ */
+import { buildRegistry, type ToolRegistry } from '../src/tools/registry.js';
+import type { RequestGroups } from '../src/tools/selection.js';
+
+const SIZES = [10, 100, 1_000, 10_000];
+const GROUP_COUNTS = [1, 2, 3, 4, 5];
+const GROUPS = Array.from({ length: 20 }, (_, i) => `group-${String(i).padStart(2, '0')}`);
+const STATES = Array.from({ length: 8 }, (_, i) => `state-${i}`);
+const REQUESTS_PER_RUN = 64; // fits the default cache (128 entries)
+const MIN_SAMPLE_NS = 250_000_000n;
+
+/** Deterministic PRNG (mulberry32), so runs are comparable. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function pick<T>(rand: () => number, items: readonly T[], count: number): T[] {
+  const pool = [...items];
+  const out: T[] = [];
+  while (out.length < count && pool.length > 0) out.push(pool.splice(Math.floor(rand() * pool.length), 1)[0]!);
+  return out;
+}
+
+function toolConfig(count: number, seed = 1): Record<string, string> {
+  const rand = random(seed);
+  const tools: Record<string, string> = {};
+  for (let i = 0; i < count; i++) {
+    const states = pick(rand, STATES, Math.floor(rand() * 4));
+    const mcp = rand() < 0.5;
+    tools[`tool-${String(i).padStart(5, '0')}`] = JSON.stringify({
+      type: mcp ? 'mcp-tool' : 'knowledge-query',
+      name: `tool_${i}`,
+      description: `Synthetic tool number ${i}`,
+      group: pick(rand, GROUPS, 1 + Math.floor(rand() * 3)),
+      ...(states.length > 0 ? { 'applicable-states': states } : {}),
+      ...(rand() < 1 / 3 ? { state: STATES[Math.floor(rand() * STATES.length)] } : {}),
+      ...(mcp
+        ? {
+            'mcp-tool': `server-${i % 7}`,
+            arguments: [
+              { name: 'id', type: 'string', description: 'Identifier' },
+              { name: 'limit', type: 'integer', description: 'How many', required: false },
+            ],
+          }
+        : {}),
+    });
+  }
+  return tools;
+}
+
+function requests(groupCount: number, seed: number): [RequestGroups, string][] {
+  const rand = random(seed);
+  const states = ['undefined', ...STATES];
+  return Array.from({ length: REQUESTS_PER_RUN }, () => [pick(rand, GROUPS, groupCount), states[Math.floor(rand() * states.length)]!]);
+}
+
+let sink = 0;
+
+/** Nanoseconds per call of `op`, measured over at least MIN_SAMPLE_NS after a warm-up. */
+function measure(op: (i: number) => number): number {
+  for (let i = 0; i < 2_000; i++) sink += op(i);
+  let iterations = 1_000;
+  for (;;) {
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < iterations; i++) sink += op(i);
+    const elapsed = process.hrtime.bigint() - start;
+    if (elapsed >= MIN_SAMPLE_NS) return Number(elapsed) / iterations;
+    iterations *= elapsed === 0n ? 10 : Math.min(10, Math.ceil(Number(MIN_SAMPLE_NS) / Number(elapsed)) + 1);
+  }
+}
+
+const formatNs = (ns: number): string => (ns >= 10_000 ? `${(ns / 1_000).toFixed(1)} µs` : `${ns.toFixed(0)} ns`);
+const formatOps = (ns: number): string => Math.round(1e9 / ns).toLocaleString('en-US');
+
+function benchFilter(registry: ToolRegistry, groupCount: number): { uncached: number; cached: number; offered: number } {
+  const pool = requests(groupCount, 1000 + groupCount);
+  const next = (i: number) => pool[i % pool.length]!;
+  const uncached = measure((i) => {
+    const [groups, state] = next(i);
+    return registry.filter(groups, state, { cache: false }).tools.length;
+  });
+  for (const [groups, state] of pool) registry.filter(groups, state);
+  const cached = measure((i) => {
+    const [groups, state] = next(i);
+    return registry.filter(groups, state).tools.length;
+  });
+  const offered = pool.reduce((sum, [groups, state]) => sum + registry.filter(groups, state).tools.length, 0) / pool.length;
+  return { uncached, cached, offered };
+}
+
+function benchRebuild(tools: Record<string, string>): number {
+  const runs = Object.keys(tools).length >= 10_000 ? 5 : 20;
+  buildRegistry({ workspace: 'bench', version: 0, tools }); // warm-up
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < runs; i++) sink += buildRegistry({ workspace: 'bench', version: i, tools }).registry.tools.length;
+  return Number(process.hrtime.bigint() - start) / runs;
+}
+
+function main(): void {
+  console.log(`Node ${process.version}, ${process.platform}/${process.arch}\n`);
+  console.log('| tools | groups asked | offered (avg) | uncached | uncached ops/s | cached | cached ops/s |');
+  console.log('|---:|---:|---:|---:|---:|---:|---:|');
+  const rebuilds: [number, number][] = [];
+  for (const size of SIZES) {
+    const tools = toolConfig(size);
+    const { registry, problems } = buildRegistry({ workspace: 'bench', version: 1, tools });
+    if (problems.length > 0) throw new Error(`benchmark config has problems: ${problems[0]!.text}`);
+    for (const groupCount of GROUP_COUNTS) {
+      const { uncached, cached, offered } = benchFilter(registry, groupCount);
+      console.log(
+        `| ${size.toLocaleString('en-US')} | ${groupCount} | ${offered.toFixed(1)} | ${formatNs(uncached)} | ${formatOps(uncached)} | ` +
+          `${formatNs(cached)} | ${formatOps(cached)} |`,
+      );
+    }
+    rebuilds.push([size, benchRebuild(tools)]);
+  }
+  console.log('\n| tools | full rebuild (parse + validate + index) | per tool |');
+  console.log('|---:|---:|---:|');
+  for (const [size, ns] of rebuilds) {
+    console.log(`| ${size.toLocaleString('en-US')} | ${(ns / 1e6).toFixed(2)} ms | ${formatNs(ns / size)} |`);
+  }
+  if (sink === -1) console.log(sink); // keeps the measured work observable
+}
+
+main();

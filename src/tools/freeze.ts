@@ -1,0 +1,41 @@
+/**
+ * Immutability helpers for the registry. `Object.freeze` does not stop `Set.add` or `Map.set`, so sets and
+ * maps handed out by the registry get their mutators replaced by functions that throw.
+ */
+
+function refuseMutation(): never {
+  throw new TypeError('this collection belongs to a tool registry and is read-only');
+}
+
+/** A `Set` whose `add`, `delete` and `clear` throw. */
+export function frozenSet<T>(items: Iterable<T>): ReadonlySet<T> {
+  const set = new Set(items);
+  Object.defineProperties(set, {
+    add: { value: refuseMutation },
+    delete: { value: refuseMutation },
+    clear: { value: refuseMutation },
+  });
+  return Object.freeze(set);
+}
+
+/** A `Map` whose `set`, `delete` and `clear` throw. */
+export function frozenMap<K, V>(entries: Iterable<readonly [K, V]>): ReadonlyMap<K, V> {
+  const map = new Map(entries);
+  Object.defineProperties(map, {
+    set: { value: refuseMutation },
+    delete: { value: refuseMutation },
+    clear: { value: refuseMutation },
+  });
+  return Object.freeze(map);
+}
+
+/**
+ * Freeze a JSON-like value and everything reachable from it (plain objects and arrays; sets and maps
+ * are expected to come from `frozenSet`/`frozenMap`). Already-frozen values are not walked again.
+ */
+export function deepFreeze<T>(value: T): T {
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
+  Object.freeze(value);
+  for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
+  return value;
+}
