@@ -59,8 +59,6 @@ export const SettingsSchema = z.object({
   policyConfigType: z.string().min(1).default('agent-group-policy'),
   /** Also publish each audit record to this TrustGraph queue id or Pulsar topic. */
   auditTopic: z.string().min(1).optional(),
-  /** Read MCP servers' `tools/list` to fill in and check tool arguments. */
-  mcpDiscovery: booleanish.default(false),
   /** Seconds to let in-flight iterations finish after SIGTERM/SIGINT. */
   shutdownGraceSeconds: z.coerce.number().nonnegative().default(30),
 });
@@ -98,7 +96,6 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'signingKey', flag: 'signing-key', env: 'TG_AGENT_SIGNING_KEY', help: 'HMAC key signing next messages (min 16 chars)' },
   { key: 'policyConfigType', flag: 'policy-config-type', env: 'TG_AGENT_POLICY_CONFIG_TYPE', help: 'config type of the group policy (default agent-group-policy)' },
   { key: 'auditTopic', flag: 'audit-topic', env: 'TG_AGENT_AUDIT_TOPIC', help: 'also publish audit records to this queue' },
-  { key: 'mcpDiscovery', flag: 'mcp-discovery', env: 'TG_AGENT_MCP_DISCOVERY', boolean: true, help: "read MCP servers' tool schemas (default off)" },
   { key: 'shutdownGraceSeconds', flag: 'shutdown-grace', env: 'TG_AGENT_SHUTDOWN_GRACE', help: 'seconds to finish in-flight iterations on SIGTERM (default 30)' },
 ];
 
