@@ -116,6 +116,8 @@ export class AgentService {
   /** Ready: configuration loaded, every configured flow subscribed, the transport connected. */
   readiness(): { ready: boolean; detail: string } {
     if (!this.started || !this.watcher.isLoaded) return { ready: false, detail: 'configuration not loaded yet' };
+    const pending = this.watcher.pendingWorkspaces;
+    if (pending.length > 0) return { ready: false, detail: `configuration changes not fetched yet for: ${pending.join(', ')}` };
     if (this.flows.failedCount > 0) return { ready: false, detail: `${this.flows.failedCount} flow(s) failed to start` };
     const status = this.transport.status();
     if (!status.connected) return { ready: false, detail: `broker connection: ${status.detail ?? 'disconnected'}` };

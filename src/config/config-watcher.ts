@@ -37,22 +37,38 @@ export interface ConfigWatcherOptions {
 
 export class ConfigWatcher {
   readonly store = new WorkspaceConfigStore();
+  /** Newest version announced; pushes at or below it are ignored. */
   private version = 0;
+  /** Newest version whose changes are all applied. */
+  private applied = 0;
   private loaded = false;
   private stopped = false;
   private consumer: Consumer | undefined;
   /** Pushes that arrived before the initial load finished. */
   private readonly early: ConfigPush[] = [];
   private queue: Promise<void> = Promise.resolve();
+  /** Changes announced by a push whose values could not be fetched yet: workspace → types. */
+  private readonly stale = new Map<string, Set<string>>();
+  private retryTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: ConfigWatcherOptions) {}
 
+  /** The configuration version in use: every change up to it is applied. */
   get currentVersion(): number {
-    return this.version;
+    return this.applied;
   }
 
   get isLoaded(): boolean {
     return this.loaded;
+  }
+
+  /** Workspaces with announced changes not fetched yet (the config service did not answer). */
+  get pendingWorkspaces(): string[] {
+    return [...this.stale.keys()].sort();
+  }
+
+  private get retryDelayMs(): number {
+    return this.options.retryDelayMs ?? 2000;
   }
 
   /** Subscribe, then load; resolves once the first load succeeded (or `stop()` was called). */
@@ -64,7 +80,7 @@ export class ConfigWatcher {
       handler: (message) => this.onPushMessage(message),
     });
     await this.options.client.start();
-    const retryDelayMs = this.options.retryDelayMs ?? 2000;
+    const retryDelayMs = this.retryDelayMs;
     for (let attempt = 1; !this.stopped; attempt++) {
       try {
         await this.loadAll();
@@ -85,6 +101,7 @@ export class ConfigWatcher {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
     await this.consumer?.close();
     await this.options.client.close();
   }
@@ -109,6 +126,7 @@ export class ConfigWatcher {
       loaded.set(workspace, types);
     }
     this.version = version;
+    this.applied = version;
     for (const [workspace, types] of loaded) {
       const snapshot = this.store.apply(workspace, types);
       await this.options.onChange({ workspace, changedTypes: Object.keys(types), snapshot, version });
@@ -143,29 +161,59 @@ export class ConfigWatcher {
       return;
     }
     const watched = new Set(this.options.types);
-    const byWorkspace = new Map<string, string[]>();
     for (const [type, workspaces] of Object.entries(push.changes ?? {})) {
       if (!watched.has(type)) continue;
       for (const workspace of workspaces ?? []) {
-        if (workspace.startsWith('_')) continue;
-        byWorkspace.set(workspace, [...(byWorkspace.get(workspace) ?? []), type]);
+        if (!workspace.startsWith('_')) this.markStale(workspace, [type]);
       }
     }
     // A new workspace: read every watched type, as TrustGraph's WorkspaceProcessor does.
     for (const workspace of push.workspace_changes?.created ?? []) {
-      if (!workspace.startsWith('_')) byWorkspace.set(workspace, [...watched]);
+      if (!workspace.startsWith('_')) this.markStale(workspace, [...watched]);
     }
     for (const workspace of push.workspace_changes?.deleted ?? []) {
-      byWorkspace.delete(workspace);
+      this.stale.delete(workspace);
       if (this.store.delete(workspace)) await this.options.onWorkspaceDeleted(workspace);
     }
-    for (const [workspace, types] of byWorkspace) {
-      const changed: Record<string, TypeValues> = {};
-      for (const type of types) changed[type] = (await this.options.client.values(workspace, type)).values;
-      const snapshot = this.store.apply(workspace, changed);
-      await this.options.onChange({ workspace, changedTypes: types, snapshot, version: push.version });
-    }
     this.version = push.version;
+    await this.fetchStale();
+  }
+
+  private markStale(workspace: string, types: readonly string[]): void {
+    const set = this.stale.get(workspace) ?? new Set<string>();
+    types.forEach((t) => set.add(t));
+    this.stale.set(workspace, set);
+  }
+
+  /**
+   * Fetch every (workspace, type) a push announced and not yet fetched. A failed fetch (config service
+   * away) stays pending and is retried, so no announced change is lost; readiness reports it meanwhile.
+   */
+  private async fetchStale(): Promise<void> {
+    for (const [workspace, typeSet] of [...this.stale]) {
+      const types = [...typeSet];
+      const changed: Record<string, TypeValues> = {};
+      try {
+        for (const type of types) changed[type] = (await this.options.client.values(workspace, type)).values;
+      } catch (error) {
+        this.options.logger.warn(
+          { err: error, workspace, types },
+          `Could not fetch changed configuration; retrying in ${this.retryDelayMs} ms`,
+        );
+        continue;
+      }
+      this.stale.delete(workspace);
+      const snapshot = this.store.apply(workspace, changed);
+      await this.options.onChange({ workspace, changedTypes: types, snapshot, version: this.version });
+    }
+    if (this.stale.size === 0) this.applied = this.version;
+    if (this.stale.size > 0 && !this.retryTimer && !this.stopped) {
+      this.retryTimer = setTimeout(() => {
+        this.retryTimer = undefined;
+        this.enqueue(() => this.fetchStale());
+      }, this.retryDelayMs);
+      this.retryTimer.unref();
+    }
   }
 }
 

@@ -9,7 +9,7 @@ export async function runMcpTool(
   clients: ToolClients,
 ): Promise<string> {
   const client = required(clients.mcpTool, 'mcp-tool', tool.type);
-  const response = await client.request(makeToolRequest({ name: tool.mcpTool, parameters: JSON.stringify(args) }));
+  const response = await client.request(makeToolRequest({ name: tool.mcpTool, parameters: pythonJsonDumps(args) }));
   raiseServiceError('mcp-tool', response.error);
   if (response.text) return response.text;
   try {
