@@ -21,7 +21,9 @@ import { pino, type Logger } from 'pino';
 import { queueToTopic } from '../../src/bus/topics.js';
 import type { Consumer, IncomingMessage, Producer, Properties, Transport } from '../../src/bus/transport.js';
 import { WebSocketTransport } from '../../src/bus/websocket-transport.js';
+import { createAgentApp, type AgentApp } from '../../src/app.js';
 import { AgentService, type ServiceHooks, type ServiceSettings } from '../../src/service.js';
+import { SettingsSchema, type Settings } from '../../src/settings.js';
 import {
   agentRequestCodec,
   agentResponseCodec,
@@ -85,6 +87,11 @@ export interface AgentHarnessOptions extends FlowBehaviour {
   /** Overrides of the agent's settings (defaults: id agent-manager, request timeout 5 s, config timeout 2 s). */
   settings?: Partial<ServiceSettings>;
   hooks?: ServiceHooks;
+  /**
+   * Run the whole app (`src/app.ts`: metrics, audit, security gate, HTTP endpoints on an ephemeral port)
+   * instead of the bare service, with these settings on top of the defaults and `settings`.
+   */
+  app?: Partial<Settings>;
   /** `isolated` (default): config queues of this harness only; `trustgraph`: request:tg:config etc. */
   configQueues?: 'isolated' | 'trustgraph';
   /** Start with the config stand-in not answering. Default true (available). */
@@ -171,6 +178,10 @@ export interface AgentHarness {
   /** The stand-ins' and gateway's transport (the agent has its own). */
   readonly transport: Transport;
   readonly service: AgentService;
+  /** Only with the `app` option. */
+  readonly app: AgentApp | undefined;
+  /** `http://127.0.0.1:<port>` of the app's endpoints (only with the `app` option, once started). */
+  httpUrl(): string;
   readonly config: ConfigServiceStandIn;
   /** The default flow's stand-ins (same as `flows[flow]`). */
   readonly prompt: PromptServiceStandIn;
@@ -336,9 +347,12 @@ export async function startAgentHarness(options: AgentHarnessOptions): Promise<A
   const cleanups: (() => Promise<unknown>)[] = [];
   const producers = new Map<string, Promise<Producer>>();
   let service: AgentService | undefined;
+  let app: AgentApp | undefined;
+  let httpPort = 0;
 
   const stop = async (): Promise<void> => {
-    if (service) await service.stop(2_000).catch(() => undefined);
+    if (app) await app.stop().catch(() => undefined);
+    else if (service) await service.stop(2_000).catch(() => undefined);
     await Promise.allSettled(cleanups.splice(0).reverse().map((cleanup) => cleanup()));
     await Promise.allSettled([...producers.values()].map(async (p) => (await p).close()));
     producers.clear();
@@ -397,9 +411,27 @@ export async function startAgentHarness(options: AgentHarnessOptions): Promise<A
     await config.putMany(workspace, entries);
     config.available = options.configAvailable ?? true;
 
-    const agent = new AgentService(settings, agentTransport, logger.child({ side: 'agent' }), options.hooks ?? {});
+    let agent: AgentService;
+    let started: Promise<void>;
+    if (options.app) {
+      const full: Settings = Object.freeze({
+        ...SettingsSchema.parse({}),
+        ...settings,
+        metricsPort: 0,
+        shutdownGraceSeconds: 2,
+        ...options.app,
+      });
+      app = await createAgentApp(full, agentTransport, logger.child({ side: 'agent' }));
+      agent = app.service;
+      const running = app;
+      started = running.start().then((port) => {
+        httpPort = port;
+      });
+    } else {
+      agent = new AgentService(settings, agentTransport, logger.child({ side: 'agent' }), options.hooks ?? {});
+      started = agent.start();
+    }
     service = agent;
-    const started = agent.start();
     started.catch(() => undefined);
 
     const producerFor = (topic: string): Promise<Producer> => {
@@ -529,6 +561,11 @@ export async function startAgentHarness(options: AgentHarnessOptions): Promise<A
       settings,
       transport,
       service: agent,
+      app,
+      httpUrl: () => {
+        if (!app || httpPort === 0) throw new Error('httpUrl() needs the `app` option and a started app');
+        return `http://127.0.0.1:${httpPort}`;
+      },
       config,
       prompt: main.prompt,
       graphRag: main.graphRag,
