@@ -20,7 +20,7 @@ export interface AgentApp {
   readonly metrics: AgentMetrics;
   readonly gate: SecurityGate;
   readonly http: HttpServer;
-  /** Listen (when metrics are on), then load config and start flows. Returns the HTTP port (0 when off). */
+  /** Listen, then load config and start flows. Returns the HTTP port. */
   start(): Promise<number>;
   stop(): Promise<void>;
 }
@@ -55,7 +55,7 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
   const http = new HttpServer(
     {
       readiness: () => service.readiness(),
-      metrics: () => metrics.scrape(),
+      ...(settings.metrics ? { metrics: () => metrics.scrape() } : {}),
       tools: (workspace, query) => toolListing(service, gate, workspace, query),
     },
     logger,
@@ -66,7 +66,8 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
     gate,
     http,
     async start() {
-      const port = settings.metrics ? await http.listen(settings.metricsPort) : 0;
+      // Health and readiness are always served (probes need them); --no-metrics only drops /metrics.
+      const port = await http.listen(settings.metricsPort);
       await service.start();
       return port;
     },

@@ -62,7 +62,7 @@ export class AgentMetrics {
     this.processor = processor;
     const registers = [this.registry];
     const p = { processor };
-    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, labels: { processor } });
 
     this.sessions = new Counter({ name: 'tg_agent_session_total', help: 'Agent sessions by outcome', labelNames: ['processor', 'outcome'], registers });
     this.iterationCount = new Histogram({ name: 'tg_agent_iteration_count', help: 'Iterations per completed session', labelNames: ['processor'], buckets: ITERATION_BUCKETS, registers });
@@ -148,6 +148,9 @@ export class AgentMetrics {
 
   workspaceDeleted(workspace: string): void {
     this.registries.delete(workspace);
+    const labels = { processor: this.processor, workspace };
+    this.registryProblems.remove(labels);
+    this.registryTools.remove(labels);
   }
 
   async scrape(): Promise<{ contentType: string; body: string }> {

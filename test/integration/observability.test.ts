@@ -10,6 +10,8 @@ import type { AgentRequest } from '../../src/wire/index.js';
 import type { PromptTerms } from '../stand-ins/prompt-service.js';
 import { startAgentHarness, type AgentHarness, type AgentHarnessOptions } from '../support/agent-harness.js';
 import { knowledgeQueryTool } from '../support/flow-config.js';
+import { readFileSync } from 'node:fs';
+import { checkDashboardMetrics, parseExposition as metricFamilies } from '../support/dashboard-metrics.js';
 import { sample, scrape } from '../support/prometheus-text.js';
 import { loadSpecExample, WORKFLOW_GROUPS } from '../support/spec-tools.js';
 
@@ -102,6 +104,10 @@ describe('metrics of the §5.2 workflow, scraped over HTTP', () => {
     const request = h.flows.default!.topics.request!;
     expect(sample(text, 'tg_consumer_processing_total', { ...p, consumer: request, status: 'ok' })).toBe(4);
     expect(sample(text, 'tg_producer_messages_total', { ...p, producer: request })).toBe(3);
+
+    // The Grafana dashboard asks only for metrics and labels this scrape has.
+    const dashboard = JSON.parse(readFileSync(new URL('../../deploy/grafana/dashboards/tg-agent.json', import.meta.url), 'utf8')) as unknown;
+    expect(checkDashboardMetrics(dashboard, metricFamilies(text))).toEqual([]);
   });
 
   it('counts an unconfigured group, state or tool as "other"', async () => {

@@ -214,9 +214,10 @@ describe('dashboard metric checker (test/support/dashboard-metrics.ts)', () => {
     expect(checkExpression(`sum by (tooL) (rate(tg_agent_tool_invocation_total{${P}}[5m]))`, families)).toEqual([
       'no metric in the query has label "tooL"',
     ]);
-    // Default process metrics carry no processor label.
-    expect(checkExpression(`process_resident_memory_bytes{${P}}`, families)).toEqual([
-      'process_resident_memory_bytes has no label "processor"',
+    // Default process metrics carry the processor label, but no workspace.
+    expect(checkExpression(`process_resident_memory_bytes{${P}}`, families)).toEqual([]);
+    expect(checkExpression(`process_resident_memory_bytes{workspace="x"}`, families)).toEqual([
+      'process_resident_memory_bytes has no label "workspace"',
     ]);
     expect(checkExpression('label_values(tg_agent_session_total, workspace)', families)).toEqual([
       'tg_agent_session_total has no label "workspace"',
