@@ -1,0 +1,115 @@
+/**
+ * `npm run ask -- "question" [--group a,b] [--state s] [--no-streaming] [--workspace w] [--flow f]`
+ *
+ * Sends one AgentRequest the way TrustGraph's gateway does (fresh uuid `id` property, every field present)
+ * and prints the streamed thoughts, observations and the answer until `end_of_dialog`. The broker is the one
+ * `npm run local` started (its address is in .pulsar/local.json), or PULSAR_URL.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { RequestClient } from '../src/bus/request-client.js';
+import { queueToTopic } from '../src/bus/topics.js';
+import { WebSocketTransport } from '../src/bus/websocket-transport.js';
+import { agentRequestCodec, agentResponseCodec, makeAgentRequest, type AgentResponse } from '../src/wire/index.js';
+
+const STATE_FILE = fileURLToPath(new URL('../.pulsar/local.json', import.meta.url));
+
+const USAGE = `usage: npm run ask -- "question" [--group a,b] [--state s] [--no-streaming] [--workspace default] [--flow default] [--verbose]`;
+
+async function main(): Promise<number> {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: {
+      group: { type: 'string', short: 'g', multiple: true },
+      state: { type: 'string', short: 's' },
+      'no-streaming': { type: 'boolean' },
+      workspace: { type: 'string', short: 'w' },
+      flow: { type: 'string', short: 'f' },
+      timeout: { type: 'string' },
+      verbose: { type: 'boolean', short: 'v' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help || positionals.length === 0) {
+    console.log(USAGE);
+    return values.help ? 0 : 2;
+  }
+  const local = existsSync(STATE_FILE) ? (JSON.parse(readFileSync(STATE_FILE, 'utf8')) as { webSocketUrl?: string; workspace?: string; flow?: string }) : {};
+  const url = process.env.PULSAR_URL ?? local.webSocketUrl ?? 'ws://127.0.0.1:8080';
+  const workspace = values.workspace ?? local.workspace ?? 'default';
+  const flow = values.flow ?? local.flow ?? 'default';
+  const groups = values.group?.flatMap((g) => g.split(',')).map((g) => g.trim()).filter((g) => g !== '');
+  const streaming = !values['no-streaming'];
+
+  const transport = new WebSocketTransport({ url, connectAttempts: 2 });
+  const client = new RequestClient({
+    transport,
+    requestTopic: queueToTopic(`request:tg:agent:${workspace}:${flow}`),
+    responseTopic: queueToTopic(`response:tg:agent:${workspace}:${flow}`),
+    requestCodec: agentRequestCodec,
+    responseCodec: agentResponseCodec,
+    timeoutMs: Number(values.timeout ?? 120) * 1000,
+  });
+  const request = makeAgentRequest({
+    question: positionals.join(' '),
+    group: groups ?? null,
+    state: values.state ?? null,
+    streaming,
+  });
+  console.log(`asking ${url} (workspace "${workspace}", flow "${flow}", groups ${JSON.stringify(groups ?? null)}, state ${JSON.stringify(values.state ?? null)}, ${streaming ? 'streaming' : 'not streaming'})\n`);
+
+  let current = '';
+  let exitCode = 0;
+  const write = (kind: string, messageId: string, text: string, end: boolean) => {
+    const key = `${kind}:${messageId}`;
+    if (key !== current) {
+      if (current) process.stdout.write('\n');
+      process.stdout.write(`${kind.padEnd(11)}> `);
+      current = key;
+    }
+    process.stdout.write(text);
+    if (end) {
+      process.stdout.write('\n');
+      current = '';
+    }
+  };
+  try {
+    await client.start();
+    for await (const response of client.stream(request, { isLast: (r: AgentResponse) => r.end_of_dialog || r.error !== null })) {
+      if (response.error) {
+        if (current) process.stdout.write('\n');
+        console.error(`error      > ${response.error.type}: ${response.error.message}`);
+        exitCode = 1;
+        break;
+      }
+      switch (response.message_type) {
+        case 'thought':
+        case 'observation':
+        case 'answer':
+          write(response.message_type, response.message_id, response.content, response.end_of_message);
+          break;
+        case 'explain':
+          if (values.verbose) write('explain', response.explain_id ?? '', `${response.explain_id} (${response.explain_triples.length} triples)`, true);
+          break;
+      }
+    }
+    if (current) process.stdout.write('\n');
+  } catch (error) {
+    console.error(`\n${error instanceof Error ? error.message : String(error)}`);
+    console.error('Is `npm run local` running (or PULSAR_URL set to a broker with an agent)?');
+    exitCode = 1;
+  } finally {
+    await client.close().catch(() => undefined);
+    await transport.close().catch(() => undefined);
+  }
+  return exitCode;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,41 @@
+/**
+ * `npm run local` then `npm run ask`, as the README's quick start says, against the test run's broker
+ * (PULSAR_URL), with the scripted model.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, inject, it } from 'vitest';
+import { waitUntil } from '../support/agent-harness.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+describe('npm run local + npm run ask', () => {
+  it('answers a question through the spec workflow and stops cleanly', async () => {
+    const env = { ...process.env, PULSAR_URL: inject('pulsarWebSocketUrl') };
+    delete env.LLM_URL;
+    const local = spawn('npm', ['run', '--silent', 'local'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let output = '';
+    local.stdout?.on('data', (c: Buffer) => (output += c.toString()));
+    local.stderr?.on('data', (c: Buffer) => (output += c.toString()));
+    try {
+      await waitUntil(() => output.includes('agent ready') || local.exitCode !== null, 'npm run local to be ready', 60_000);
+      expect(output).toContain('agent ready');
+
+      const { stdout } = await promisify(execFile)(
+        'npm',
+        ['run', '--silent', 'ask', '--', 'What entities are connected to Company X?', '--group', 'read-only', '--state', 'undefined'],
+        { cwd: ROOT, env, timeout: 60_000 },
+      );
+      expect(stdout).toContain('thought    > (scripted model) I should look in the knowledge graph first');
+      expect(stdout).toContain('observation> Company X is connected to Acme Corp');
+      expect(stdout).toContain('answer     > Here is what I found:\n- Knowledge Graph Query: Company X is connected to Acme Corp');
+      await waitUntil(() => output.includes('state undefined → analysis'), 'the audit summary of the transition', 10_000);
+    } finally {
+      process.kill(-local.pid!, 'SIGINT');
+      await once(local, 'exit');
+    }
+    expect(output).toContain('[local] stopping');
+  }, 120_000);
+});
