@@ -83,7 +83,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'pulsarWebSocketUrl', flag: 'pulsar-ws-url', env: 'PULSAR_WS_URL', help: "broker's WebSocket service (default ws://<pulsar host>:8080)" },
   { key: 'concurrency', flag: 'concurrency', env: 'TG_AGENT_CONCURRENCY', help: 'iterations processed at once (default 1)' },
   { key: 'maxIterations', flag: 'max-iterations', env: 'TG_AGENT_MAX_ITERATIONS', help: 'iteration limit per conversation (default 10)' },
-  { key: 'metrics', flag: 'metrics', env: 'TG_AGENT_METRICS', boolean: true, help: 'serve Prometheus metrics (default on; --no-metrics)' },
+  { key: 'metrics', flag: 'metrics', env: 'TG_AGENT_METRICS', boolean: true, help: 'serve /metrics (default on; --no-metrics); health endpoints are always served' },
   { key: 'metricsPort', flag: 'metrics-port', short: 'P', env: 'TG_AGENT_METRICS_PORT', help: 'HTTP port for /metrics, /healthz, /readyz, /tools (default 8000)' },
   { key: 'logLevel', flag: 'log-level', short: 'l', env: 'LOG_LEVEL', help: 'trace|debug|info|warn|error|fatal (TrustGraph spellings accepted; default info)' },
   { key: 'configRequestQueue', flag: 'config-request-queue', env: 'TG_CONFIG_REQUEST_QUEUE', help: 'default request:tg:config' },
