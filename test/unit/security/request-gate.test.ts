@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { parseFlows } from '../../../src/config/flows.js';
+import { AgentMetrics } from '../../../src/observability/metrics.js';
+import { IterationSigner, SIGNATURE_PROPERTY } from '../../../src/security/iteration-signature.js';
+import { SecurityGate } from '../../../src/security/request-gate.js';
+import { buildRegistry } from '../../../src/tools/registry.js';
+import { makeAgentRequest } from '../../../src/wire/index.js';
+
+const topics = { request: 'request:tg:a:w:f', next: 'request:tg:a:w:f', response: 'response:tg:a:w:f', 'prompt-request': 'request:tg:p:w:f', 'prompt-response': 'response:tg:p:w:f' };
+const flow = parseFlows('w', { f: JSON.stringify({ topics }) }).flows[0]!;
+const { registry } = buildRegistry({
+  workspace: 'w',
+  version: 1,
+  tools: { a: JSON.stringify({ type: 'knowledge-query', name: 'lookup', 'applicable-states': ['analysis'], state: 'results' }) },
+});
+
+async function counter(metrics: AgentMetrics, name: string, labels: Record<string, string>): Promise<number> {
+  const metric = await metrics.registry.getSingleMetric(name)?.get();
+  return metric?.values.find((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l))?.value ?? 0;
+}
+
+describe('the request gate', () => {
+  it('counts a state no tool knows, and refuses it only under --strict-states', async () => {
+    const metrics = new AgentMetrics('agent-manager', { defaultMetrics: false });
+    metrics.registryRebuilt(registry, 0);
+    const lenient = new SecurityGate({ policyConfigType: 'agent-group-policy', strictStates: false, metrics });
+    const strict = new SecurityGate({ policyConfigType: 'agent-group-policy', strictStates: true, metrics });
+    const unknown = makeAgentRequest({ question: 'q', state: 'nowhere' });
+    expect(lenient.check(flow, unknown, {}, registry)).toBeUndefined();
+    expect(strict.check(flow, unknown, {}, registry)).toEqual({
+      kind: 'invalid-state',
+      message: 'Invalid state "nowhere": no tool of workspace "w" uses it',
+    });
+    expect(await counter(metrics, 'tg_agent_invalid_state_transitions_total', { state: 'other' })).toBe(2);
+    // Known states (including a tool's target state and "undefined") pass.
+    for (const state of ['analysis', 'results', 'undefined', '']) {
+      expect(strict.check(flow, makeAgentRequest({ question: 'q', state }), {}, registry)).toBeUndefined();
+    }
+  });
+
+  it('adds a signature to next messages only when a key is configured', () => {
+    const request = makeAgentRequest({ question: 'q', history: [{ action: 'lookup' }] });
+    const unsigned = new SecurityGate({ policyConfigType: 'p', strictStates: false });
+    expect(unsigned.nextProperties(request, 'id')).toEqual({});
+    const signer = new IterationSigner('0123456789abcdef0123');
+    const signed = new SecurityGate({ policyConfigType: 'p', strictStates: false, signer });
+    const properties = signed.nextProperties(request, 'id');
+    expect(properties[SIGNATURE_PROPERTY]).toBe(signer.sign('id', request));
+    expect(signed.check(flow, request, { id: 'id', ...properties }, registry)).toBeUndefined();
+  });
+});
