@@ -5,6 +5,8 @@
 import type { Logger } from 'pino';
 import type { Transport } from './bus/transport.js';
 import { queueToTopic } from './bus/topics.js';
+import { McpDiscovery } from './mcp/discovery.js';
+import { MCP_CONFIG_TYPE } from './mcp/mcp-config.js';
 import { AuditTrail } from './observability/audit.js';
 import { HttpServer } from './observability/http-server.js';
 import { IterationRecorder } from './observability/iteration-recorder.js';
@@ -20,6 +22,8 @@ export interface AgentApp {
   readonly metrics: AgentMetrics;
   readonly gate: SecurityGate;
   readonly http: HttpServer;
+  /** MCP argument discovery, when `mcpDiscovery` is on. */
+  readonly mcpDiscovery: McpDiscovery | undefined;
   /** Listen, then load config and start flows. Returns the HTTP port. */
   start(): Promise<number>;
   stop(): Promise<void>;
@@ -36,13 +40,35 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
     ...(settings.signingKey ? { signer: new IterationSigner(settings.signingKey) } : {}),
     onProblem: (message) => logger.error(`Group policy problem: ${message}`),
   });
-  const service = new AgentService(settings, transport, logger, {
-    extraConfigTypes: [settings.policyConfigType],
+  // DESIGN decision 9: in the background, never in a request's way; a changed snapshot rebuilds the registry.
+  const discovery = settings.mcpDiscovery
+    ? new McpDiscovery({
+        ttlMs: settings.mcpDiscoveryTtlSeconds * 1000,
+        timeoutMs: settings.mcpDiscoveryTimeoutSeconds * 1000,
+        logger: logger.child({ component: 'mcp-discovery' }),
+        onChange: (workspace) => service.rebuildRegistry(workspace),
+        onFailure: (_workspace, _mcpKey, reason) => metrics.mcpDiscoveryFailed(reason),
+        onStatus: (workspace, failing) => metrics.mcpDiscoveryStatus(workspace, failing),
+      })
+    : undefined;
+  if (discovery) metrics.mcpDiscoveryEnabled();
+  const service: AgentService = new AgentService(settings, transport, logger, {
+    extraConfigTypes: [...new Set([settings.policyConfigType, ...(discovery ? [MCP_CONFIG_TYPE] : [])])],
     eventsFor: (flow, request, id) => new IterationRecorder(metrics, audit, flow, request, id),
-    onConfig: (change) => gate.onConfig(change),
-    onRegistry: (registry, seconds) => metrics.registryRebuilt(registry, seconds),
+    onConfig: (change) => {
+      gate.onConfig(change);
+      discovery?.onConfig(change);
+    },
+    onRegistry: (registry, seconds) => {
+      metrics.registryRebuilt(registry, seconds);
+      if (discovery) metrics.mcpRegistryRebuilt(registry);
+    },
+    ...(discovery ? { mcpLookup: (workspace: string) => discovery.lookup(workspace) } : {}),
     onConfigVersion: (version) => metrics.configVersion.set({ processor: settings.id }, version),
-    onWorkspaceDeleted: (workspace) => metrics.workspaceDeleted(workspace),
+    onWorkspaceDeleted: (workspace) => {
+      metrics.workspaceDeleted(workspace);
+      discovery?.onWorkspaceDeleted(workspace);
+    },
     gate,
     instrument: {
       consumed: (consumer, seconds, ok) => {
@@ -56,7 +82,7 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
     {
       readiness: () => service.readiness(),
       ...(settings.metrics ? { metrics: () => metrics.scrape() } : {}),
-      tools: (workspace, query) => toolListing(service, gate, workspace, query),
+      tools: (workspace, query) => toolListing(service, gate, workspace, query, discovery),
     },
     logger,
   );
@@ -65,13 +91,16 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
     metrics,
     gate,
     http,
+    mcpDiscovery: discovery,
     async start() {
       // Health and readiness are always served (probes need them); --no-metrics only drops /metrics.
       const port = await http.listen(settings.metricsPort);
+      discovery?.start();
       await service.start();
       return port;
     },
     async stop() {
+      await discovery?.stop();
       await service.stop(settings.shutdownGraceSeconds * 1000);
       await auditProducer?.close().catch(() => {});
       await http.close();

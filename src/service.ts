@@ -11,6 +11,7 @@ import { ConcurrencyLimit } from './flow/concurrency-limit.js';
 import { FlowManager } from './flow/flow-manager.js';
 import type { FlowRuntimeDeps, IterationHooks, RequestGate } from './flow/flow-runtime.js';
 import { TOOL_CONFIG_TYPES, WorkspaceRegistries } from './flow/workspace-registries.js';
+import type { McpDiscoveryLookup } from './mcp/discovery-result.js';
 import type { Settings } from './settings.js';
 import type { ToolRegistry } from './tools/registry.js';
 import { ToolServiceClients } from './tools/run/tool-service-clients.js';
@@ -23,6 +24,11 @@ export interface ServiceHooks {
   extraConfigTypes?: readonly string[];
   onConfig?(change: WorkspaceChange): void;
   onRegistry?(registry: ToolRegistry, seconds: number): void;
+  /**
+   * MCP argument discovery's snapshot of a workspace, read at every registry rebuild (DESIGN decision 9).
+   * Undefined (or no hook): the registry is built without discovery. When it changes, call `rebuildRegistry`.
+   */
+  mcpLookup?(workspace: string): McpDiscoveryLookup | undefined;
   onConfigVersion?(version: number): void;
   onWorkspaceDeleted?(workspace: string): void;
   gate?: RequestGate;
@@ -59,7 +65,7 @@ export class AgentService {
     private readonly hooks: ServiceHooks = {},
   ) {
     this.limit = new ConcurrencyLimit(settings.concurrency);
-    this.registries = new WorkspaceRegistries(logger, hooks.onRegistry);
+    this.registries = new WorkspaceRegistries(logger, hooks.onRegistry, hooks.mcpLookup?.bind(hooks));
     this.toolServices = new ToolServiceClients({
       transport,
       processorId: settings.id,
@@ -134,6 +140,15 @@ export class AgentService {
 
   get configVersion(): number {
     return this.watcher.currentVersion;
+  }
+
+  /**
+   * Rebuild one workspace's registry from the configuration already read (e.g. after MCP discovery's
+   * snapshot changed). Keeps the registry's config version. Never throws.
+   */
+  rebuildRegistry(workspace: string): void {
+    const version = this.registries.all().find((r) => r.workspace === workspace)?.version ?? this.watcher.currentVersion;
+    this.registries.rebuild(workspace, this.watcher.store.snapshot(workspace), version);
   }
 
   /** Stop taking requests, let in-flight iterations finish (bounded by `graceMs`), close everything. */

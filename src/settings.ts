@@ -61,6 +61,12 @@ export const SettingsSchema = z.object({
   auditTopic: z.string().min(1).optional(),
   /** Seconds to let in-flight iterations finish after SIGTERM/SIGINT. */
   shutdownGraceSeconds: z.coerce.number().nonnegative().default(30),
+  /** Ask the MCP servers of config type `mcp` for their tools' input schemas (DESIGN decision 9). */
+  mcpDiscovery: booleanish.default(false),
+  /** Seconds a server's tools/list answer is used before it is asked again. */
+  mcpDiscoveryTtlSeconds: z.coerce.number().positive().max(86_400).default(300),
+  /** Seconds one tools/list exchange (connect, initialize, list) may take. */
+  mcpDiscoveryTimeoutSeconds: z.coerce.number().positive().max(600).default(10),
 });
 
 export type Settings = Readonly<z.infer<typeof SettingsSchema>>;
@@ -97,6 +103,9 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'policyConfigType', flag: 'policy-config-type', env: 'TG_AGENT_POLICY_CONFIG_TYPE', help: 'config type of the group policy (default agent-group-policy)' },
   { key: 'auditTopic', flag: 'audit-topic', env: 'TG_AGENT_AUDIT_TOPIC', help: 'also publish audit records to this queue' },
   { key: 'shutdownGraceSeconds', flag: 'shutdown-grace', env: 'TG_AGENT_SHUTDOWN_GRACE', help: 'seconds to finish in-flight iterations on SIGTERM (default 30)' },
+  { key: 'mcpDiscovery', flag: 'mcp-discovery', env: 'TG_AGENT_MCP_DISCOVERY', boolean: true, help: "read MCP tools' input schemas from their servers (tools/list); default off" },
+  { key: 'mcpDiscoveryTtlSeconds', flag: 'mcp-discovery-ttl', env: 'TG_AGENT_MCP_DISCOVERY_TTL', help: 'seconds a tools/list answer is used before asking again (default 300)' },
+  { key: 'mcpDiscoveryTimeoutSeconds', flag: 'mcp-discovery-timeout', env: 'TG_AGENT_MCP_DISCOVERY_TIMEOUT', help: 'seconds one tools/list exchange may take (default 10)' },
 ];
 
 export class SettingsError extends Error {

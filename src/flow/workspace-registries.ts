@@ -4,6 +4,7 @@
  * registry: its requests are answered without tools (TrustGraph fails them with "No agent configuration").
  */
 import type { Logger } from 'pino';
+import type { McpDiscoveryLookup } from '../mcp/discovery-result.js';
 import { buildRegistry, type ToolRegistry } from '../tools/registry.js';
 import type { WorkspaceSnapshot } from '../config/workspace-config.js';
 
@@ -12,19 +13,26 @@ export const TOOL_CONFIG_TYPES = ['tool', 'tool-service'] as const;
 export class WorkspaceRegistries {
   private readonly registries = new Map<string, ToolRegistry>();
 
+  /**
+   * @param mcpLookup MCP discovery's snapshot of a workspace (DESIGN decision 9); absent or undefined: the
+   *   registry is built without discovery
+   */
   constructor(
     private readonly logger: Logger,
     private readonly onRebuilt: (registry: ToolRegistry, seconds: number) => void = () => {},
+    private readonly mcpLookup?: (workspace: string) => McpDiscoveryLookup | undefined,
   ) {}
 
   /** Rebuild one workspace's registry from its config snapshot. Never throws. */
   rebuild(workspace: string, snapshot: WorkspaceSnapshot, version: number): ToolRegistry {
     const started = performance.now();
+    const mcp = this.mcpLookup?.(workspace);
     const { registry, problems } = buildRegistry({
       workspace,
       tools: snapshot.tool ?? {},
       toolServices: snapshot['tool-service'] ?? {},
       version,
+      ...(mcp === undefined ? {} : { mcp }),
     });
     const seconds = (performance.now() - started) / 1000;
     this.registries.set(workspace, registry);

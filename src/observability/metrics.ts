@@ -10,6 +10,7 @@
  * client cannot create series by sending made-up names (DESIGN decision 11).
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { DISCOVERY_FAILURE_REASONS, type DiscoveryFailureReason } from '../mcp/discovery-failure.js';
 import type { ToolRegistry } from '../tools/registry.js';
 
 export const OTHER = 'other';
@@ -54,9 +55,17 @@ export class AgentMetrics {
   readonly registryProblems: Gauge<'processor' | 'workspace'>;
   readonly registryTools: Gauge<'processor' | 'workspace'>;
 
+  // MCP argument discovery (DESIGN decision 9)
+  readonly mcpDiscoveryFailures: Counter<'processor' | 'reason'>;
+  readonly mcpDiscoveryFailing: Gauge<'processor' | 'workspace'>;
+  readonly mcpArgumentDrift: Gauge<'processor' | 'workspace' | 'tool'>;
+  readonly mcpToolArguments: Gauge<'processor' | 'workspace' | 'source'>;
+
   /** Configured label values per kind, over every workspace. */
   private readonly known = { groups: new Set<string>(), states: new Set<string>(), tools: new Set<string>() };
   private readonly registries = new Map<string, ToolRegistry>();
+  /** Tool label values of the drift series exported per workspace, to remove them when they go. */
+  private readonly driftSeries = new Map<string, Set<string>>();
 
   constructor(processor: string, options: { defaultMetrics?: boolean } = {}) {
     this.processor = processor;
@@ -89,6 +98,11 @@ export class AgentMetrics {
     this.registryRebuildDuration = new Histogram({ name: 'tg_agent_registry_rebuild_seconds', help: 'Time to rebuild a workspace tool registry', labelNames: ['processor'], buckets: REBUILD_BUCKETS, registers });
     this.registryProblems = new Gauge({ name: 'tg_agent_registry_problems', help: 'Tool configuration entries with problems, per workspace', labelNames: ['processor', 'workspace'], registers });
     this.registryTools = new Gauge({ name: 'tg_agent_registry_tools', help: 'Tools loaded, per workspace', labelNames: ['processor', 'workspace'], registers });
+
+    this.mcpDiscoveryFailures = new Counter({ name: 'tg_agent_mcp_discovery_failures_total', help: 'MCP tools/list discoveries that failed, per mcp entry and attempt, by reason', labelNames: ['processor', 'reason'], registers });
+    this.mcpDiscoveryFailing = new Gauge({ name: 'tg_agent_mcp_discovery_failing', help: 'mcp config entries whose last discovery failed, per workspace', labelNames: ['processor', 'workspace'], registers });
+    this.mcpArgumentDrift = new Gauge({ name: 'tg_agent_mcp_argument_drift', help: "Differences between an mcp-tool's declared arguments and its server's input schema", labelNames: ['processor', 'workspace', 'tool'], registers });
+    this.mcpToolArguments = new Gauge({ name: 'tg_agent_mcp_tool_arguments', help: 'mcp-tool tools by where their arguments come from (declared, discovered, none)', labelNames: ['processor', 'workspace', 'source'], registers });
 
     for (const outcome of ['completed', 'error', 'max-iterations']) this.sessions.inc({ ...p, outcome }, 0);
     for (const reason of ['missing-signature', 'bad-signature', 'policy-wildcard']) this.escalationAttempts.inc({ ...p, reason }, 0);
@@ -151,6 +165,47 @@ export class AgentMetrics {
     const labels = { processor: this.processor, workspace };
     this.registryProblems.remove(labels);
     this.registryTools.remove(labels);
+    this.mcpDiscoveryFailing.remove(labels);
+    for (const tool of this.driftSeries.get(workspace) ?? []) this.mcpArgumentDrift.remove({ ...labels, tool });
+    this.driftSeries.delete(workspace);
+    for (const source of ['declared', 'discovered', 'none']) this.mcpToolArguments.remove({ ...labels, source });
+  }
+
+  /** MCP discovery is on: export its failure counter at 0 for every reason. */
+  mcpDiscoveryEnabled(): void {
+    for (const reason of DISCOVERY_FAILURE_REASONS) this.mcpDiscoveryFailures.inc({ processor: this.processor, reason }, 0);
+  }
+
+  mcpDiscoveryFailed(reason: DiscoveryFailureReason): void {
+    this.mcpDiscoveryFailures.inc({ processor: this.processor, reason });
+  }
+
+  mcpDiscoveryStatus(workspace: string, failing: number): void {
+    this.mcpDiscoveryFailing.set({ processor: this.processor, workspace }, failing);
+  }
+
+  /**
+   * After a rebuild with discovery on (call after `registryRebuilt`, which learns the tool names): drift
+   * findings per `mcp-tool` whose declared arguments could be compared (0 = none), and tools per argument
+   * source. Series of tools that are gone, or no longer comparable, are removed.
+   */
+  mcpRegistryRebuilt(registry: ToolRegistry): void {
+    const labels = { processor: this.processor, workspace: registry.workspace };
+    const drift = new Map<string, number>();
+    const sources = { declared: 0, discovered: 0, none: 0 };
+    for (const [name, report] of registry.mcp) {
+      sources[report.source]++;
+      if (report.source === 'declared' && report.discovery === 'ok') {
+        const tool = this.tool(name);
+        drift.set(tool, (drift.get(tool) ?? 0) + report.drift.length);
+      }
+    }
+    for (const tool of this.driftSeries.get(registry.workspace) ?? []) {
+      if (!drift.has(tool)) this.mcpArgumentDrift.remove({ ...labels, tool });
+    }
+    for (const [tool, findings] of drift) this.mcpArgumentDrift.set({ ...labels, tool }, findings);
+    this.driftSeries.set(registry.workspace, new Set(drift.keys()));
+    for (const [source, count] of Object.entries(sources)) this.mcpToolArguments.set({ ...labels, source }, count);
   }
 
   async scrape(): Promise<{ contentType: string; body: string }> {

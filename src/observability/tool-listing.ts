@@ -3,6 +3,7 @@
  * entries that failed to load with their reasons, the group policy, the running flows, and — with
  * `?groups=a,b&state=s` — exactly what a request with those groups and state would be offered.
  */
+import type { McpDiscovery } from '../mcp/discovery.js';
 import type { SecurityGate } from '../security/request-gate.js';
 import type { AgentService } from '../service.js';
 
@@ -11,6 +12,7 @@ export function toolListing(
   gate: SecurityGate,
   workspace: string | undefined,
   query: URLSearchParams,
+  mcpDiscovery?: McpDiscovery,
 ): unknown {
   if (workspace === undefined) {
     return {
@@ -32,6 +34,8 @@ export function toolListing(
     ...registry.listing(),
     policy: policy ? { allowed_groups: [...policy.allowedGroups].sort(), allow_wildcard: policy.allowWildcard } : null,
   };
+  // DESIGN decision 9: every `mcp` entry's discovery state (each mcp-tool's own report is under tools[].mcp).
+  if (mcpDiscovery !== undefined) body.mcpDiscovery = mcpDiscovery.listing(workspace);
   if (query.has('groups') || query.has('state')) {
     const groups = query.has('groups') ? (query.get('groups') ?? '').split(',').filter((g) => g !== '') : null;
     const toolSet = registry.filter(groups, query.get('state'));

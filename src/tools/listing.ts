@@ -3,6 +3,7 @@
  * which tools each group holds, which tools each state offers, every tool's normalized configuration,
  * and the problems found while loading.
  */
+import type { McpArgumentsReport } from '../mcp/mcp-tool-arguments.js';
 import type { ToolArgument } from './arguments.js';
 import { deepFreeze } from './freeze.js';
 import type { Problem } from './problems.js';
@@ -23,6 +24,11 @@ export interface ListedTool {
   readonly settings: Readonly<Record<string, unknown>>;
   /** The config entry as written. */
   readonly config: Readonly<Record<string, unknown>>;
+  /**
+   * `mcp-tool` tools when MCP discovery is on: where the arguments came from (`declared`, `discovered`,
+   * `none`), the discovery status and the drift between declared arguments and the server's schema.
+   */
+  readonly mcp?: McpArgumentsReport;
 }
 
 export interface ListedToolService {
@@ -72,8 +78,8 @@ export function toolSettings(tool: Tool): Record<string, unknown> {
   }
 }
 
-export function listTool(tool: Tool): ListedTool {
-  return {
+export function listTool(tool: Tool, mcp?: McpArgumentsReport): ListedTool {
+  const listed: ListedTool = {
     key: tool.key,
     name: tool.name,
     type: tool.type,
@@ -85,6 +91,7 @@ export function listTool(tool: Tool): ListedTool {
     settings: toolSettings(tool),
     config: tool.config,
   };
+  return mcp === undefined ? listed : { ...listed, mcp };
 }
 
 export function buildListing(
@@ -95,6 +102,7 @@ export function buildListing(
     readonly toolServices: ReadonlyMap<string, { readonly requestQueue: string; readonly responseQueue: string; readonly configParams: ListedToolService['configParams'] }>;
     readonly problems: readonly Problem[];
     readonly knownStates: ReadonlySet<string>;
+    readonly mcp?: ReadonlyMap<string, McpArgumentsReport>;
   },
   index: ToolIndex,
 ): RegistryListing {
@@ -108,7 +116,7 @@ export function buildListing(
     wildcardOnly: registry.tools.filter((tool) => tool.groups.length === 0).map((tool) => tool.name),
     states: Object.fromEntries(states.map((state) => [state, index.offeredInState(state)])),
     everyState: index.offeredInEveryState(),
-    tools: registry.tools.map(listTool),
+    tools: registry.tools.map((tool) => listTool(tool, registry.mcp?.get(tool.name))),
     toolServices: [...registry.toolServices].map(([key, service]) => ({
       key,
       requestQueue: service.requestQueue,

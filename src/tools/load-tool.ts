@@ -9,6 +9,8 @@ import {
   type ArgumentValidator,
   type ToolArgument,
 } from './arguments.js';
+import type { McpDiscoveryLookup } from '../mcp/discovery-result.js';
+import { resolveMcpArguments, type McpArgumentsReport } from '../mcp/mcp-tool-arguments.js';
 import { builtinValidator, BUILTIN_ARGUMENTS } from './builtin-arguments.js';
 import { decodeEntry, entryName } from './config-entry.js';
 import { quote } from './describe-value.js';
@@ -41,6 +43,8 @@ export interface ToolLoad {
   readonly tool?: Tool;
   /** Errors (when `tool` is absent) and warnings. */
   readonly problems: readonly Problem[];
+  /** For an `mcp-tool` when MCP discovery is on: where its arguments came from, discovery status, drift. */
+  readonly mcp?: McpArgumentsReport;
 }
 
 const DEFAULT_GROUPS: readonly string[] = Object.freeze(['default']);
@@ -107,8 +111,15 @@ function toolOf<T extends Tool>(common: CommonFields, type: T['type'], own: Omit
 /**
  * Validate and normalize one `tool` entry.
  * @param raw the config value: a JSON string (or an already-decoded object)
+ * @param mcp the workspace's MCP discovery snapshot; absent when discovery is off
  */
-export function loadTool(workspace: string, key: string, raw: unknown, lookup: ToolServiceLookup): ToolLoad {
+export function loadTool(
+  workspace: string,
+  key: string,
+  raw: unknown,
+  lookup: ToolServiceLookup,
+  mcp?: McpDiscoveryLookup,
+): ToolLoad {
   const where = (name: string | undefined) => ({ workspace, kind: 'tool', key, name }) as const;
   const decoded = decodeEntry(raw);
   if (!decoded.ok) return { problems: [makeProblem(where(undefined), decoded.detail)] };
@@ -118,6 +129,7 @@ export function loadTool(workspace: string, key: string, raw: unknown, lookup: T
   const config = checked.data;
 
   const warnings: ProblemDetail[] = [];
+  let mcpReport: McpArgumentsReport | undefined;
   let declared: readonly ToolArgument[];
   let validator: ArgumentValidator;
   if (config.type === 'mcp-tool' || config.type === 'prompt' || config.type === 'tool-service') {
@@ -127,6 +139,13 @@ export function loadTool(workspace: string, key: string, raw: unknown, lookup: T
     }
     declared = configured.arguments;
     validator = compileArguments(declared);
+    if (config.type === 'mcp-tool' && mcp !== undefined) {
+      const resolved = resolveMcpArguments(config['mcp-tool'], { arguments: declared, validator }, mcp);
+      declared = resolved.arguments;
+      validator = resolved.validator;
+      mcpReport = resolved.report;
+      warnings.push(...resolved.problems);
+    }
   } else {
     declared = BUILTIN_ARGUMENTS[config.type];
     validator = builtinValidator(config.type);
@@ -201,5 +220,6 @@ export function loadTool(workspace: string, key: string, raw: unknown, lookup: T
       break;
     }
   }
-  return { tool: Object.freeze(tool), problems: warnings.map((detail) => makeProblem(location, detail)) };
+  const problems = warnings.map((detail) => makeProblem(location, detail));
+  return mcpReport === undefined ? { tool: Object.freeze(tool), problems } : { tool: Object.freeze(tool), problems, mcp: mcpReport };
 }

@@ -3,6 +3,8 @@
  * and `tool-service` config, immutable, versioned, replaced as a whole on every change. Building never
  * throws; invalid entries are left out and reported as `problems`.
  */
+import type { McpDiscoveryLookup } from '../mcp/discovery-result.js';
+import type { McpArgumentsReport } from '../mcp/mcp-tool-arguments.js';
 import { describeValue, quote } from './describe-value.js';
 import { deepFreeze, frozenMap, frozenSet } from './freeze.js';
 import { buildListing, type RegistryListing } from './listing.js';
@@ -37,6 +39,11 @@ export interface BuildRegistryInput {
   readonly version: number;
   /** How many request tool sets to cache (LRU); 0 disables the cache. */
   readonly cacheSize?: number;
+  /**
+   * MCP discovery's snapshot of the workspace's `mcp` entries (DESIGN decision 9); absent when discovery
+   * is off. `mcp-tool` tools without declared arguments take the server's; declared ones are checked for drift.
+   */
+  readonly mcp?: McpDiscoveryLookup;
 }
 
 export interface FilterOptions {
@@ -64,6 +71,8 @@ export interface ToolRegistry {
   readonly knownGroups: ReadonlySet<string>;
   /** Every state named by a tool (`applicable-states` and `state` targets), plus `"undefined"`. */
   readonly knownStates: ReadonlySet<string>;
+  /** Tool name → MCP discovery report of each `mcp-tool`; empty when discovery is off. */
+  readonly mcp: ReadonlyMap<string, McpArgumentsReport>;
   /** The tool of this name, offered or not. */
   get(name: string): Tool | undefined;
   /**
@@ -150,10 +159,14 @@ export function buildRegistry(input: BuildRegistryInput): BuildRegistryResult {
   }
 
   const loadedTools: Tool[] = [];
+  const mcpReports = new Map<Tool, McpArgumentsReport>();
   for (const [key, raw] of entriesOf(workspace, 'tool', input.tools, problems)) {
-    const loaded = loadTool(workspace, key, raw, { services, invalid: invalidServices });
+    const loaded = loadTool(workspace, key, raw, { services, invalid: invalidServices }, input.mcp);
     problems.push(...loaded.problems);
-    if (loaded.tool) loadedTools.push(loaded.tool);
+    if (loaded.tool) {
+      loadedTools.push(loaded.tool);
+      if (loaded.mcp) mcpReports.set(loaded.tool, loaded.mcp);
+    }
   }
 
   // Duplicate names: the greatest config key wins (TrustGraph's later key overwrites the earlier).
@@ -190,6 +203,10 @@ export function buildRegistry(input: BuildRegistryInput): BuildRegistryResult {
     problems: frozenProblems,
     knownGroups: frozenSet([DEFAULT_GROUP, ...index.groups]),
     knownStates: frozenSet([DEFAULT_STATE, ...index.states]),
+    mcp: frozenMap(tools.flatMap((tool) => {
+      const report = mcpReports.get(tool);
+      return report === undefined ? [] : [[tool.name, report] as const];
+    })),
     get: (name: string) => byName.get(name),
     filter(groups: RequestGroups, state: RequestState, options?: FilterOptions): ToolSet {
       const requested = normalizeRequestGroups(groups);

@@ -13,7 +13,7 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 describe('npm run local + npm run ask', () => {
   it('answers a question through the spec workflow and stops cleanly', async () => {
-    const env = { ...process.env, PULSAR_URL: inject('pulsarWebSocketUrl') };
+    const env: NodeJS.ProcessEnv = { ...process.env, PULSAR_URL: inject('pulsarWebSocketUrl') };
     delete env.LLM_URL;
     const local = spawn('npm', ['run', '--silent', 'local'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let output = '';
