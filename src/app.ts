@@ -37,7 +37,7 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
     policyConfigType: settings.policyConfigType,
     strictStates: settings.strictStates,
     metrics,
-    ...(settings.signingKey ? { signer: new IterationSigner(settings.signingKey) } : {}),
+    ...(settings.signingKey ? { signer: new IterationSigner(settings.signingKey, settings.signingKeyPrevious) } : {}),
     onProblem: (message) => logger.error(`Group policy problem: ${message}`),
   });
   // DESIGN decision 9: in the background, never in a request's way; a changed snapshot rebuilds the registry.

@@ -55,6 +55,8 @@ export const SettingsSchema = z.object({
   strictStates: booleanish.default(false),
   /** HMAC key that signs every `next` message; unset: iterations are not signed or checked. */
   signingKey: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** The key before a rotation: still accepted when verifying, never used to sign. */
+  signingKeyPrevious: z.string().min(16, 'must be at least 16 characters').optional(),
   /** Config type holding the per-workspace group policy. */
   policyConfigType: z.string().min(1).default('agent-group-policy'),
   /** Also publish each audit record to this TrustGraph queue id or Pulsar topic. */
@@ -100,6 +102,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'strictTools', flag: 'strict-tools', env: 'TG_AGENT_STRICT_TOOLS', boolean: true, help: 'a not-offered tool ends the dialog with an error, as TrustGraph does' },
   { key: 'strictStates', flag: 'strict-states', env: 'TG_AGENT_STRICT_STATES', boolean: true, help: 'refuse requests whose state no tool knows' },
   { key: 'signingKey', flag: 'signing-key', env: 'TG_AGENT_SIGNING_KEY', help: 'HMAC key signing next messages (min 16 chars)' },
+  { key: 'signingKeyPrevious', flag: 'signing-key-previous', env: 'TG_AGENT_SIGNING_KEY_PREVIOUS', help: 'the key before a rotation: still accepted, never used to sign' },
   { key: 'policyConfigType', flag: 'policy-config-type', env: 'TG_AGENT_POLICY_CONFIG_TYPE', help: 'config type of the group policy (default agent-group-policy)' },
   { key: 'auditTopic', flag: 'audit-topic', env: 'TG_AGENT_AUDIT_TOPIC', help: 'also publish audit records to this queue' },
   { key: 'shutdownGraceSeconds', flag: 'shutdown-grace', env: 'TG_AGENT_SHUTDOWN_GRACE', help: 'seconds to finish in-flight iterations on SIGTERM (default 30)' },

@@ -25,19 +25,35 @@ function canonical(id: string, request: AgentRequest): string {
   return JSON.stringify([id, request.group, request.state, history]);
 }
 
+/**
+ * Signs with `key`; verifies against `key` and, during a rotation, `previousKey` too, so conversations
+ * signed before the rotation (or by replicas not yet rolled) continue.
+ */
 export class IterationSigner {
-  constructor(private readonly key: string) {}
+  constructor(
+    private readonly key: string,
+    private readonly previousKey?: string,
+  ) {}
 
   sign(id: string, request: AgentRequest): string {
-    return createHmac('sha256', this.key).update(canonical(id, request)).digest('base64url');
+    return hmac(this.key, id, request);
   }
 
   /** `missing` / `bad` when a continuing iteration is not signed by this key; `ok` for first iterations. */
   verify(id: string, request: AgentRequest, signature: string | undefined): 'ok' | 'missing' | 'bad' {
     if (request.history.length === 0) return 'ok';
     if (!signature) return 'missing';
-    const expected = Buffer.from(this.sign(id, request));
-    const given = Buffer.from(signature);
-    return expected.length === given.length && timingSafeEqual(expected, given) ? 'ok' : 'bad';
+    const keys = this.previousKey ? [this.key, this.previousKey] : [this.key];
+    return keys.some((key) => same(hmac(key, id, request), signature)) ? 'ok' : 'bad';
   }
+}
+
+function hmac(key: string, id: string, request: AgentRequest): string {
+  return createHmac('sha256', key).update(canonical(id, request)).digest('base64url');
+}
+
+function same(expected: string, given: string): boolean {
+  const a = Buffer.from(expected);
+  const b = Buffer.from(given);
+  return a.length === b.length && timingSafeEqual(a, b);
 }

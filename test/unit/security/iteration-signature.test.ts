@@ -35,4 +35,11 @@ describe('iteration signatures', () => {
     const other = new IterationSigner('another-signing-key-entirely');
     expect(signer.verify('id-1', request, other.sign('id-1', request))).toBe('bad');
   });
+
+  it('accepts the previous key during a rotation, but signs with the new one', () => {
+    const rotated = new IterationSigner('the-new-signing-key-after-rotation', 'a-signing-key-of-some-length');
+    expect(rotated.verify('id-1', request, signer.sign('id-1', request))).toBe('ok');
+    expect(rotated.sign('id-1', request)).not.toBe(signer.sign('id-1', request));
+    expect(signer.verify('id-1', request, rotated.sign('id-1', request))).toBe('bad');
+  });
 });
