@@ -92,14 +92,22 @@ export interface IterationResult {
   error?: string;
 }
 
-/** Run one iteration. Never throws: failures become an error response (and are returned). */
+/** Longest error text put into an error response. */
+const MAX_ERROR_TEXT = 2000;
+
+/**
+ * Run one iteration. Failures become an error response (and are returned); it throws only when that error
+ * response cannot be published either (the broker stayed unreachable).
+ */
 export async function runIteration(ctx: IterationContext, request: AgentRequest): Promise<IterationResult> {
   const state = normalizeRequestState(request.state);
   const result: IterationResult = { outcome: 'error', stateBefore: state };
   try {
     return await iterate(ctx, request, result);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const full = error instanceof Error ? error.message : String(error);
+    // The error goes back to the client in one message: keep it small (a huge one could not be published).
+    const message = full.length <= MAX_ERROR_TEXT ? full : `${full.slice(0, MAX_ERROR_TEXT)}… (${full.length} characters)`;
     ctx.logger.warn({ err: error, workspace: ctx.workspace, flow: ctx.flow }, `Agent iteration failed: ${message}`);
     if (!message.includes('Too many agent iterations')) {
       ctx.events.sessionEnded?.('error', request.history.length + 1);

@@ -183,6 +183,20 @@ export class WebSocketTransport implements Transport {
   }
 }
 
+/**
+ * `send` gave up waiting for a reconnecting producer. The message was never written to any socket, so
+ * sending it again cannot publish it twice (unlike a connection lost after the write, whose error says the
+ * message may or may not have been published). Retriable.
+ */
+export class NotConnectedError extends TransportError {
+  override readonly name = 'NotConnectedError';
+  override readonly code = 'TG_TRANSPORT_NOT_CONNECTED';
+
+  constructor(message: string) {
+    super(message, { retriable: true });
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // One WebSocket that reconnects.
 
@@ -285,11 +299,7 @@ class Link {
       };
       const timer = setTimeout(() => {
         this.openWaiters.delete(waiter);
-        reject(
-          new TransportError(`${this.label} is not connected after ${timeoutMs} ms (${this.lastError ?? 'reconnecting'})`, {
-            retriable: true,
-          }),
-        );
+        reject(new NotConnectedError(`${this.label} is not connected after ${timeoutMs} ms (${this.lastError ?? 'reconnecting'})`));
       }, timeoutMs);
       this.openWaiters.add(waiter);
     });
@@ -347,7 +357,9 @@ class Link {
     return new Promise<WebSocket>((resolve, reject) => {
       const headers: Record<string, string> = {};
       if (this.settings.token) headers.Authorization = `Bearer ${this.settings.token}`;
-      const ws = new WebSocket(this.url, { headers, handshakeTimeout: this.settings.handshakeTimeoutMs });
+      // No permessage-deflate (ws enables it by default on clients): compressing every small frame doubled the
+      // agent's CPU per iteration (bench/iteration.ts, docs/benchmarks.md).
+      const ws = new WebSocket(this.url, { headers, handshakeTimeout: this.settings.handshakeTimeoutMs, perMessageDeflate: false });
       this.socket = ws;
       let status: number | undefined;
       let refusal = '';
@@ -452,7 +464,9 @@ class Link {
         (err: unknown) => {
           const failure = toFailure(err);
           this.lastError = failure.message;
-          this.settings.logger.warn(
+          // A broker away for minutes must not flood the log: warn on the first attempts and every tenth.
+          const level = this.attempt <= 3 || this.attempt % 10 === 0 ? 'warn' : 'debug';
+          this.settings.logger[level](
             { link: this.label, attempt: this.attempt, status: failure.status, err: failure.message },
             'reconnect failed',
           );

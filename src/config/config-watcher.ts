@@ -4,6 +4,10 @@
  * then apply each push ("poke") by fetching only the types and workspaces it names (wire.md §2.4–2.5).
  *
  * Changes are applied one at a time, in version order; a push at or below the current version is ignored.
+ *
+ * Pushes travel on a non-persistent topic: one published while the broker connection is down is lost. So
+ * after the transport reconnects, every watched type of every workspace is read again (a resync), and any
+ * change announced while we were away is applied; a failed resync is retried until it succeeds.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -33,6 +37,8 @@ export interface ConfigWatcherOptions {
   logger: Logger;
   /** Delay between attempts of the initial load (TrustGraph: 2 s). */
   retryDelayMs?: number;
+  /** How often the transport status is checked to notice a reconnect (then everything is re-read). Default 1000. */
+  statusPollMs?: number;
 }
 
 export class ConfigWatcher {
@@ -50,6 +56,12 @@ export class ConfigWatcher {
   /** Changes announced by a push whose values could not be fetched yet: workspace → types. */
   private readonly stale = new Map<string, Set<string>>();
   private retryTimer: NodeJS.Timeout | undefined;
+  private statusTimer: NodeJS.Timeout | undefined;
+  /** The transport was seen disconnected since the last resync. */
+  private sawDisconnect = false;
+  /** A resync is due (after a reconnect) and has not succeeded yet. */
+  private resyncDue = false;
+  private resyncTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: ConfigWatcherOptions) {}
 
@@ -96,35 +108,24 @@ export class ConfigWatcher {
     this.loaded = !this.stopped;
     const pending = this.early.splice(0).sort((a, b) => a.version - b.version);
     for (const push of pending) this.enqueue(() => this.applyPush(push));
+    if (!this.stopped) {
+      this.statusTimer = setInterval(() => this.checkConnection(), this.options.statusPollMs ?? 1000);
+      this.statusTimer.unref();
+    }
     await this.queue;
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
+    if (this.resyncTimer) clearTimeout(this.resyncTimer);
+    if (this.statusTimer) clearInterval(this.statusTimer);
     await this.consumer?.close();
     await this.options.client.close();
   }
 
   private async loadAll(): Promise<void> {
-    const { client } = this.options;
-    const workspaces = new Set<string>();
-    let version = 0;
-    for (const type of this.options.types) {
-      const found = await client.workspacesWith(type);
-      found.workspaces.forEach((ws) => workspaces.add(ws));
-      version = Math.max(version, found.version);
-    }
-    const loaded = new Map<string, Record<string, TypeValues>>();
-    for (const workspace of [...workspaces].sort()) {
-      const types: Record<string, TypeValues> = {};
-      for (const type of this.options.types) {
-        const result = await client.values(workspace, type);
-        types[type] = result.values;
-        version = Math.max(version, result.version);
-      }
-      loaded.set(workspace, types);
-    }
+    const { loaded, version } = await this.fetchAll();
     this.version = version;
     this.applied = version;
     for (const [workspace, types] of loaded) {
@@ -134,19 +135,103 @@ export class ConfigWatcher {
     this.options.logger.info({ version, workspaces: [...loaded.keys()] }, 'Configuration loaded');
   }
 
-  private onPushMessage(message: IncomingMessage): void {
-    let push: ConfigPush;
+  /**
+   * Every watched type of every workspace that has any. The version is the lowest any answer carried: a
+   * change that happened while reading (its push has a higher version) is applied again afterwards.
+   */
+  private async fetchAll(): Promise<{ loaded: Map<string, Record<string, TypeValues>>; version: number }> {
+    const { client } = this.options;
+    const workspaces = new Set<string>();
+    let version = Number.POSITIVE_INFINITY;
+    for (const type of this.options.types) {
+      const found = await client.workspacesWith(type);
+      found.workspaces.forEach((ws) => workspaces.add(ws));
+      version = Math.min(version, found.version);
+    }
+    const loaded = new Map<string, Record<string, TypeValues>>();
+    for (const workspace of [...workspaces].sort()) {
+      const types: Record<string, TypeValues> = {};
+      for (const type of this.options.types) {
+        const result = await client.values(workspace, type);
+        types[type] = result.values;
+        version = Math.min(version, result.version);
+      }
+      loaded.set(workspace, types);
+    }
+    return { loaded, version: Number.isFinite(version) ? version : 0 };
+  }
+
+  /** Notice a reconnect of the transport: pushes sent while it was down are lost, so read everything again. */
+  private checkConnection(): void {
+    if (this.stopped) return;
+    if (!this.options.transport.status().connected) {
+      this.sawDisconnect = true;
+      return;
+    }
+    if (!this.sawDisconnect) return;
+    this.sawDisconnect = false;
+    this.resyncDue = true;
+    this.options.logger.info('Broker connection restored; re-reading the configuration (config pushes may have been lost)');
+    this.enqueue(() => this.resync());
+  }
+
+  /** Re-read everything and apply it as one change per workspace; retried until it succeeds. */
+  private async resync(): Promise<void> {
+    if (!this.resyncDue || this.stopped) return;
+    let fetched: Awaited<ReturnType<ConfigWatcher['fetchAll']>>;
+    try {
+      fetched = await this.fetchAll();
+    } catch (error) {
+      this.options.logger.warn({ err: error }, `Re-reading the configuration failed; retrying in ${this.retryDelayMs} ms`);
+      if (!this.resyncTimer && !this.stopped) {
+        this.resyncTimer = setTimeout(() => {
+          this.resyncTimer = undefined;
+          this.enqueue(() => this.resync());
+        }, this.retryDelayMs);
+        this.resyncTimer.unref();
+      }
+      return;
+    }
+    this.resyncDue = false;
+    const { loaded } = fetched;
+    const version = Math.max(this.version, fetched.version);
+    const known = new Set(this.store.workspaceNames());
+    const changedWorkspaces: string[] = [];
+    for (const workspace of [...new Set([...known, ...loaded.keys()])].sort()) {
+      // A workspace with nothing of ours left reads as empty values of every type.
+      const values = loaded.get(workspace) ?? Object.fromEntries(this.options.types.map((t) => [t, {}]));
+      const changedTypes = known.has(workspace)
+        ? this.options.types.filter((t) => !sameValues(this.store.values(workspace, t), values[t] ?? {}))
+        : [...this.options.types];
+      this.stale.delete(workspace);
+      if (changedTypes.length === 0) continue;
+      changedWorkspaces.push(workspace);
+      const changed = Object.fromEntries(changedTypes.map((t) => [t, values[t] ?? {}]));
+      const snapshot = this.store.apply(workspace, changed);
+      await this.options.onChange({ workspace, changedTypes, snapshot, version });
+    }
+    this.version = version;
+    if (this.stale.size === 0) this.applied = version;
+    this.options.logger.info({ version, changed: changedWorkspaces }, 'Configuration re-read after a reconnect');
+  }
+
+  /**
+   * Every push is acknowledged, decodable or not: the broker stops delivering to a subscription once 1000
+   * messages are unacknowledged (the WebSocket API's default), which would end all config updates.
+   */
+  private onPushMessage(message: IncomingMessage): Promise<void> {
+    let push: ConfigPush | undefined;
     try {
       push = configPushCodec.decode(message.payload);
     } catch (error) {
       this.options.logger.error({ err: error, topic: message.topic }, 'Ignoring a config push that cannot be decoded');
-      return;
     }
-    if (!this.loaded) {
-      this.early.push(push);
-      return;
+    if (push && !this.loaded) this.early.push(push);
+    else if (push) {
+      const decoded = push;
+      this.enqueue(() => this.applyPush(decoded));
     }
-    this.enqueue(() => this.applyPush(push));
+    return message.ack().catch((error: unknown) => this.options.logger.debug({ err: error }, 'Acknowledging a config push failed'));
   }
 
   private enqueue(task: () => Promise<void>): void {
@@ -215,6 +300,11 @@ export class ConfigWatcher {
       this.retryTimer.unref();
     }
   }
+}
+
+function sameValues(a: TypeValues, b: TypeValues): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && a[key] === b[key]);
 }
 
 function sleep(ms: number): Promise<void> {

@@ -4,9 +4,10 @@
  * start first, the consumer last, so nothing is received before it can be answered.
  */
 import type { Logger } from 'pino';
+import { TransportError } from '../bus/errors.js';
 import { RequestClient } from '../bus/request-client.js';
 import { flowSubscriptionName, queueToTopic } from '../bus/topics.js';
-import type { Consumer, IncomingMessage, Producer, Properties, Transport } from '../bus/transport.js';
+import type { Consumer, IncomingMessage, OutgoingMessage, Producer, Properties, Transport } from '../bus/transport.js';
 import type { FlowDefinition } from '../config/flows.js';
 import { runIteration, type IterationEvents, type IterationOutput, type IterationResult } from '../agent/iteration.js';
 import { errorResponse } from '../agent/responses.js';
@@ -68,11 +69,29 @@ export interface FlowRuntimeDeps {
   /** Per-iteration hooks for metrics and the audit trail. */
   eventsFor(flow: FlowDefinition, request: AgentRequest, id: string): IterationHooks;
   gate?: RequestGate;
+  /**
+   * How long a publish that failed because the broker was unreachable is retried, and how long a `next`
+   * message waits for the broker connection to be whole again, before the iteration gives up.
+   * Default 60000 ms.
+   */
+  publishRetryMs?: number;
   /** TrustGraph's generic consumer/producer metrics. */
   instrument?: {
     consumed(consumer: string, seconds: number, ok: boolean): void;
     produced(producer: string): void;
   };
+}
+
+/** Default of `FlowRuntimeDeps.publishRetryMs`. */
+export const DEFAULT_PUBLISH_RETRY_MS = 60_000;
+/** The transports' code for "never written: sending again cannot duplicate it" (websocket-transport.ts). */
+const NOT_CONNECTED = 'TG_TRANSPORT_NOT_CONNECTED';
+/** Error texts sent back to clients are cut to this many characters. */
+const MAX_ERROR_TEXT = 2000;
+
+/** Whether a dialog's final message (`end_of_dialog`) has been published for the message being handled. */
+interface DialogState {
+  ended: boolean;
 }
 
 export class FlowRuntime {
@@ -111,6 +130,52 @@ export class FlowRuntime {
     while (this.inFlight > 0) await new Promise((r) => setTimeout(r, 20));
     await Promise.allSettled([...this.clients.map((c) => c.close()), ...this.producers.map((p) => p.close())]);
     this.logger.info('Flow stopped');
+  }
+
+  private get publishRetryMs(): number {
+    return this.deps.publishRetryMs ?? DEFAULT_PUBLISH_RETRY_MS;
+  }
+
+  /**
+   * Publish, retrying while the broker is unreachable (bounded by `publishRetryMs`). With `onlyIfUnsent`, only
+   * failures where the message was certainly never written are retried, so a retry cannot publish it twice.
+   */
+  private async publish(producer: Producer, message: OutgoingMessage, onlyIfUnsent: boolean): Promise<void> {
+    const deadline = Date.now() + this.publishRetryMs;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await producer.send(message);
+        return;
+      } catch (error) {
+        const retriable =
+          error instanceof TransportError && error.retriable && (!onlyIfUnsent || error.code === NOT_CONNECTED);
+        const left = deadline - Date.now();
+        if (!retriable || left <= 0) throw error;
+        const delay = Math.min(left, 5000, 250 * 2 ** Math.min(attempt - 1, 10));
+        this.logger.warn({ err: error, topic: producer.topic, attempt, delayMs: delay }, 'Publish failed; retrying');
+        await sleep(delay);
+      }
+    }
+  }
+
+  /**
+   * A `next` message goes to a non-persistent topic, which drops it unless a subscription exists: hand it over
+   * only while the transport is whole (our own request consumer subscribed), waiting up to `publishRetryMs`.
+   */
+  private async whenConnected(): Promise<void> {
+    const deadline = Date.now() + this.publishRetryMs;
+    for (;;) {
+      const status = this.deps.transport.status();
+      if (status.connected) return;
+      if (Date.now() >= deadline) {
+        throw new TransportError(
+          `cannot hand the conversation over to its next iteration: the broker connection is not whole after ` +
+            `${this.publishRetryMs} ms (${status.detail ?? 'disconnected'})`,
+          { retriable: true },
+        );
+      }
+      await sleep(100);
+    }
   }
 
   private topic(name: string): string | undefined {
@@ -174,13 +239,17 @@ export class FlowRuntime {
     };
 
     const { workspace, flow } = this.definition;
-    const outputFor = (id: string, request: AgentRequest | undefined): IterationOutput => ({
-      respond: (message: AgentResponse) => response.send({ payload: agentResponseCodec.encode(message), properties: { id } }),
-      next: (message: AgentRequest) =>
-        next.send({
-          payload: agentRequestCodec.encode(message),
-          properties: { ...(this.deps.gate?.nextProperties(message, id) ?? {}), id },
-        }),
+    const outputFor = (id: string, request: AgentRequest | undefined, dialog: DialogState): IterationOutput => ({
+      respond: async (message: AgentResponse) => {
+        await this.publish(response, { payload: agentResponseCodec.encode(message), properties: { id } }, false);
+        if (message.end_of_dialog) dialog.ended = true;
+      },
+      next: async (message: AgentRequest) => {
+        const payload = agentRequestCodec.encode(message);
+        const properties = { ...(this.deps.gate?.nextProperties(message, id) ?? {}), id };
+        await this.whenConnected();
+        await this.publish(next, { payload, properties }, true);
+      },
       ...(explainability && request
         ? { explain: (triples) => explainability.send({ payload: triplesCodec.encode(triples), properties: { id } }) }
         : {}),
@@ -188,39 +257,54 @@ export class FlowRuntime {
 
     const handle = async (message: IncomingMessage): Promise<void> => {
       const id = message.properties.id ?? 'unknown';
+      const dialog: DialogState = { ended: false };
       let request: AgentRequest;
       try {
         request = agentRequestCodec.decode(message.payload);
       } catch (error) {
-        const text = error instanceof Error ? error.message : String(error);
+        const text = clip(error instanceof Error ? error.message : String(error));
         this.logger.error({ id, err: error }, `Refusing an agent request that cannot be decoded: ${text}`);
-        await outputFor(id, undefined).respond(errorResponse(text, ''));
+        await outputFor(id, undefined, dialog).respond(errorResponse(text, ''));
         return;
       }
-      const registry = this.deps.registryFor(workspace);
-      const events = this.deps.eventsFor(this.definition, request, id);
-      const refusal = this.deps.gate?.check(this.definition, request, message.properties, registry);
-      if (refusal) {
-        this.logger.warn({ id, kind: refusal.kind }, `Request refused: ${refusal.message}`);
-        events.refused?.(refusal);
-        await outputFor(id, request).respond(errorResponse(refusal.message));
-        return;
+      const output = outputFor(id, request, dialog);
+      try {
+        const registry = this.deps.registryFor(workspace);
+        const events = this.deps.eventsFor(this.definition, request, id);
+        const refusal = this.deps.gate?.check(this.definition, request, message.properties, registry);
+        if (refusal) {
+          this.logger.warn({ id, kind: refusal.kind }, `Request refused: ${refusal.message}`);
+          events.refused?.(refusal);
+          await output.respond(errorResponse(refusal.message));
+          return;
+        }
+        const result = await runIteration(
+          {
+            workspace,
+            flow,
+            registry,
+            prompt,
+            tools,
+            output,
+            events,
+            logger: this.logger.child({ id }),
+            settings: { maxIterations: this.deps.maxIterations, strictTools: this.deps.strictTools },
+          },
+          request,
+        );
+        events.done?.(result);
+      } catch (error) {
+        // A publish that failed even after retries: nothing more can be sent; the caller nacks.
+        if (error instanceof TransportError) throw error;
+        // Anything else (a hook or the gate threw): never leave the dialog without a final message.
+        const text = clip(error instanceof Error ? error.message : String(error));
+        if (dialog.ended) {
+          this.logger.error({ id, err: error }, `Failure after the dialog ended: ${text}`);
+          return;
+        }
+        this.logger.error({ id, err: error }, `Agent request failed unexpectedly; ending the dialog with an error: ${text}`);
+        await output.respond(errorResponse(text));
       }
-      const result = await runIteration(
-        {
-          workspace,
-          flow,
-          registry,
-          prompt,
-          tools,
-          output: outputFor(id, request),
-          events,
-          logger: this.logger.child({ id }),
-          settings: { maxIterations: this.deps.maxIterations, strictTools: this.deps.strictTools },
-        },
-        request,
-      );
-      events.done?.(result);
     };
 
     this.consumer = await this.deps.transport.subscribe({
@@ -237,8 +321,12 @@ export class FlowRuntime {
           this.deps.instrument?.consumed(consumer, (performance.now() - started) / 1000, true);
         } catch (error) {
           this.deps.instrument?.consumed(consumer, (performance.now() - started) / 1000, false);
-          // Only a failure to publish gets here: the message is redelivered where the topic keeps it.
-          this.logger.error({ err: error }, 'Could not answer an agent request; negatively acknowledging it');
+          // Only a failure to publish (after retries) gets here: the message is redelivered where the topic keeps
+          // it; TrustGraph's request topics are non-persistent, so there it is gone (docs/reliability.md).
+          this.logger.error(
+            { err: error, id: message.properties.id },
+            'Could not answer an agent request (the broker stayed unreachable); negatively acknowledging it',
+          );
           await message.nack().catch(() => {});
         } finally {
           this.inFlight--;
@@ -246,4 +334,12 @@ export class FlowRuntime {
       },
     });
   }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function clip(text: string): string {
+  return text.length <= MAX_ERROR_TEXT ? text : `${text.slice(0, MAX_ERROR_TEXT)}… (${text.length} characters)`;
 }

@@ -20,7 +20,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { pino, type Logger } from 'pino';
 import { queueToTopic } from '../../src/bus/topics.js';
 import type { Consumer, IncomingMessage, Producer, Properties, Transport } from '../../src/bus/transport.js';
-import { WebSocketTransport } from '../../src/bus/websocket-transport.js';
+import { WebSocketTransport, type WebSocketTransportOptions } from '../../src/bus/websocket-transport.js';
 import { createAgentApp, type AgentApp } from '../../src/app.js';
 import { AgentService, type ServiceHooks, type ServiceSettings } from '../../src/service.js';
 import { SettingsSchema, type Settings } from '../../src/settings.js';
@@ -103,6 +103,10 @@ export interface AgentHarnessOptions extends FlowBehaviour {
   /** Options of the flow's `processor:agent-manager` entry. */
   flowConfig?: AgentFlowConfigOptions;
   logger?: Logger;
+  /** Options of the stand-ins' and gateway's WebSocket transport (`harness.transport`), e.g. faster reconnects. */
+  transportOptions?: Omit<WebSocketTransportOptions, 'url' | 'logger'>;
+  /** Options of the agent's own WebSocket transport. */
+  agentTransportOptions?: Omit<WebSocketTransportOptions, 'url' | 'logger'>;
 }
 
 export interface FlowStandIns {
@@ -342,8 +346,16 @@ export async function startAgentHarness(options: AgentHarnessOptions): Promise<A
   };
   const flowConfigType = `processor:${settings.id}`;
 
-  const transport = new WebSocketTransport({ url: options.webSocketUrl, logger: logger.child({ side: 'stand-ins' }) });
-  const agentTransport = new WebSocketTransport({ url: options.webSocketUrl, logger: logger.child({ side: 'agent' }) });
+  const transport = new WebSocketTransport({
+    ...options.transportOptions,
+    url: options.webSocketUrl,
+    logger: logger.child({ side: 'stand-ins' }),
+  });
+  const agentTransport = new WebSocketTransport({
+    ...options.agentTransportOptions,
+    url: options.webSocketUrl,
+    logger: logger.child({ side: 'agent' }),
+  });
   const cleanups: (() => Promise<unknown>)[] = [];
   const producers = new Map<string, Promise<Producer>>();
   let service: AgentService | undefined;

@@ -1,0 +1,347 @@
+/**
+ * Property-based fuzzing (fast-check, bounded runs) of every topic the agent consumes, on the real broker:
+ *
+ *  - its request topic: each payload gets exactly one end_of_dialog under its id — a normal conversation when
+ *    it decodes as an AgentRequest, else one error response with an empty message_type;
+ *  - the config push topic: garbage is ignored (acknowledged, never blocking later pushes) and valid changes
+ *    still apply;
+ *  - the response topics of the services it calls (prompt, graph-rag, mcp-tool, tool-service), with the id of
+ *    a waiting request, another id, or none: the waiting request fails at once with a decode error when the
+ *    garbage is its reply, and is untouched otherwise; every conversation ends exactly once.
+ *
+ * After each part a normal request must still be answered. A failing property prints its seed and the
+ * shrunk payload (re-run with `fc.assert(..., { seed, path })`).
+ */
+import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  agentRequestCodec,
+  configPushCodec,
+  graphRagResponseCodec,
+  makeAgentRequest,
+  makeAgentStep,
+  makeConfigPush,
+  makeGraphRagResponse,
+  makePromptResponse,
+  makeToolResponse,
+  makeToolServiceResponse,
+  promptResponseCodec,
+  toolResponseCodec,
+  toolServiceResponseCodec,
+  type AgentRequest,
+  type Codec,
+} from '../../src/wire/index.js';
+import { startAgentHarness, waitUntil, type AgentHarness } from '../support/agent-harness.js';
+import { knowledgeQueryTool, mcpTool, toolServiceTool } from '../support/flow-config.js';
+import { fitsInFrame, hostilePayload } from '../support/fuzz-payloads.js';
+import { startGatewayClient, type GatewayClient } from '../support/gateway-client.js';
+import { brokerUrls } from '../support/transport-contract.js';
+import type { ServiceStandIn, StandInHandler } from '../stand-ins/service-stand-in.js';
+import type { PromptReply, PromptTerms } from '../stand-ins/prompt-service.js';
+
+const { webSocketUrl } = brokerUrls();
+
+const TIMEOUT_S = 3;
+const MAX_ITERATIONS = 10;
+/** A conversation must end within this (its request timeouts plus grace); correctness bound, not speed. */
+const END_BOUND_MS = 3 * TIMEOUT_S * 1000 + 10_000;
+/** fast-check's runs per part; bounded so the suite stays short. */
+const RUNS = { request: 120, push: 100, downstream: 20 } as const;
+
+const json = (buffer: Buffer): Record<string, unknown> => JSON.parse(buffer.toString('utf8')) as Record<string, unknown>;
+
+function decodes<T>(codec: Codec<T>, payload: Buffer): T | undefined {
+  try {
+    return codec.decode(payload);
+  } catch {
+    return undefined;
+  }
+}
+
+/** "@use <tool>": call it once, then answer with its observation; anything else is answered at once. */
+function script(terms: PromptTerms): PromptReply {
+  const history = terms.history as { observation: string }[];
+  const tool = /^@use (\w+)$/.exec(String(terms.question))?.[1];
+  if (!tool) return 'Thought: I can answer directly\nFinal Answer: ok';
+  if (history.length > 0) return `Thought: done\nFinal Answer: ${history[0]?.observation ?? ''}`;
+  return `Thought: I will use ${tool}\nAction: ${tool}\nArgs: {"question": "q", "city": "Paris", "topic": "cats"}`;
+}
+
+const REQUEST_BASES = [
+  json(agentRequestCodec.encode(makeAgentRequest({ question: 'hello' }))),
+  json(
+    agentRequestCodec.encode(
+      makeAgentRequest({
+        question: 'what next?',
+        group: ['default'],
+        state: 'start',
+        streaming: true,
+        session_id: 'fuzz-session',
+        history: [makeAgentStep({ thought: 't', action: 'kq', arguments: { question: 'q' }, observation: 'o' })],
+      }),
+    ),
+  ),
+];
+
+describe('property-based fuzz of every consumed topic (real broker)', () => {
+  let h: AgentHarness;
+  let gateway: GatewayClient;
+
+  beforeAll(async () => {
+    h = await startAgentHarness({
+      webSocketUrl,
+      script,
+      settings: { requestTimeoutSeconds: TIMEOUT_S, maxIterations: MAX_ITERATIONS, concurrency: 4 },
+      tools: {
+        kq: knowledgeQueryTool('kq'),
+        weather: mcpTool('weather', 'weather-mcp', [{ name: 'city', type: 'string', description: 'City' }]),
+        jokes: toolServiceTool('jokes', 'joke-service', [{ name: 'topic', type: 'string', description: 'Topic' }]),
+      },
+      toolServices: { 'joke-service': { handler: (args) => `a joke about ${String(args.topic)}` } },
+      mcpTools: { 'weather-mcp': (params) => `sunny in ${String((params as { city?: unknown }).city)}` },
+      graphRag: () => 'graph answer',
+    });
+    gateway = await startGatewayClient({ transport: h.transport, workspace: h.workspace });
+  });
+
+  afterAll(async () => {
+    await gateway?.close();
+    await h?.stop();
+  });
+
+  const expectStillServing = async (): Promise<void> => {
+    expect(h.service.readiness().ready).toBe(true);
+    const result = await h.ask({ question: 'are you still there?' });
+    expect(result.last).toMatchObject({ message_type: 'answer', content: 'ok', end_of_dialog: true, error: null });
+    expect((await h.ask({ question: '@use weather' })).last.content).toBe('sunny in Paris');
+  };
+
+  it('agent request topic: every payload is answered exactly once, by a conversation or a decode error', async () => {
+    const ids: string[] = [];
+    await fc.assert(
+      fc.asyncProperty(hostilePayload(REQUEST_BASES), async (payload) => {
+        fc.pre(fitsInFrame(payload));
+        const id = await gateway.sendRaw(payload, { id: randomUUID() });
+        ids.push(id);
+        await gateway.waitEnded([id], END_BOUND_MS);
+        const conversation = gateway.conversation(id);
+        expect(conversation.ends).toBe(1);
+        expect(conversation.undecodable).toHaveLength(0);
+        const last = gateway.last(id);
+        const request: AgentRequest | undefined = decodes(agentRequestCodec, payload);
+        if (!request) {
+          expect(conversation.responses).toHaveLength(1);
+          expect(last).toMatchObject({ message_type: '', content: '', end_of_message: true, end_of_dialog: true });
+          expect(last.error?.type).toBe('agent-error');
+          expect(last.error?.message).toMatch(/^Cannot decode AgentRequest: /);
+          expect(last.error?.message.length).toBeLessThanOrEqual(2100);
+        } else if (request.history.length >= MAX_ITERATIONS) {
+          expect(last).toMatchObject({ message_type: 'error', error: { type: 'agent-error', message: 'Too many agent iterations' } });
+        } else if (last.message_type === 'error') {
+          // The only other way a decodable request may end in error: its answer is too big to publish (a huge
+          // question or session id is echoed in provenance), reported as such.
+          expect(last.error?.message).toMatch(/WebSocket text frame/);
+          expect(payload.length).toBeGreaterThan(100_000);
+        } else {
+          expect(last).toMatchObject({ message_type: 'answer', end_of_dialog: true, error: null });
+          expect(last.content).toBe(request.streaming ? '' : 'ok');
+        }
+      }),
+      { numRuns: RUNS.request },
+    );
+    // Nothing answered twice, even late.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(ids.filter((id) => gateway.conversation(id).ends !== 1)).toEqual([]);
+    await expectStillServing();
+  }, 180_000);
+
+  it('config push topic: garbage is ignored and later changes still apply', async () => {
+    const bases = [
+      json(configPushCodec.encode(makeConfigPush({ version: 1, changes: { tool: [h.workspace] }, workspace_changes: null }))),
+      json(
+        configPushCodec.encode(
+          makeConfigPush({ version: 2, changes: {}, workspace_changes: { created: ['ws-x'], deleted: [h.workspace] } }),
+        ),
+      ),
+    ];
+    const version = h.service.configVersion;
+    let sent = 0;
+    await fc.assert(
+      fc.asyncProperty(hostilePayload(bases), async (payload) => {
+        fc.pre(fitsInFrame(payload));
+        // A decodable push newer than ours is a real change notice (TrustGraph trusts its version): not garbage.
+        const push = decodes(configPushCodec, payload);
+        fc.pre(!push || push.version <= version);
+        await h.config.pushRaw(payload);
+        sent += 1;
+      }),
+      { numRuns: RUNS.push },
+    );
+    expect(sent).toBeGreaterThan(RUNS.push / 2);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(h.service.configVersion).toBe(version);
+    expect(h.service.readiness().ready).toBe(true);
+
+    await h.putTool('fuzz-added', knowledgeQueryTool('added-after-fuzz'));
+    await h.configApplied();
+    expect(h.service.registries.get(h.workspace).tools.map((t) => t.name)).toContain('added-after-fuzz');
+    await h.deleteTool('fuzz-added');
+    await h.configApplied();
+    await expectStillServing();
+  }, 120_000);
+
+  it('config push topic: after more than 1000 undecodable pushes, a change still applies', async () => {
+    // The broker stops delivering to a subscription with 1000 unacknowledged messages: every push must be acked.
+    for (let i = 0; i < 1100; i++) await h.config.pushRaw(`garbage ${i}`);
+    await h.putTool('flood-added', knowledgeQueryTool('added-after-flood'));
+    await h.configApplied(10_000);
+    expect(h.service.registries.get(h.workspace).tools.map((t) => t.name)).toContain('added-after-flood');
+    await h.deleteTool('flood-added');
+    await h.configApplied();
+  }, 60_000);
+
+  describe('downstream response topics', () => {
+    type IdMode = 'matching' | 'other' | 'none';
+
+    interface Target<Req, Res> {
+      name: string;
+      question: string;
+      bus: () => ServiceStandIn<Req, Res>;
+      codec: Codec<Res>;
+      /** Valid replies to mutate. */
+      bases: Record<string, unknown>[];
+      /** Only garble this request (the prompt: the first iteration's only). */
+      garble?: (request: Req) => boolean;
+      /** The normal final answer. */
+      answer: string;
+      /** What a waiting request fails with when the garbage is its reply and cannot be decoded. */
+      decodeError: RegExp;
+      /** The failure is an observation (tools) or ends the dialog (the prompt). */
+      failure: 'observation' | 'error';
+    }
+
+    const fuzzTarget = async <Req, Res>(target: Target<Req, Res>): Promise<void> => {
+      const bus = target.bus();
+      const original = bus.handle;
+      const ids: string[] = [];
+      try {
+        await fc.assert(
+          fc.asyncProperty(hostilePayload(target.bases), fc.constantFrom<IdMode>('matching', 'other', 'none'), async (garbage, mode) => {
+            fc.pre(fitsInFrame(garbage));
+            // Garbage first, then the stand-in's own (valid) reply.
+            const handle: StandInHandler<Req, Res> = (request, ctx) => {
+              if (!(target.garble?.(request) ?? true)) return original(request, ctx);
+              return (async function* (): AsyncGenerator<Res> {
+                if (mode === 'matching') await ctx.sendRaw(garbage);
+                else await bus.publishRaw(garbage, mode === 'other' ? { id: randomUUID() } : {});
+                const reply = original(request, ctx);
+                if (typeof reply === 'object' && reply !== null && Symbol.asyncIterator in reply) {
+                  yield* reply;
+                  return;
+                }
+                const value = await reply;
+                if (value !== undefined) yield* Array.isArray(value) ? value : [value];
+              })();
+            };
+            bus.handle = handle;
+            const id = await gateway.send({ question: target.question });
+            ids.push(id);
+            await gateway.waitEnded([id], END_BOUND_MS);
+            const conversation = gateway.conversation(id);
+            expect(conversation.ends).toBe(1);
+            const last = gateway.last(id);
+            const observation = conversation.responses.find((r) => r.message_type === 'observation')?.content;
+            if (mode !== 'matching') {
+              // Garbage under another id (or none) is not this request's business.
+              expect(last).toMatchObject({ message_type: 'answer', content: target.answer, error: null });
+            } else if (!decodes(target.codec, garbage)) {
+              if (target.failure === 'error') {
+                expect(last).toMatchObject({ message_type: 'error', error: { type: 'agent-error' } });
+                expect(last.error?.message).toMatch(target.decodeError);
+              } else {
+                expect(observation).toMatch(target.decodeError);
+                expect(last).toMatchObject({ message_type: 'answer', content: observation, error: null });
+              }
+            } else {
+              // Decodable garbage is taken as the reply: whatever it says, the dialog ends once.
+              expect(['answer', 'error']).toContain(last.message_type);
+            }
+          }),
+          { numRuns: RUNS.downstream },
+        );
+      } finally {
+        bus.handle = original;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(ids.filter((id) => gateway.conversation(id).ends !== 1)).toEqual([]);
+      await expectStillServing();
+    };
+
+    it('prompt: garbage replies', async () => {
+      await fuzzTarget({
+        name: 'prompt',
+        question: 'hello',
+        bus: () => h.prompt.bus,
+        codec: promptResponseCodec,
+        bases: [
+          json(promptResponseCodec.encode(makePromptResponse({ text: 'Thought: x\nFinal Answer: y', end_of_stream: true }))),
+          json(promptResponseCodec.encode(makePromptResponse({ error: { type: 'llm-error', message: 'm' }, end_of_stream: true }))),
+        ],
+        garble: (request) => request.terms.history === '[]',
+        answer: 'ok',
+        decodeError: /^Cannot decode PromptResponse: /,
+        failure: 'error',
+      });
+    }, 120_000);
+
+    it('graph-rag: garbage replies', async () => {
+      await fuzzTarget({
+        name: 'graph-rag',
+        question: '@use kq',
+        bus: () => h.graphRag.bus,
+        codec: graphRagResponseCodec,
+        bases: [
+          json(graphRagResponseCodec.encode(makeGraphRagResponse({ message_type: 'chunk', response: 'r', end_of_stream: true, end_of_session: true }))),
+          json(graphRagResponseCodec.encode(makeGraphRagResponse({ message_type: 'explain', explain_id: 'urn:x' }))),
+        ],
+        answer: 'graph answer',
+        decodeError: /^Error: Cannot decode GraphRagResponse: /,
+        failure: 'observation',
+      });
+    }, 120_000);
+
+    it('mcp-tool: garbage replies', async () => {
+      await fuzzTarget({
+        name: 'mcp-tool',
+        question: '@use weather',
+        bus: () => h.mcp.bus,
+        codec: toolResponseCodec,
+        bases: [json(toolResponseCodec.encode(makeToolResponse({ text: 'sunny', object: null })))],
+        answer: 'sunny in Paris',
+        decodeError: /^Error: Cannot decode ToolResponse: /,
+        failure: 'observation',
+      });
+    }, 120_000);
+
+    it('tool-service: garbage replies', async () => {
+      const service = h.toolServices['joke-service'];
+      if (!service) throw new Error('tool service stand-in missing');
+      await fuzzTarget({
+        name: 'tool-service',
+        question: '@use jokes',
+        bus: () => service.bus,
+        codec: toolServiceResponseCodec,
+        bases: [json(toolServiceResponseCodec.encode(makeToolServiceResponse({ response: 'joke', end_of_stream: true })))],
+        answer: 'a joke about cats',
+        decodeError: /^Error: Cannot decode ToolServiceResponse: /,
+        failure: 'observation',
+      });
+    }, 120_000);
+  });
+
+  it('after all of it, the agent is ready and answers', async () => {
+    await waitUntil(() => h.service.readiness().ready, 'readiness');
+    await expectStillServing();
+  });
+});

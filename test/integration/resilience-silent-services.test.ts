@@ -1,0 +1,157 @@
+/**
+ * TrustGraph services that never answer, on the real broker. Every wait for a reply is bounded by the
+ * request timeout (here 2 s; TrustGraph's default 600 s), per message for streams: a tool that never answers
+ * becomes an error observation and the conversation goes on; a prompt service that never answers ends the
+ * dialog with an error response. Nothing hangs, and the agent keeps serving once the services answer again.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeGraphRagResponse, type GraphRagResponse } from '../../src/wire/index.js';
+import { startAgentHarness, type AgentHarness, type AskResult } from '../support/agent-harness.js';
+import { knowledgeQueryTool, mcpTool, toolServiceTool } from '../support/flow-config.js';
+import { brokerUrls } from '../support/transport-contract.js';
+import type { PromptReply, PromptTerms } from '../stand-ins/prompt-service.js';
+
+const { webSocketUrl } = brokerUrls();
+
+const TIMEOUT_S = 2;
+const TIMEOUT_MS = TIMEOUT_S * 1000;
+/** A conversation must end within this after its last reply-less wait began (2 iterations, ~20 messages). */
+const GRACE_MS = 10_000;
+
+function script(terms: PromptTerms): PromptReply {
+  const question = String(terms.question);
+  const history = terms.history as { observation: string }[];
+  const tool = /use (\S+)/.exec(question)?.[1];
+  if (!tool) return 'Thought: I can answer directly\nFinal Answer: ok';
+  if (history.length === 0) return `Thought: I will use ${tool}\nAction: ${tool}\nArgs: {"question": "q", "city": "Paris", "topic": "cats"}`;
+  return `Thought: done\nFinal Answer: ${history[0]?.observation ?? ''}`;
+}
+
+/** `ask`, timed. */
+async function timedAsk(h: AgentHarness, question: string, streaming = false): Promise<{ result: AskResult; ms: number }> {
+  const started = Date.now();
+  const result = await h.ask({ question, streaming }, { timeoutMs: 4 * TIMEOUT_MS + GRACE_MS });
+  return { result, ms: Date.now() - started };
+}
+
+/** The conversation went on after the tool call failed: observation → next → answer with that observation. */
+function expectTimeoutObservation(result: AskResult, service: RegExp, detail: RegExp): void {
+  const observation = result.responses.find((r) => r.message_type === 'observation');
+  expect(observation?.content).toMatch(/^Error: no (further )?response to request \S+ on \S+/);
+  expect(observation?.content).toMatch(service);
+  expect(observation?.content).toMatch(detail);
+  expect(result.nextRequests).toHaveLength(1);
+  expect(result.nextRequests[0]?.history[0]?.observation).toBe(observation?.content);
+  expect(result.last).toMatchObject({ message_type: 'answer', end_of_dialog: true, error: null, content: observation?.content });
+  expect(result.responses.filter((r) => r.end_of_dialog)).toHaveLength(1);
+}
+
+describe('downstream services that never answer (real broker)', () => {
+  let h: AgentHarness;
+
+  beforeAll(async () => {
+    h = await startAgentHarness({
+      webSocketUrl,
+      script,
+      settings: { requestTimeoutSeconds: TIMEOUT_S },
+      tools: {
+        kq: knowledgeQueryTool('kq'),
+        weather: mcpTool('weather', 'weather-mcp', [{ name: 'city', type: 'string', description: 'City' }]),
+        jokes: toolServiceTool('jokes', 'joke-service', [{ name: 'topic', type: 'string', description: 'Topic' }]),
+      },
+      toolServices: { 'joke-service': { handler: (args) => `a joke about ${String(args.topic)}` } },
+      mcpTools: { 'weather-mcp': (params) => `sunny in ${String((params as { city?: unknown }).city)}` },
+      graphRag: () => 'graph answer',
+    });
+  });
+
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  it('an MCP tool that swallows requests: after the request timeout the call is an error observation and the dialog goes on', async () => {
+    const calls = h.mcp.bus.calls.length;
+    h.mcp.bus.available = false;
+    try {
+      const { result, ms } = await timedAsk(h, 'use weather');
+      expectTimeoutObservation(result, /mcp-tool/, new RegExp(`within ${TIMEOUT_MS} ms$`));
+      // The request reached the tool service (and was swallowed there); the wait was the timeout, not less.
+      expect(h.mcp.bus.calls.length).toBe(calls + 1);
+      expect(ms).toBeGreaterThanOrEqual(TIMEOUT_MS);
+      expect(ms).toBeLessThan(TIMEOUT_MS + GRACE_MS);
+    } finally {
+      h.mcp.bus.available = true;
+    }
+  });
+
+  it('a graph-rag stream that stops half-way: the wait for its next message times out', async () => {
+    const saved = h.graphRag.bus.handle;
+    h.graphRag.bus.handle = async function* (): AsyncGenerator<GraphRagResponse> {
+      yield makeGraphRagResponse({ message_type: 'explain', explain_id: 'urn:x', explain_graph: 'urn:graph:retrieval' });
+      await new Promise(() => undefined);
+    };
+    try {
+      const { result, ms } = await timedAsk(h, 'use kq');
+      expectTimeoutObservation(result, /graph-rag/, new RegExp(`within ${TIMEOUT_MS} ms \\(after 1 replies\\)$`));
+      expect(ms).toBeGreaterThanOrEqual(TIMEOUT_MS);
+    } finally {
+      h.graphRag.bus.handle = saved;
+    }
+  });
+
+  it('a tool service that never answers: an error observation, the dialog goes on', async () => {
+    const service = h.toolServices['joke-service'];
+    if (!service) throw new Error('tool service stand-in missing');
+    service.bus.available = false;
+    try {
+      const { result } = await timedAsk(h, 'use jokes');
+      expectTimeoutObservation(result, new RegExp(service.requestQueue.replace(/[/:.-]/g, '\\$&')), /within 2000 ms$/);
+    } finally {
+      service.bus.available = true;
+    }
+  });
+
+  it('the prompt service never answering ends the dialog with an error response, streaming or not', async () => {
+    h.prompt.bus.available = false;
+    try {
+      for (const streaming of [false, true]) {
+        const { result, ms } = await timedAsk(h, 'hello', streaming);
+        expect(result.responses.filter((r) => r.end_of_dialog)).toHaveLength(1);
+        expect(result.last).toMatchObject({ message_type: 'error', end_of_message: true, end_of_dialog: true });
+        expect(result.last.error?.type).toBe('agent-error');
+        expect(result.last.error?.message).toMatch(new RegExp(`^no response to request \\S+ on \\S+prompt-rag\\S+ within ${TIMEOUT_MS} ms$`));
+        expect(result.nextRequests).toHaveLength(0);
+        expect(ms).toBeGreaterThanOrEqual(TIMEOUT_MS);
+        expect(ms).toBeLessThan(TIMEOUT_MS + GRACE_MS);
+      }
+    } finally {
+      h.prompt.bus.available = true;
+    }
+  });
+
+  it('the prompt service going silent mid-conversation: the tool result is observed, then an error ends the dialog', async () => {
+    const saved = h.mcp.tools['weather-mcp'];
+    h.mcp.tools['weather-mcp'] = () => {
+      h.prompt.bus.available = false;
+      return 'sunny, and the model has left';
+    };
+    try {
+      const { result } = await timedAsk(h, 'use weather');
+      expect(result.responses.find((r) => r.message_type === 'observation')?.content).toBe('sunny, and the model has left');
+      expect(result.nextRequests).toHaveLength(1);
+      expect(result.responses.filter((r) => r.end_of_dialog)).toHaveLength(1);
+      expect(result.last).toMatchObject({ message_type: 'error', end_of_dialog: true });
+      expect(result.last.error?.message).toMatch(/^no response to request \S+ on \S+prompt-rag\S+ within 2000 ms$/);
+    } finally {
+      h.prompt.bus.available = true;
+      if (saved) h.mcp.tools['weather-mcp'] = saved;
+    }
+  });
+
+  it('answers normally once every service answers again', async () => {
+    expect((await h.ask({ question: 'use weather' })).last.content).toBe('sunny in Paris');
+    expect((await h.ask({ question: 'use kq' })).last.content).toBe('graph answer');
+    expect((await h.ask({ question: 'use jokes' })).last.content).toBe('a joke about cats');
+    expect((await h.ask({ question: 'hello' })).last).toMatchObject({ message_type: 'answer', content: 'ok' });
+  });
+});

@@ -1,0 +1,124 @@
+/**
+ * A dedicated local Pulsar broker that a test can stop and start again on the same ports (broker-loss
+ * tests). It is never the shared broker of the integration run: it always comes from the local launcher
+ * `tools/pulsar-standalone/pulsar.sh` (Java 17+ and Maven), on two free loopback ports of its own, whatever
+ * `PULSAR_URL` or Docker say. Each start uses a fresh data dir (the launcher's design); the tenant `tg` and
+ * its namespaces are created again by the launcher before it reports ready, so non-persistent TrustGraph
+ * topics behave as after a real broker restart.
+ *
+ * The launcher's watchdog (`PULSAR_WATCH_PID`) stops the broker if this process dies without `close()`.
+ */
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const LAUNCHER = resolve(REPO_ROOT, 'tools', 'pulsar-standalone', 'pulsar.sh');
+/** Start (classpath cached) and readiness; the launcher itself waits up to 180 s. */
+const LAUNCHER_TIMEOUT_MS = 240_000;
+
+export interface RestartableBroker {
+  /** `ws://127.0.0.1:<web port>` */
+  readonly webSocketUrl: string;
+  /** `http://127.0.0.1:<web port>` */
+  readonly webServiceUrl: string;
+  readonly webPort: number;
+  readonly brokerPort: number;
+  /** True between a successful `start()` and the next `stop()`. */
+  readonly running: boolean;
+  /** Stop the broker process (SIGTERM, then SIGKILL after 30 s). Safe when already stopped. */
+  stop(): Promise<void>;
+  /** Start it again on the same ports; resolves once it is ready. */
+  start(): Promise<void>;
+  /** Stop it for good (idempotent); call in afterAll. */
+  close(): Promise<void>;
+}
+
+export async function startRestartableBroker(): Promise<RestartableBroker> {
+  const webPort = await freePort();
+  let brokerPort = await freePort();
+  while (brokerPort === webPort) brokerPort = await freePort();
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PULSAR_WEB_PORT: String(webPort),
+    PULSAR_BROKER_PORT: String(brokerPort),
+    PULSAR_BOOKIE_PORT: '0',
+  };
+  delete env.PULSAR_URL;
+  delete env.PULSAR_WEB_URL;
+  let running = false;
+  let closed = false;
+
+  const broker: RestartableBroker = {
+    webSocketUrl: `ws://127.0.0.1:${webPort}`,
+    webServiceUrl: `http://127.0.0.1:${webPort}`,
+    webPort,
+    brokerPort,
+    get running() {
+      return running;
+    },
+    async start() {
+      if (closed) throw new Error('the dedicated broker is closed');
+      if (running) return;
+      await runLauncher('start', { ...env, PULSAR_WATCH_PID: String(process.pid) });
+      running = true;
+    },
+    async stop() {
+      running = false;
+      await runLauncher('stop', env);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await broker.stop();
+    },
+  };
+  try {
+    await broker.start();
+  } catch (error) {
+    await broker.close().catch(() => undefined);
+    throw error;
+  }
+  return broker;
+}
+
+function runLauncher(command: 'start' | 'stop', env: NodeJS.ProcessEnv): Promise<void> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn('bash', [LAUNCHER, command], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    const timer = setTimeout(() => {
+      child.kill('SIGTERM');
+      reject(new Error(`pulsar.sh ${command} timed out after ${LAUNCHER_TIMEOUT_MS / 1000} s\n${output}`));
+    }, LAUNCHER_TIMEOUT_MS);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(new Error(`could not run ${LAUNCHER}: ${error.message}`));
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolvePromise();
+      else
+        reject(
+          new Error(
+            `pulsar.sh ${command} failed (${signal ? `signal ${signal}` : `exit code ${code}`}); a dedicated broker ` +
+              `needs Java 17+ and Maven (tools/pulsar-standalone/)\n--- output ---\n${output.trimEnd()}`,
+          ),
+        );
+    });
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePromise, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen({ port: 0, host: '127.0.0.1', exclusive: true }, () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolvePromise(port));
+    });
+  });
+}
