@@ -76,6 +76,12 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
         metrics.consumerProcessing.inc({ processor: settings.id, consumer, status: ok ? 'ok' : 'error' });
       },
       produced: (producer) => metrics.producerMessages.inc({ processor: settings.id, producer }),
+      downstream: (target_service, { seconds, status, errorType }) => {
+        const labels = { processor: settings.id, target_service };
+        metrics.downstreamDuration.observe(labels, seconds);
+        if (status === 'timeout') metrics.downstreamTimeouts.inc(labels);
+        if (status === 'error') metrics.downstreamErrors.inc({ ...labels, error_type: errorType ?? 'unknown' });
+      },
     },
   });
   const http = new HttpServer(

@@ -28,6 +28,15 @@ export interface RequestClientOptions<Req, Res> {
   timeoutMs: number;
   /** Default: silent. */
   logger?: Logger;
+  /** Told how each call ended (TrustGraph's `tg_downstream_*` metrics). */
+  observer?: CallObserver<Res>;
+}
+
+/** How one call ended: `ok` (with the service's own error type, if its reply carried one), `timeout`, `failed`. */
+export interface CallObserver<Res> {
+  /** The service's error type of a reply, if it carries one (`error.type`). */
+  errorOf?(response: Res): string | undefined;
+  ended(outcome: { seconds: number; status: 'ok' | 'timeout' | 'error'; errorType?: string }): void;
 }
 
 export interface RequestOptions {
@@ -56,6 +65,7 @@ export class RequestClient<Req, Res> {
   private readonly responseCodec: Codec<Res>;
   private readonly timeoutMs: number;
   private readonly logger: Logger;
+  private readonly observer: CallObserver<Res> | undefined;
   private readonly waiters = new Map<string, Waiter<Res>>();
   private starting: Promise<void> | undefined;
   private consumer: Consumer | undefined;
@@ -73,6 +83,7 @@ export class RequestClient<Req, Res> {
     this.responseCodec = options.responseCodec;
     this.timeoutMs = options.timeoutMs;
     this.subscriptionName = options.subscriptionName ?? `rr-${randomBytes(6).toString('hex')}`;
+    this.observer = options.observer;
     this.logger = (options.logger ?? pino({ level: 'silent' })).child({
       requestTopic: this.requestTopic,
       subscription: this.subscriptionName,
@@ -94,6 +105,31 @@ export class RequestClient<Req, Res> {
 
   /** Sends one request and resolves with the first response that carries its id. */
   async request(request: Req, options: RequestOptions = {}): Promise<Res> {
+    const started = performance.now();
+    try {
+      const response = await this.requestOnce(request, options);
+      this.observe(started, response);
+      return response;
+    } catch (error) {
+      this.observe(started, undefined, error);
+      throw error;
+    }
+  }
+
+  private observe(started: number, response: Res | undefined, error?: unknown): void {
+    if (!this.observer) return;
+    const seconds = (performance.now() - started) / 1000;
+    if (error !== undefined) {
+      const status = error instanceof RequestTimeoutError ? 'timeout' : 'error';
+      const errorType = status === 'error' ? ((error as Error).name ?? 'Error') : undefined;
+      this.observer.ended({ seconds, status, ...(errorType ? { errorType } : {}) });
+      return;
+    }
+    const errorType = response === undefined ? undefined : this.observer.errorOf?.(response);
+    this.observer.ended({ seconds, status: errorType ? 'error' : 'ok', ...(errorType ? { errorType } : {}) });
+  }
+
+  private async requestOnce(request: Req, options: RequestOptions): Promise<Res> {
     const payload = this.requestCodec.encode(request);
     await this.start();
     const timeoutMs = options.timeoutMs ?? this.timeoutMs;
@@ -128,6 +164,23 @@ export class RequestClient<Req, Res> {
    * Throws RequestTimeoutError when the gap before the next response exceeds the timeout.
    */
   async *stream(request: Req, options: StreamOptions<Res>): AsyncGenerator<Res, void, undefined> {
+    const started = performance.now();
+    let lastResponse: Res | undefined;
+    let failure: unknown;
+    try {
+      for await (const response of this.streamOnce(request, options)) {
+        lastResponse = response;
+        yield response;
+      }
+    } catch (error) {
+      failure = error;
+      throw error;
+    } finally {
+      this.observe(started, lastResponse, failure);
+    }
+  }
+
+  private async *streamOnce(request: Req, options: StreamOptions<Res>): AsyncGenerator<Res, void, undefined> {
     const payload = this.requestCodec.encode(request);
     await this.start();
     const timeoutMs = options.timeoutMs ?? this.timeoutMs;

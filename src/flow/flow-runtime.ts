@@ -75,10 +75,12 @@ export interface FlowRuntimeDeps {
    * Default 60000 ms.
    */
   publishRetryMs?: number;
-  /** TrustGraph's generic consumer/producer metrics. */
+  /** TrustGraph's generic consumer, producer and downstream-call metrics. */
   instrument?: {
     consumed(consumer: string, seconds: number, ok: boolean): void;
     produced(producer: string): void;
+    /** A call to a TrustGraph service ended; `targetService` is the request spec name, e.g. `prompt-request`. */
+    downstream(targetService: string, outcome: { seconds: number; status: 'ok' | 'timeout' | 'error'; errorType?: string }): void;
   };
 }
 
@@ -201,7 +203,7 @@ export class FlowRuntime {
     };
   }
 
-  private async client<Req, Res>(
+  private async client<Req, Res extends { error: { type: string } | null }>(
     service: string,
     requestCodec: Codec<Req>,
     responseCodec: Codec<Res>,
@@ -209,7 +211,16 @@ export class FlowRuntime {
     const requestTopic = this.topic(`${service}-request`);
     const responseTopic = this.topic(`${service}-response`);
     if (!requestTopic || !responseTopic) return undefined;
+    const instrument = this.deps.instrument;
     const client = new RequestClient({
+      ...(instrument
+        ? {
+            observer: {
+              errorOf: (response: Res) => response.error?.type,
+              ended: (outcome) => instrument.downstream(`${service}-request`, outcome),
+            },
+          }
+        : {}),
       transport: this.deps.transport,
       requestTopic,
       responseTopic,

@@ -38,6 +38,9 @@ export class AgentMetrics {
   readonly consumerProcessing: Counter<'processor' | 'consumer' | 'status'>;
   readonly producerMessages: Counter<'processor' | 'producer'>;
   readonly configVersion: Gauge<'processor'>;
+  readonly downstreamDuration: Histogram<'processor' | 'target_service'>;
+  readonly downstreamTimeouts: Counter<'processor' | 'target_service'>;
+  readonly downstreamErrors: Counter<'processor' | 'target_service' | 'error_type'>;
 
   // Tool groups and states (TG-16) and enforcement
   readonly groupRequests: Counter<'processor' | 'group'>;
@@ -82,6 +85,9 @@ export class AgentMetrics {
     this.consumerDuration = new Histogram({ name: 'tg_consumer_request_duration_seconds', help: 'Time to process one consumed message', labelNames: ['processor', 'consumer'], buckets: CONSUMER_BUCKETS, registers });
     this.consumerProcessing = new Counter({ name: 'tg_consumer_processing_total', help: 'Consumed messages by status', labelNames: ['processor', 'consumer', 'status'], registers });
     this.producerMessages = new Counter({ name: 'tg_producer_messages_total', help: 'Messages published', labelNames: ['processor', 'producer'], registers });
+    this.downstreamDuration = new Histogram({ name: 'tg_downstream_call_duration_seconds', help: 'Calls to TrustGraph services, by request spec', labelNames: ['processor', 'target_service'], buckets: LLM_BUCKETS, registers });
+    this.downstreamTimeouts = new Counter({ name: 'tg_downstream_timeout_total', help: 'Calls to TrustGraph services that timed out', labelNames: ['processor', 'target_service'], registers });
+    this.downstreamErrors = new Counter({ name: 'tg_downstream_error_total', help: 'Calls to TrustGraph services that failed, by error type', labelNames: ['processor', 'target_service', 'error_type'], registers });
     this.configVersion = new Gauge({ name: 'tg_config_version', help: 'Configuration version in use', labelNames: ['processor'], registers });
 
     this.groupRequests = new Counter({ name: 'tg_agent_group_requests_total', help: 'Iterations by requested tool group (TG-16)', labelNames: ['processor', 'group'], registers });

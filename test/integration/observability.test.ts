@@ -105,6 +105,12 @@ describe('metrics of the §5.2 workflow, scraped over HTTP', () => {
     expect(sample(text, 'tg_consumer_processing_total', { ...p, consumer: request, status: 'ok' })).toBe(4);
     expect(sample(text, 'tg_producer_messages_total', { ...p, producer: request })).toBe(3);
 
+    // TrustGraph's downstream-call metrics: four prompt calls, one graph RAG query, two MCP tool calls.
+    const downstream = (target: string) => sample(text, 'tg_downstream_call_duration_seconds_count', { ...p, target_service: target });
+    expect(downstream('prompt-request')).toBe(4);
+    expect(downstream('graph-rag-request')).toBe(1);
+    expect(downstream('mcp-tool-request')).toBe(2);
+
     // The Grafana dashboard asks only for metrics and labels this scrape has.
     const dashboard = JSON.parse(readFileSync(new URL('../../deploy/grafana/dashboards/tg-agent.json', import.meta.url), 'utf8')) as unknown;
     expect(checkDashboardMetrics(dashboard, metricFamilies(text))).toEqual([]);

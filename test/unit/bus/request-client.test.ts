@@ -216,4 +216,37 @@ describe('RequestClient', () => {
         }),
     ).toThrow(/timeoutMs must be a finite number greater than 0/);
   });
+
+  it('tells its observer how each call ended: ok, the reply\'s own error type, or a timeout', async () => {
+    const ended: { status: string; errorType?: string; seconds: number }[] = [];
+    const observed = new RequestClient<Ask, Answer>({
+      transport: bus,
+      requestTopic: REQUEST,
+      responseTopic: RESPONSE,
+      requestCodec: jsonCodec<Ask>('Ask'),
+      responseCodec: jsonCodec<Answer>('Answer'),
+      timeoutMs: 1000,
+      observer: { errorOf: (r) => (r.answer === null ? 'no-answer' : undefined), ended: (o) => ended.push(o) },
+    });
+    await startResponder(async (m) => {
+      const q = question(m);
+      if (q === 'silent') return;
+      await reply(m.properties.id, { answer: q === 'fail' ? null : 'fine', end: true });
+    });
+    try {
+      await observed.request({ question: 'hi' });
+      await observed.request({ question: 'fail' });
+      await expect(observed.request({ question: 'silent' }, { timeoutMs: 30 })).rejects.toBeInstanceOf(RequestTimeoutError);
+      for await (const answer of observed.stream({ question: 'streamed' }, { isLast: (r) => r.end })) void answer;
+      expect(ended.map((e) => [e.status, e.errorType])).toEqual([
+        ['ok', undefined],
+        ['error', 'no-answer'],
+        ['timeout', undefined],
+        ['ok', undefined],
+      ]);
+      expect(ended.every((e) => e.seconds >= 0 && e.seconds < 5)).toBe(true);
+    } finally {
+      await observed.close();
+    }
+  });
 });
