@@ -1,0 +1,455 @@
+/**
+ * Speed of one ReAct iteration on the real broker (issue #7).
+ *
+ *   npm run bench:iteration                         concurrency 1, 8, 64; ~30 s each
+ *   npm run bench:iteration -- --soak 600           10-minute memory soak (concurrency 8)
+ *
+ * The agent is the real one, compiled from src/ and run as its own process (`node …/src/main.js`, the
+ * production entry point: flags, WebSocket transport, metrics server, info-level audit log), so its RSS,
+ * CPU time and event loop are its own. Around it, in this process: TrustGraph's config service (the tests'
+ * stand-in), zero-latency prompt and MCP tool stand-ins and the "gateway" (bench/support/workload.ts). Each
+ * conversation is two iterations (the model calls one tool, then answers).
+ *
+ * For each concurrency c the agent runs with `--concurrency c` and the gateway keeps c conversations in
+ * flight: a warm-up, then a measured window. Then the floor: the same WebSocket transport and the agent's
+ * own RequestClient against an echo process (no agent), c requests in flight.
+ *
+ * Overhead per iteration = (conversation latency − 9 hops × floor RTT p50 / 2) / 2: a conversation's
+ * critical path crosses the broker 9 times (bench/support/workload.ts), the floor round trip crosses it
+ * twice. Reported at p50 and p99 of the per-conversation values. Cross-checks: the agent's own time per
+ * iteration from its metrics (message handling time minus time waiting for the prompt and the tool), and
+ * its CPU time per iteration (/proc/<pid>/stat).
+ *
+ * First, without any broker: the same app in this process on the in-process MemoryTransport
+ * (bench/support/in-process.ts) — the agent's own time and CPU per iteration with the transport taken away.
+ *
+ * Flags: --concurrency 1,8,64  --duration 20 (s, measured)  --warmup 3  --floor 6  --idle 4  --in-process 8 (s; 0 = skip)  --max-load 1.5
+ *        --soak <s>  --soak-concurrency 8  --sample-every 5  --warm-up-soak 60  --json <file>
+ *        --cpu-prof (the agent writes a V8 CPU profile per concurrency next to its log; add --keep-logs)
+ *        --keep-logs (keep the log directory, removed at the end otherwise)
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { WebSocketTransport } from '../src/bus/websocket-transport.js';
+import { AgentProcess, startEcho } from './support/agent-process.js';
+import { buildAgent } from './support/build.js';
+import { measureInProcess, type InProcessResult } from './support/in-process.js';
+import { startBenchBroker, type BenchBroker } from './support/broker.js';
+import { coreShare, CpuMeter, loadAverage, waitForLowLoad, type CpuReading } from './support/proc.js';
+import { header, log, withCleanup, writeJson } from './support/run.js';
+import { mib, ms, num, numberFlag, parseFlags, slope, sleep, summarize, table, type Summary } from './support/stats.js';
+import {
+  ConversationClient,
+  CRITICAL_PATH_HOPS,
+  FloorClient,
+  ITERATIONS_PER_CONVERSATION,
+  publishAckLatencies,
+  REQUEST_BODY,
+  startWorkload,
+  type ConversationRecord,
+  type Workload,
+} from './support/workload.js';
+import type { AgentBuild } from './support/build.js';
+
+const flags = parseFlags(process.argv.slice(2));
+const CONCURRENCIES = (flags.get('concurrency') ?? '1,8,64').split(',').map(Number);
+const DURATION_S = numberFlag(flags, 'duration', 20);
+const WARMUP_S = numberFlag(flags, 'warmup', 3);
+const FLOOR_S = numberFlag(flags, 'floor', 6);
+const IDLE_S = numberFlag(flags, 'idle', 4);
+const IN_PROCESS_S = numberFlag(flags, 'in-process', 8);
+const MAX_LOAD = numberFlag(flags, 'max-load', 1.5);
+const SOAK_S = numberFlag(flags, 'soak', 0);
+const SOAK_CONCURRENCY = numberFlag(flags, 'soak-concurrency', 8);
+const SAMPLE_EVERY_S = numberFlag(flags, 'sample-every', 5);
+const SOAK_WARMUP_S = numberFlag(flags, 'warm-up-soak', 60);
+const JSON_OUT = flags.get('json');
+/** `--cpu-prof`: the agent writes a V8 CPU profile per concurrency into the log directory. */
+const CPU_PROFILE = flags.has('cpu-prof');
+/** Keep the agents' logs (and CPU profiles) instead of removing them at the end. */
+const KEEP_LOGS = flags.has('keep-logs');
+
+interface ConcurrencyResult {
+  concurrency: number;
+  loadAverage: { start: string; end: string };
+  windowSeconds: number;
+  conversations: number;
+  failed: number;
+  conversationsPerSecond: number;
+  latency: Summary;
+  floor: Summary;
+  floorCount: number;
+  overhead: Summary;
+  ratio: number;
+  /** Mean per iteration from the agent's metrics: handling time minus prompt and tool waits, ms. */
+  agentOwnTimeMs: number;
+  agentCpuMsPerIteration: number;
+  /** The agent's CPU use with no traffic (timers, pings), as a fraction of one core. */
+  agentIdleCpu: number;
+  /** CPU per iteration after subtracting the idle CPU of the window. */
+  agentCpuMsPerIterationNetOfIdle: number;
+  publishesPerIteration: number;
+  cpu: CpuReading;
+  floorCpu: CpuReading;
+  peakRssBytes: number;
+  eventLoop: { p99: number; max: number };
+}
+
+const METRICS = [
+  'tg_consumer_request_duration_seconds_sum',
+  'tg_consumer_request_duration_seconds_count',
+  'tg_agent_llm_duration_seconds_sum',
+  'tg_agent_tool_duration_seconds_sum',
+  'tg_producer_messages_total',
+];
+
+interface Context {
+  build: AgentBuild;
+  broker: BenchBroker;
+  transport: WebSocketTransport;
+  workload: Workload;
+  client: ConversationClient;
+  logDir: string;
+}
+
+async function startAgent(ctx: Context, concurrency: number, extra: { nodeFlags?: string[]; env?: Record<string, string> } = {}): Promise<AgentProcess> {
+  const agent = await AgentProcess.start({
+    build: ctx.build,
+    webSocketUrl: ctx.broker.webSocketUrl,
+    concurrency,
+    configQueues: ctx.workload.configQueues,
+    logFile: join(ctx.logDir, `agent-c${concurrency}.log`),
+    ...extra,
+  });
+  await agent.waitReady();
+  return agent;
+}
+
+async function measureConcurrency(ctx: Context, floor: FloorClient, echoPid: number, concurrency: number): Promise<ConcurrencyResult> {
+  const loadStart = loadAverage();
+  log(`concurrency ${concurrency}: starting the agent (load average ${loadStart})`);
+  const agent = await startAgent(ctx, concurrency, CPU_PROFILE ? { nodeFlags: ['--cpu-prof', '--cpu-prof-dir', ctx.logDir] } : {});
+  const pids = { agent: agent.pid, broker: ctx.broker.pid, generator: process.pid, echo: echoPid };
+  try {
+    // The agent's own CPU with no traffic at all.
+    await sleep(1000);
+    const idleMeter = new CpuMeter({ agent: agent.pid });
+    await sleep(IDLE_S * 1000);
+    const idle = idleMeter.stop();
+    const agentIdleCpu = (idle.processes.agent ?? Number.NaN) / idle.wall;
+    // Warm-up: JIT, connections, tool-set cache.
+    let phase: 'warmup' | 'measure' | 'stop' = 'warmup';
+    const records: ConversationRecord[] = [];
+    let windowStart = 0;
+    let windowEnd = 0;
+    const running = ctx.client.run(
+      concurrency,
+      () => phase === 'stop',
+      (record) => {
+        if (phase === 'measure' && record.end >= windowStart) records.push(record);
+      },
+    );
+    await sleep(WARMUP_S * 1000);
+    const before = await agent.metrics(METRICS);
+    await agent.sample({ reset: true });
+    const meter = new CpuMeter(pids);
+    windowStart = performance.now();
+    phase = 'measure';
+    await sleep(DURATION_S * 1000);
+    windowEnd = performance.now();
+    const cpu = meter.stop();
+    const after = await agent.metrics(METRICS);
+    const probe = await agent.sample();
+    phase = 'stop';
+    await running;
+    const peakRssBytes = agent.memory().peakRss;
+    await agent.stop();
+
+    const done = records.filter((r) => r.end <= windowEnd);
+    const failed = done.filter((r) => r.failed).length;
+    const latencies = done.filter((r) => !r.failed).map((r) => r.end - r.start);
+    const iterations = after.tg_consumer_request_duration_seconds_count! - before.tg_consumer_request_duration_seconds_count!;
+    const own =
+      ((after.tg_consumer_request_duration_seconds_sum! - before.tg_consumer_request_duration_seconds_sum!) -
+        (after.tg_agent_llm_duration_seconds_sum! - before.tg_agent_llm_duration_seconds_sum!) -
+        (after.tg_agent_tool_duration_seconds_sum! - before.tg_agent_tool_duration_seconds_sum!)) *
+      1000 /
+      iterations;
+    const publishes = (after.tg_producer_messages_total! - before.tg_producer_messages_total!) / iterations;
+
+    // The floor at the same concurrency, the agent stopped.
+    log(`concurrency ${concurrency}: floor (echo, no agent)`);
+    const rtts: number[] = [];
+    let floorPhase: 'warmup' | 'measure' | 'stop' = 'warmup';
+    const floorRun = floor.run(
+      concurrency,
+      () => floorPhase === 'stop',
+      (rtt) => {
+        if (floorPhase === 'measure') rtts.push(rtt);
+      },
+    );
+    await sleep(1000);
+    const floorMeter = new CpuMeter({ broker: ctx.broker.pid, generator: process.pid, echo: echoPid });
+    floorPhase = 'measure';
+    await sleep(FLOOR_S * 1000);
+    const floorCpu = floorMeter.stop();
+    floorPhase = 'stop';
+    await floorRun;
+
+    const floorSummary = summarize(rtts);
+    const pathFloor = (CRITICAL_PATH_HOPS / 2) * floorSummary.p50;
+    const overheads = latencies.map((l) => (l - pathFloor) / ITERATIONS_PER_CONVERSATION);
+    const latency = summarize(latencies);
+    return {
+      concurrency,
+      loadAverage: { start: loadStart, end: loadAverage() },
+      windowSeconds: (windowEnd - windowStart) / 1000,
+      conversations: done.length,
+      failed,
+      conversationsPerSecond: done.length / ((windowEnd - windowStart) / 1000),
+      latency,
+      floor: floorSummary,
+      floorCount: rtts.length,
+      overhead: summarize(overheads),
+      ratio: latency.p50 / pathFloor,
+      agentOwnTimeMs: own,
+      agentCpuMsPerIteration: ((cpu.processes.agent ?? Number.NaN) * 1000) / iterations,
+      agentIdleCpu,
+      agentCpuMsPerIterationNetOfIdle: (((cpu.processes.agent ?? Number.NaN) - agentIdleCpu * cpu.wall) * 1000) / iterations,
+      publishesPerIteration: publishes,
+      cpu,
+      floorCpu,
+      peakRssBytes,
+      eventLoop: { p99: probe.eld.p99, max: probe.eld.max },
+    };
+  } finally {
+    if (agent.running) await agent.stop();
+  }
+}
+
+function printResults(results: ConcurrencyResult[], acks: { nonPersistent: Summary; persistent: Summary }, inProcess: InProcessResult[]): string {
+  const out: string[] = [];
+  if (inProcess.length > 0) {
+    out.push('### Without the transport: the same app on the in-process memory bus (no broker, no WebSocket)\n');
+    out.push(
+      table(
+        ['concurrency', 'iterations/s', 'iteration p50', 'iteration p99', 'CPU/iteration (agent + stand-ins + gateway)', 'failed'],
+        inProcess.map((r) => [
+          String(r.concurrency),
+          num(r.conversationsPerSecond * ITERATIONS_PER_CONVERSATION, 0),
+          ms(r.iteration.p50, 3),
+          ms(r.iteration.p99, 3),
+          ms(r.cpuMsPerIteration, 3),
+          String(r.failed),
+        ]),
+      ),
+    );
+    out.push('');
+  }
+  out.push('### Throughput and per-iteration overhead\n');
+  out.push(
+    table(
+      ['concurrency', 'conversations/s', 'conversation p50 / p99', 'floor RTT p50 / p99', '4.5 × floor p50', 'ratio', 'overhead/iteration p50', 'p99', 'agent peak RSS', 'failed'],
+      results.map((r) => [
+        String(r.concurrency),
+        num(r.conversationsPerSecond, 1),
+        `${ms(r.latency.p50)} / ${ms(r.latency.p99)}`,
+        `${ms(r.floor.p50)} / ${ms(r.floor.p99)}`,
+        ms((CRITICAL_PATH_HOPS / 2) * r.floor.p50),
+        `${r.ratio.toFixed(2)}×`,
+        ms(r.overhead.p50),
+        ms(r.overhead.p99),
+        mib(r.peakRssBytes),
+        `${r.failed}/${r.conversations}`,
+      ]),
+    ),
+  );
+  out.push('\n### Where the time and the CPU go (measured window)\n');
+  out.push(
+    table(
+      ['concurrency', 'agent own time/iteration (metrics, mean)', 'agent CPU/iteration', '… net of idle', 'agent idle CPU', 'publishes/iteration', 'CPU: agent', 'broker', 'load generator + stand-ins', 'everything else', 'floor CPU: broker / echo', 'event-loop delay p99 / max', 'load average start → end'],
+      results.map((r) => [
+        String(r.concurrency),
+        ms(r.agentOwnTimeMs),
+        ms(r.agentCpuMsPerIteration),
+        ms(r.agentCpuMsPerIterationNetOfIdle),
+        `${(r.agentIdleCpu * 100).toFixed(1)} %`,
+        num(r.publishesPerIteration, 1),
+        coreShare(r.cpu.processes.agent ?? Number.NaN, r.cpu.wall),
+        coreShare(r.cpu.processes.broker ?? Number.NaN, r.cpu.wall),
+        coreShare(r.cpu.processes.generator ?? Number.NaN, r.cpu.wall),
+        coreShare(r.cpu.others, r.cpu.wall),
+        `${coreShare(r.floorCpu.processes.broker ?? Number.NaN, r.floorCpu.wall)} / ${coreShare(r.floorCpu.processes.echo ?? Number.NaN, r.floorCpu.wall)}`,
+        `${ms(r.eventLoop.p99, 1)} / ${ms(r.eventLoop.max, 1)}`,
+        `${r.loadAverage.start} → ${r.loadAverage.end}`,
+      ]),
+    ),
+  );
+  out.push('\n### Publish → broker acknowledgement, one producer, sequential (what each awaited publish of the agent costs)\n');
+  out.push(
+    table(
+      ['topic', 'p50', 'p99', 'samples'],
+      [
+        ['non-persistent (responses, next)', ms(acks.nonPersistent.p50), ms(acks.nonPersistent.p99), String(acks.nonPersistent.count)],
+        ['persistent (explainability)', ms(acks.persistent.p50), ms(acks.persistent.p99), String(acks.persistent.count)],
+      ],
+    ),
+  );
+  return out.join('\n');
+}
+
+interface SoakSample {
+  seconds: number;
+  conversations: number;
+  rss: number;
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+  arrayBuffers: number;
+}
+
+async function soak(ctx: Context): Promise<{ samples: SoakSample[]; text: string }> {
+  log(`soak: ${SOAK_S} s at concurrency ${SOAK_CONCURRENCY}, a sample every ${SAMPLE_EVERY_S} s (heap read right after a full GC)`);
+  const agent = await startAgent(ctx, SOAK_CONCURRENCY, { nodeFlags: ['--expose-gc'] });
+  const loadStart = loadAverage();
+  const samples: SoakSample[] = [];
+  let conversations = 0;
+  let failed = 0;
+  let stop = false;
+  const started = performance.now();
+  const latencies: number[] = [];
+  const running = ctx.client.run(
+    SOAK_CONCURRENCY,
+    () => stop,
+    (r) => {
+      conversations++;
+      if (r.failed) failed++;
+      else if (latencies.length < 1_000_000) latencies.push(r.end - r.start);
+    },
+  );
+  try {
+    const meter = new CpuMeter({ agent: agent.pid, broker: ctx.broker.pid, generator: process.pid });
+    while ((performance.now() - started) / 1000 < SOAK_S) {
+      const sample = await agent.sample({ gc: true });
+      const seconds = (performance.now() - started) / 1000;
+      samples.push({
+        seconds,
+        conversations,
+        rss: sample.memory.rss,
+        heapUsed: sample.memory.heapUsed,
+        heapTotal: sample.memory.heapTotal,
+        external: sample.memory.external,
+        arrayBuffers: sample.memory.arrayBuffers,
+      });
+      if (samples.length % Math.max(1, Math.round(60 / SAMPLE_EVERY_S)) === 1) {
+        log(`soak ${Math.round(seconds)} s: ${conversations} conversations, RSS ${mib(sample.memory.rss)}, heap ${mib(sample.memory.heapUsed)}`);
+      }
+      await sleep(SAMPLE_EVERY_S * 1000);
+    }
+    const cpu = meter.stop();
+    stop = true;
+    await running;
+    const peak = agent.memory().peakRss;
+    await agent.stop();
+
+    const steady = samples.filter((s) => s.seconds >= SOAK_WARMUP_S);
+    const first = steady[0]!;
+    const last = steady[steady.length - 1]!;
+    const perHour = (key: keyof SoakSample): number => slope(steady.map((s) => ({ x: s.seconds / 3600, y: s[key] })));
+    const range = (key: keyof SoakSample): string => {
+      const values = steady.map((s) => s[key]);
+      return `${mib(Math.min(...values))} – ${mib(Math.max(...values))}`;
+    };
+    const lat = summarize(latencies);
+    const text = [
+      `### Memory soak: ${Math.round(SOAK_S)} s, concurrency ${SOAK_CONCURRENCY}\n`,
+      `${num(conversations)} conversations (${num(conversations / ((performance.now() - started) / 1000), 1)}/s, ${failed} failed), latency p50 ${ms(lat.p50)}, p99 ${ms(lat.p99)}; ` +
+        `agent CPU ${coreShare(cpu.processes.agent ?? Number.NaN, cpu.wall)}, broker ${coreShare(cpu.processes.broker ?? Number.NaN, cpu.wall)}; ` +
+        `load average ${loadStart} → ${loadAverage()}. Samples every ${SAMPLE_EVERY_S} s, heap after a full GC; ` +
+        `growth measured after a ${SOAK_WARMUP_S} s warm-up (${steady.length} samples).\n`,
+      table(
+        ['measure', `after warm-up (${Math.round(first.seconds)} s)`, `end (${Math.round(last.seconds)} s)`, 'growth', 'trend (least squares)', 'range after warm-up'],
+        (['rss', 'heapUsed', 'heapTotal', 'external', 'arrayBuffers'] as const).map((key) => [
+          key === 'rss' ? 'RSS' : key,
+          mib(first[key]),
+          mib(last[key]),
+          mib(last[key] - first[key], 2),
+          `${(perHour(key) / 1048576).toFixed(2)} MiB/hour`,
+          range(key),
+        ]),
+      ),
+      `\nPeak RSS (VmHWM): ${mib(peak)}.`,
+      '\nRSS and heap over time (one row a minute):\n',
+      table(
+        ['time', 'conversations', 'RSS', 'heap used (after GC)', 'heap total', 'external'],
+        samples
+          .filter((_, i) => i % Math.max(1, Math.round(60 / SAMPLE_EVERY_S)) === 0 || i === samples.length - 1)
+          .map((s) => [`${Math.round(s.seconds)} s`, num(s.conversations), mib(s.rss), mib(s.heapUsed, 2), mib(s.heapTotal), mib(s.external, 2)]),
+      ),
+    ].join('\n');
+    return { samples, text };
+  } finally {
+    stop = true;
+    if (agent.running) await agent.stop();
+  }
+}
+
+await withCleanup(async (defer) => {
+  const loadAtStart = await waitForLowLoad(MAX_LOAD, 10 * 60_000, log);
+  const logDir = mkdtempSync(join(tmpdir(), 'tg-agent-bench-logs-'));
+  log(`agent logs in ${logDir}${KEEP_LOGS ? '' : ' (removed at the end; --keep-logs keeps them)'}`);
+  if (!KEEP_LOGS) defer(() => rmSync(logDir, { recursive: true, force: true }));
+  const inProcess: InProcessResult[] = [];
+  if (SOAK_S === 0 && IN_PROCESS_S > 0) {
+    for (const concurrency of CONCURRENCIES) {
+      log(`in-process (memory transport), concurrency ${concurrency}`);
+      inProcess.push(await measureInProcess(concurrency, IN_PROCESS_S, 2, join(logDir, `in-process-c${concurrency}.log`)));
+    }
+  }
+  const build = await buildAgent(log);
+  defer(() => build.remove());
+  const broker = await startBenchBroker({ log });
+  defer(() => broker.stop());
+  log(`broker: ${broker.webSocketUrl} (pid ${broker.pid ?? 'unknown'}, Pulsar ${broker.version})`);
+  const transport = new WebSocketTransport({ url: broker.webSocketUrl });
+  defer(() => transport.close());
+  const workload = await startWorkload({ transport });
+  defer(() => workload.stop());
+  const client = new ConversationClient(transport, workload.topics);
+  await client.start();
+  defer(() => client.stop());
+  const ctx: Context = { build, broker, transport, workload, client, logDir };
+
+  if (SOAK_S > 0) {
+    const { samples, text } = await soak(ctx);
+    console.log(header('tg-agent iteration benchmark: memory soak', broker, [`load average before the run: ${loadAtStart}`]));
+    console.log(text);
+    writeJson(JSON_OUT, { kind: 'soak', samples });
+    return;
+  }
+
+  const floor = new FloorClient(transport, workload.workspace);
+  await floor.start();
+  defer(() => floor.close());
+  const echo = await startEcho(build, broker.webSocketUrl, floor.requestTopic, floor.responseTopic, join(logDir, 'echo.log'));
+  defer(() => echo.stop());
+
+  log('publish→ack latency of single sends');
+  const acks = {
+    nonPersistent: summarize(await publishAckLatencies(transport, `non-persistent://tg/response/bench-ack-${workload.workspace}`, REQUEST_BODY, 2000)),
+    persistent: summarize(await publishAckLatencies(transport, `persistent://tg/flow/bench-ack-${workload.workspace}`, REQUEST_BODY, 2000)),
+  };
+
+  const results: ConcurrencyResult[] = [];
+  for (const concurrency of CONCURRENCIES) results.push(await measureConcurrency(ctx, floor, echo.pid, concurrency));
+  console.log(
+    header('tg-agent iteration benchmark', broker, [
+      `load average before the run: ${loadAtStart}`,
+      `each concurrency: the agent idle for ${IDLE_S} s, ${WARMUP_S} s warm-up, ${DURATION_S} s measured, then ${FLOOR_S} s of floor; agent compiled in ${build.seconds.toFixed(1)} s`,
+      `2 iterations per conversation (one MCP tool call, then the answer); overhead/iteration = (conversation − ${CRITICAL_PATH_HOPS / 2} × floor RTT p50) / 2`,
+    ]),
+  );
+  console.log(printResults(results, acks, inProcess));
+  writeJson(JSON_OUT, { kind: 'iteration', results, acks, inProcess });
+});

@@ -1,0 +1,87 @@
+/**
+ * Preloaded into the agent process by the benchmarks (`node --import <this> main.js`, spawned with an IPC
+ * channel). It adds no code to the agent itself; it only watches it:
+ *
+ *  - event-loop delay: `perf_hooks.monitorEventLoopDelay` (resolution `TG_BENCH_ELD_RESOLUTION_MS`, default 10);
+ *  - blocks: with `TG_BENCH_BLOCK_THRESHOLD_MS` set, a 1 ms interval timer records every gap between two of
+ *    its ticks longer than the threshold (wall-clock start and length), so a block can be matched to a reload;
+ *  - memory (`process.memoryUsage()`, optionally right after a full GC when node runs with `--expose-gc`)
+ *    and CPU (`process.cpuUsage()`).
+ *
+ * Protocol: the parent sends `{type: 'sample', reset?, gc?}`, the probe answers `{type: 'sample', ...}`.
+ * If the parent goes away (IPC disconnect) the agent exits, so a crashed benchmark never leaves it running.
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+
+interface SampleRequest {
+  type: 'sample';
+  /** Reset the event-loop histogram after reading it. */
+  reset?: boolean;
+  /** Run a full GC before reading memory (needs --expose-gc). */
+  gc?: boolean;
+}
+
+export interface Block {
+  /** Wall-clock ms (Date.now()) when the blocked period started. */
+  at: number;
+  /** How long no timer could run, ms (the gap minus the 1 ms timer period). */
+  ms: number;
+}
+
+export interface ProbeSample {
+  type: 'sample';
+  /** Date.now() of the reading. */
+  at: number;
+  memory: NodeJS.MemoryUsage;
+  cpu: NodeJS.CpuUsage;
+  /** Event-loop delay since the last reset, ms. `max` is the longest time a timer was late. */
+  eld: { min: number; mean: number; p50: number; p99: number; max: number; count: number; resolutionMs: number };
+  /** Blocks since the previous sample (only with TG_BENCH_BLOCK_THRESHOLD_MS). */
+  blocks: Block[];
+}
+
+const resolutionMs = Number(process.env.TG_BENCH_ELD_RESOLUTION_MS ?? 10) || 10;
+const histogram = monitorEventLoopDelay({ resolution: resolutionMs });
+histogram.enable();
+
+const blocks: Block[] = [];
+const threshold = Number(process.env.TG_BENCH_BLOCK_THRESHOLD_MS ?? 0);
+if (threshold > 0) {
+  let last = performance.now();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    const gap = now - last - 1;
+    if (gap > threshold) blocks.push({ at: performance.timeOrigin + last, ms: gap });
+    last = now;
+  }, 1);
+  timer.unref();
+}
+
+const nsToMs = (ns: number): number => ns / 1e6;
+
+if (process.send) {
+  process.on('message', (message: SampleRequest) => {
+    if (message?.type !== 'sample') return;
+    const gc = (globalThis as { gc?: () => void }).gc;
+    if (message.gc && gc) gc();
+    const sample: ProbeSample = {
+      type: 'sample',
+      at: Date.now(),
+      memory: process.memoryUsage(),
+      cpu: process.cpuUsage(),
+      eld: {
+        min: nsToMs(histogram.min),
+        mean: nsToMs(histogram.mean),
+        p50: nsToMs(histogram.percentile(50)),
+        p99: nsToMs(histogram.percentile(99)),
+        max: nsToMs(histogram.max),
+        count: histogram.count,
+        resolutionMs,
+      },
+      blocks: blocks.splice(0),
+    };
+    if (message.reset) histogram.reset();
+    process.send?.(sample);
+  });
+  process.on('disconnect', () => process.exit(3));
+}

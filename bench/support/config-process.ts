@@ -1,0 +1,142 @@
+/**
+ * TrustGraph's config service for the reload benchmark, in its own process: encoding a response of
+ * 10 000 tools (several MB) takes long enough to stall whatever event loop does it, and that must be
+ * neither the agent's nor the load generator's (their latencies are what is measured).
+ *
+ * It speaks the real wire format with the project's codecs (ConfigRequest / ConfigResponse / ConfigPush),
+ * answering the two operations the agent uses: `getkeys-all-ws` and `getvalues`. On `{type: 'reload'}` over
+ * IPC it replaces every `tool` value (alternating two revisions of the synthetic tools), bumps the version,
+ * encodes the `getvalues` answer for `tool` *before* announcing the change (so that cost falls outside the
+ * agent's reload), and publishes the push `{version, changes: {tool: [workspace]}}`.
+ *
+ * IPC: parent → `{type: 'init', ...InitMessage}`, `{type: 'reload'}`; child → `{type: 'ready'}`, `{type: 'reloaded'}`.
+ */
+import { queueToTopic } from '../../src/bus/topics.js';
+import { WebSocketTransport } from '../../src/bus/websocket-transport.js';
+import {
+  configPushCodec,
+  configRequestCodec,
+  configResponseCodec,
+  makeConfigPush,
+  makeConfigResponse,
+  type ConfigRequest,
+} from '../../src/wire/index.js';
+import { syntheticTools } from './tools.js';
+
+export interface InitMessage {
+  type: 'init';
+  webSocketUrl: string;
+  maxFrameBytes: number;
+  queues: { request: string; response: string; push: string };
+  workspace: string;
+  /** Values other than the synthetic tools (flow config, the benchmark's own tool), value = JSON string. */
+  entries: { type: string; key: string; value: string }[];
+  toolCount: number;
+}
+
+export interface ReloadedMessage {
+  type: 'reloaded';
+  version: number;
+  /** Time to encode the `getvalues tool` answer, ms (before the push). */
+  encodeMs: number;
+  /** Size of that answer's payload, bytes. */
+  payloadBytes: number;
+}
+
+async function main(init: InitMessage): Promise<void> {
+  const transport = new WebSocketTransport({ url: init.webSocketUrl, maxFrameBytes: init.maxFrameBytes });
+  /** type → key → value, one workspace. */
+  const store = new Map<string, Map<string, string>>();
+  const put = (type: string, key: string, value: string): void => {
+    let keys = store.get(type);
+    if (!keys) store.set(type, (keys = new Map()));
+    keys.set(key, value);
+  };
+  for (const entry of init.entries) put(entry.type, entry.key, entry.value);
+  let revision = 0;
+  const setTools = (): void => {
+    for (const [key, value] of Object.entries(syntheticTools(init.toolCount, revision))) put('tool', key, value);
+  };
+  setTools();
+  let version = 1;
+
+  const encodeValues = (type: string): Buffer => {
+    const keys = store.get(type) ?? new Map<string, string>();
+    return configResponseCodec.encode(
+      makeConfigResponse({
+        version,
+        values: [...keys.keys()].sort().map((key) => ({ type, key, value: keys.get(key) ?? '', workspace: '' })),
+      }),
+    );
+  };
+  let toolAnswer: { version: number; payload: Buffer } | undefined;
+  const encodeTools = (): number => {
+    const started = performance.now();
+    toolAnswer = { version, payload: encodeValues('tool') };
+    return performance.now() - started;
+  };
+  encodeTools();
+
+  const answer = (request: ConfigRequest): Buffer => {
+    switch (request.operation) {
+      case 'getkeys-all-ws':
+        return configResponseCodec.encode(
+          makeConfigResponse({
+            version,
+            values: [...(store.get(request.type)?.keys() ?? [])].sort().map((key) => ({ type: request.type, key, value: '', workspace: init.workspace })),
+          }),
+        );
+      case 'getvalues':
+        if (request.workspace !== init.workspace) return configResponseCodec.encode(makeConfigResponse({ version, values: [] }));
+        if (request.type === 'tool' && toolAnswer?.version === version) return toolAnswer.payload;
+        return encodeValues(request.type);
+      default:
+        return configResponseCodec.encode(
+          makeConfigResponse({ version: 0, error: { type: 'bad-operation', message: `Bad operation: ${request.operation}` } }),
+        );
+    }
+  };
+
+  const responses = await transport.createProducer(queueToTopic(init.queues.response));
+  const pushes = await transport.createProducer(queueToTopic(init.queues.push));
+  await transport.subscribe({
+    topic: queueToTopic(init.queues.request),
+    subscription: 'config-svc',
+    subscriptionType: 'Shared',
+    handler: async (message) => {
+      await message.ack();
+      const request = configRequestCodec.decode(message.payload);
+      await responses.send({ payload: answer(request), properties: { id: message.properties.id ?? '' } });
+    },
+  });
+
+  process.on('message', (message: { type: string }) => {
+    if (message?.type !== 'reload') return;
+    void (async () => {
+      revision = revision === 1 ? 2 : 1;
+      setTools();
+      version += 1;
+      const encodeMs = encodeTools();
+      await pushes.send({
+        payload: configPushCodec.encode(makeConfigPush({ version, changes: { tool: [init.workspace] }, workspace_changes: null })),
+        properties: {},
+      });
+      const reply: ReloadedMessage = { type: 'reloaded', version, encodeMs, payloadBytes: toolAnswer?.payload.length ?? 0 };
+      process.send?.(reply);
+    })();
+  });
+  process.send?.({ type: 'ready', version, payloadBytes: toolAnswer?.payload.length ?? 0 });
+  const stop = (): void => {
+    void transport.close().finally(() => process.exit(0));
+  };
+  process.on('disconnect', stop);
+  process.on('SIGTERM', stop);
+}
+
+process.once('message', (message: InitMessage) => {
+  if (message?.type !== 'init') return;
+  main(message).catch((error: unknown) => {
+    console.error(error instanceof Error ? (error.stack ?? error.message) : error);
+    process.exit(1);
+  });
+});
