@@ -35,8 +35,11 @@ export interface AuditRecord {
   final_state: string;
   transitions: AuditTransition[];
   offered_tools: string[];
+  /** The first MAX_LISTED_TOOLS names; `filtered_by_*_count` has the total. */
   filtered_by_group: string[];
   filtered_by_state: string[];
+  filtered_by_group_count: number;
+  filtered_by_state_count: number;
   action: string | null;
   tools_used: { tool: string; groups: string[]; ok: boolean }[];
   denials: AuditDenial[];

@@ -11,6 +11,12 @@ import type { AgentRequest } from '../wire/index.js';
 import type { AuditDenial, AuditRecord, AuditTrail } from './audit.js';
 import type { AgentMetrics } from './metrics.js';
 
+/**
+ * Tool names listed per filtered-out list in one audit line; the counts are always exact. With thousands of
+ * tools, listing them all made each line ~100 KiB (bench/iteration.ts).
+ */
+export const MAX_LISTED_TOOLS = 50;
+
 export class IterationRecorder implements IterationHooks {
   private readonly startedAt = new Date();
   private readonly started = performance.now();
@@ -41,6 +47,8 @@ export class IterationRecorder implements IterationHooks {
       offered_tools: [],
       filtered_by_group: [],
       filtered_by_state: [],
+      filtered_by_group_count: 0,
+      filtered_by_state_count: 0,
       action: null,
       tools_used: [],
       denials: [],
@@ -54,8 +62,10 @@ export class IterationRecorder implements IterationHooks {
   toolsOffered(toolSet: ToolSet): void {
     Object.assign(this.record, {
       offered_tools: [...toolSet.names],
-      filtered_by_group: [...toolSet.filteredByGroup],
-      filtered_by_state: [...toolSet.filteredByState],
+      filtered_by_group: toolSet.filteredByGroup.slice(0, MAX_LISTED_TOOLS),
+      filtered_by_state: toolSet.filteredByState.slice(0, MAX_LISTED_TOOLS),
+      filtered_by_group_count: toolSet.filteredByGroup.length,
+      filtered_by_state_count: toolSet.filteredByState.length,
       effective_groups: [...toolSet.groups],
     });
     if (this.request.history.length === 0) {

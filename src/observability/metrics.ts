@@ -23,6 +23,29 @@ const TOOL_COUNT_BUCKETS = [0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89];
 const STATE_BUCKETS = [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 const REBUILD_BUCKETS = [0.0005, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
 
+/** Tools for which per-tool series are exported at 0 before first use. */
+export const ZERO_SERIES_TOOL_CAP = 500;
+
+const availabilityCache = new WeakMap<ToolRegistry, { groups: Map<string, number>; states: Map<string, number> }>();
+
+/** Tools per group and per known state of one registry, in one pass over its tools; cached per registry. */
+function availability(registry: ToolRegistry): { groups: Map<string, number>; states: Map<string, number> } {
+  let counts = availabilityCache.get(registry);
+  if (counts) return counts;
+  const groups = new Map<string, number>([...registry.knownGroups].map((g) => [g, 0]));
+  const inState = new Map<string, number>();
+  let everyState = 0;
+  for (const tool of registry.tools) {
+    for (const group of tool.groups) groups.set(group, (groups.get(group) ?? 0) + 1);
+    if (tool.states === 'all') everyState++;
+    else for (const state of tool.states) inState.set(state, (inState.get(state) ?? 0) + 1);
+  }
+  const states = new Map([...registry.knownStates].map((state) => [state, everyState + (inState.get(state) ?? 0)]));
+  counts = { groups, states };
+  availabilityCache.set(registry, counts);
+  return counts;
+}
+
 export class AgentMetrics {
   readonly registry = new Registry();
   readonly processor: string;
@@ -146,19 +169,18 @@ export class AgentMetrics {
     this.groupToolsAvailable.reset();
     this.stateToolsAvailable.reset();
     for (const r of this.registries.values()) {
-      for (const group of r.knownGroups) {
-        this.groupToolsAvailable.set({ ...p, workspace: r.workspace, group }, r.tools.filter((t) => t.groups.includes(group)).length);
-      }
-      for (const state of r.knownStates) {
-        const count = r.tools.filter((t) => t.states === 'all' || t.states.has(state)).length;
-        this.stateToolsAvailable.set({ ...p, workspace: r.workspace, state }, count);
-      }
+      const counts = availability(r);
+      for (const [group, count] of counts.groups) this.groupToolsAvailable.set({ ...p, workspace: r.workspace, group }, count);
+      for (const [state, count] of counts.states) this.stateToolsAvailable.set({ ...p, workspace: r.workspace, state }, count);
     }
     for (const group of this.known.groups) {
       this.groupRequests.inc({ ...p, group }, 0);
       this.groupAccessDenied.inc({ ...p, group }, 0);
     }
+    // Zero series make dashboards gapless; past a few hundred tools they only make every scrape heavy.
+    let created = 0;
     for (const tool of this.known.tools) {
+      if (++created > ZERO_SERIES_TOOL_CAP) break;
       this.toolInvocations.inc({ ...p, tool }, 0);
       this.toolErrors.inc({ ...p, tool }, 0);
       this.toolDenied.inc({ ...p, tool }, 0);
