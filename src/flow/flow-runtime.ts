@@ -93,7 +93,25 @@ const MAX_ERROR_TEXT = 2000;
 
 /** Whether a dialog's final message (`end_of_dialog`) has been published for the message being handled. */
 interface DialogState {
+  /** The end-of-dialog message has been handed to the producer. */
   ended: boolean;
+  /**
+   * Responses and explainability triples handed to producers but not yet acknowledged by the broker. They
+   * are not awaited one by one — a producer writes frames in order, so each conversation's messages keep
+   * theirs — but all are awaited before the `next` message is published and before the request is acked.
+   */
+  pending: Promise<void>[];
+}
+
+/** Start a publish without waiting for its acknowledgement; `settle` awaits them all (and throws the first failure). */
+function track(dialog: DialogState, publish: Promise<void>): Promise<void> {
+  dialog.pending.push(publish);
+  publish.catch(() => {}); // observed in settle(); never an unhandled rejection
+  return Promise.resolve();
+}
+
+async function settle(dialog: DialogState): Promise<void> {
+  while (dialog.pending.length > 0) await Promise.all(dialog.pending.splice(0));
 }
 
 export class FlowRuntime {
@@ -251,24 +269,44 @@ export class FlowRuntime {
 
     const { workspace, flow } = this.definition;
     const outputFor = (id: string, request: AgentRequest | undefined, dialog: DialogState): IterationOutput => ({
-      respond: async (message: AgentResponse) => {
-        await this.publish(response, { payload: agentResponseCodec.encode(message), properties: { id } }, false);
+      respond: (message: AgentResponse) => {
         if (message.end_of_dialog) dialog.ended = true;
+        return track(dialog, this.publish(response, { payload: agentResponseCodec.encode(message), properties: { id } }, false));
       },
       next: async (message: AgentRequest) => {
         const payload = agentRequestCodec.encode(message);
         const properties = { ...(this.deps.gate?.nextProperties(message, id) ?? {}), id };
+        // This iteration's responses reach the client before anything of the next iteration can.
+        await settle(dialog);
         await this.whenConnected();
         await this.publish(next, { payload, properties }, true);
       },
       ...(explainability && request
-        ? { explain: (triples) => explainability.send({ payload: triplesCodec.encode(triples), properties: { id } }) }
+        ? {
+            explain: (triples) =>
+              track(
+                dialog,
+                explainability.send({ payload: triplesCodec.encode(triples), properties: { id } }).catch((error: unknown) => {
+                  // Provenance never fails a dialog.
+                  this.logger.warn({ err: error, id }, 'Could not publish explainability triples; the dialog goes on');
+                }),
+              ),
+          }
         : {}),
     });
 
     const handle = async (message: IncomingMessage): Promise<void> => {
+      const dialog: DialogState = { ended: false, pending: [] };
+      try {
+        await handleIn(message, dialog);
+      } finally {
+        // Ack (by returning) only once every message of this iteration is with the broker.
+        await settle(dialog);
+      }
+    };
+
+    const handleIn = async (message: IncomingMessage, dialog: DialogState): Promise<void> => {
       const id = message.properties.id ?? 'unknown';
-      const dialog: DialogState = { ended: false };
       let request: AgentRequest;
       try {
         request = agentRequestCodec.decode(message.payload);
