@@ -96,22 +96,24 @@ interface DialogState {
   /** The end-of-dialog message has been handed to the producer. */
   ended: boolean;
   /**
-   * Responses and explainability triples handed to producers but not yet acknowledged by the broker. They
-   * are not awaited one by one — a producer writes frames in order, so each conversation's messages keep
-   * theirs — but all are awaited before the `next` message is published and before the request is acked.
+   * Responses handed to the producer but not yet acknowledged by the broker. They are not awaited one by one
+   * — a producer writes frames in order, so a conversation's messages keep theirs — but all are awaited
+   * before the `next` message is published and before the request is acked.
    */
   pending: Promise<void>[];
+  /** Explainability triples in flight (a persistent topic, slower to acknowledge): awaited only before the ack. */
+  background: Promise<void>[];
 }
 
 /** Start a publish without waiting for its acknowledgement; `settle` awaits them all (and throws the first failure). */
-function track(dialog: DialogState, publish: Promise<void>): Promise<void> {
-  dialog.pending.push(publish);
+function track(list: Promise<void>[], publish: Promise<void>): Promise<void> {
+  list.push(publish);
   publish.catch(() => {}); // observed in settle(); never an unhandled rejection
   return Promise.resolve();
 }
 
-async function settle(dialog: DialogState): Promise<void> {
-  while (dialog.pending.length > 0) await Promise.all(dialog.pending.splice(0));
+async function settle(list: Promise<void>[]): Promise<void> {
+  while (list.length > 0) await Promise.all(list.splice(0));
 }
 
 export class FlowRuntime {
@@ -271,13 +273,13 @@ export class FlowRuntime {
     const outputFor = (id: string, request: AgentRequest | undefined, dialog: DialogState): IterationOutput => ({
       respond: (message: AgentResponse) => {
         if (message.end_of_dialog) dialog.ended = true;
-        return track(dialog, this.publish(response, { payload: agentResponseCodec.encode(message), properties: { id } }, false));
+        return track(dialog.pending, this.publish(response, { payload: agentResponseCodec.encode(message), properties: { id } }, false));
       },
       next: async (message: AgentRequest) => {
         const payload = agentRequestCodec.encode(message);
         const properties = { ...(this.deps.gate?.nextProperties(message, id) ?? {}), id };
         // This iteration's responses reach the client before anything of the next iteration can.
-        await settle(dialog);
+        await settle(dialog.pending);
         await this.whenConnected();
         await this.publish(next, { payload, properties }, true);
       },
@@ -285,7 +287,7 @@ export class FlowRuntime {
         ? {
             explain: (triples) =>
               track(
-                dialog,
+                dialog.background,
                 explainability.send({ payload: triplesCodec.encode(triples), properties: { id } }).catch((error: unknown) => {
                   // Provenance never fails a dialog.
                   this.logger.warn({ err: error, id }, 'Could not publish explainability triples; the dialog goes on');
@@ -295,17 +297,7 @@ export class FlowRuntime {
         : {}),
     });
 
-    const handle = async (message: IncomingMessage): Promise<void> => {
-      const dialog: DialogState = { ended: false, pending: [] };
-      try {
-        await handleIn(message, dialog);
-      } finally {
-        // Ack (by returning) only once every message of this iteration is with the broker.
-        await settle(dialog);
-      }
-    };
-
-    const handleIn = async (message: IncomingMessage, dialog: DialogState): Promise<void> => {
+    const handle = async (message: IncomingMessage, dialog: DialogState): Promise<void> => {
       const id = message.properties.id ?? 'unknown';
       let request: AgentRequest;
       try {
@@ -364,8 +356,16 @@ export class FlowRuntime {
         this.inFlight++;
         const started = performance.now();
         const consumer = this.definition.topics.request ?? '';
+        const dialog: DialogState = { ended: false, pending: [], background: [] };
         try {
-          await this.deps.limit.run(() => handle(message));
+          try {
+            await this.deps.limit.run(() => handle(message, dialog));
+          } finally {
+            // Outside the concurrency slot: the next request need not wait for these acknowledgements.
+            await settle(dialog.pending);
+            await settle(dialog.background);
+          }
+          // Acked only once every message of this iteration is with the broker.
           await message.ack();
           this.deps.instrument?.consumed(consumer, (performance.now() - started) / 1000, true);
         } catch (error) {
