@@ -22,7 +22,8 @@
  * publishes it over WebSocket, where a stock broker accepts at most 1 MiB per incoming frame. (The agent
  * only receives it; the broker sends large frames to WebSocket consumers on a stock configuration.)
  *
- * Flags: --tools 10000  --concurrency 8  --phase 20 (s)  --reload-every 2 (s)  --max-load 1.5  --json <file>
+ * Flags: --tools 10000  --changed <tools changed per reload, default all>  --concurrency 8  --phase 20 (s)
+ *        --reload-every 2 (s)  --max-load 1.5  --json <file>
  *        --cpu-prof (the agent writes a V8 CPU profile into the log directory; add --keep-logs to keep it)
  *        --keep-logs (keep the agent's log directory; it grows by ~120 KB per iteration with 10 000 tools)
  */
@@ -49,6 +50,8 @@ const TOOLS = numberFlag(flags, 'tools', 10_000);
 const CONCURRENCY = numberFlag(flags, 'concurrency', 8);
 const PHASE_S = numberFlag(flags, 'phase', 20);
 const RELOAD_EVERY_S = numberFlag(flags, 'reload-every', 2);
+/** Tools each reload changes; the push still makes the agent fetch all of them. Default: every tool. */
+const CHANGED = numberFlag(flags, 'changed', TOOLS);
 const MAX_LOAD = numberFlag(flags, 'max-load', 1.5);
 const JSON_OUT = flags.get('json');
 const CPU_PROFILE = flags.has('cpu-prof');
@@ -183,6 +186,7 @@ await withCleanup(async (defer) => {
       workspace: workload.workspace,
       entries: workload.entries,
       toolCount: TOOLS,
+      changedPerReload: CHANGED,
     },
     join(logDir, 'config.log'),
   );
@@ -315,7 +319,7 @@ await withCleanup(async (defer) => {
   const out = [
     header(`tg-agent reload benchmark: ${num(TOOLS)} tools`, broker, [
       `load average before the run: ${loadAtStart}; at the end: ${loadAverage()}`,
-      `conversations at concurrency ${CONCURRENCY} (agent --concurrency ${CONCURRENCY}) throughout; phases of ${PHASE_S} s; a reload every ${RELOAD_EVERY_S} s`,
+      `conversations at concurrency ${CONCURRENCY} (agent --concurrency ${CONCURRENCY}) throughout; phases of ${PHASE_S} s; a reload every ${RELOAD_EVERY_S} s, changing ${num(CHANGED)} of the ${num(TOOLS)} tools`,
       `config answer with ${num(TOOLS + 1)} tools: ${mib(steps.payloadBytes)} payload, ${mib(steps.frameBytes)} WebSocket frame (broker webSocketMaxTextFrameSize raised to ${mib(FRAME_LIMIT, 0)} for the config service's WebSocket producer)`,
       `blocks: gaps > ${BLOCK_THRESHOLD_MS} ms between ticks of a 1 ms timer inside the agent; event-loop delay: monitorEventLoopDelay at 1 ms resolution (resolution subtracted)`,
     ]),

@@ -5,7 +5,8 @@
  *
  * It speaks the real wire format with the project's codecs (ConfigRequest / ConfigResponse / ConfigPush),
  * answering the two operations the agent uses: `getkeys-all-ws` and `getvalues`. On `{type: 'reload'}` over
- * IPC it replaces every `tool` value (alternating two revisions of the synthetic tools), bumps the version,
+ * IPC it replaces every `tool` value, or the first `changedPerReload` (alternating two revisions of the synthetic
+ * tools), bumps the version,
  * encodes the `getvalues` answer for `tool` *before* announcing the change (so that cost falls outside the
  * agent's reload), and publishes the push `{version, changes: {tool: [workspace]}}`.
  *
@@ -32,6 +33,8 @@ export interface InitMessage {
   /** Values other than the synthetic tools (flow config, the benchmark's own tool), value = JSON string. */
   entries: { type: string; key: string; value: string }[];
   toolCount: number;
+  /** Tools whose value each reload changes (the first ones by key); default all of them. */
+  changedPerReload?: number;
 }
 
 export interface ReloadedMessage {
@@ -55,7 +58,9 @@ async function main(init: InitMessage): Promise<void> {
   for (const entry of init.entries) put(entry.type, entry.key, entry.value);
   let revision = 0;
   const setTools = (): void => {
-    for (const [key, value] of Object.entries(syntheticTools(init.toolCount, revision))) put('tool', key, value);
+    const changed = revision === 0 ? init.toolCount : (init.changedPerReload ?? init.toolCount);
+    const entries = Object.entries(syntheticTools(init.toolCount, revision)).sort(([a], [b]) => (a < b ? -1 : 1));
+    for (const [key, value] of entries.slice(0, changed)) put('tool', key, value);
   };
   setTools();
   let version = 1;

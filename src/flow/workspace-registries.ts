@@ -6,12 +6,14 @@
 import type { Logger } from 'pino';
 import type { McpDiscoveryLookup } from '../mcp/discovery-result.js';
 import { buildRegistry, type ToolRegistry } from '../tools/registry.js';
+import { ToolLoadCache } from '../tools/tool-load-cache.js';
 import type { WorkspaceSnapshot } from '../config/workspace-config.js';
 
 export const TOOL_CONFIG_TYPES = ['tool', 'tool-service'] as const;
 
 export class WorkspaceRegistries {
   private readonly registries = new Map<string, ToolRegistry>();
+  private readonly loadCaches = new Map<string, ToolLoadCache>();
 
   /**
    * @param mcpLookup MCP discovery's snapshot of a workspace (DESIGN decision 9); absent or undefined: the
@@ -27,7 +29,10 @@ export class WorkspaceRegistries {
   rebuild(workspace: string, snapshot: WorkspaceSnapshot, version: number): ToolRegistry {
     const started = performance.now();
     const mcp = this.mcpLookup?.(workspace);
+    let loadCache = this.loadCaches.get(workspace);
+    if (!loadCache) this.loadCaches.set(workspace, (loadCache = new ToolLoadCache()));
     const { registry, problems } = buildRegistry({
+      loadCache,
       workspace,
       tools: snapshot.tool ?? {},
       toolServices: snapshot['tool-service'] ?? {},
@@ -59,6 +64,7 @@ export class WorkspaceRegistries {
 
   delete(workspace: string): void {
     this.registries.delete(workspace);
+    this.loadCaches.delete(workspace);
   }
 
   all(): ToolRegistry[] {

@@ -5,6 +5,7 @@
  */
 import type { McpDiscoveryLookup } from '../mcp/discovery-result.js';
 import type { McpArgumentsReport } from '../mcp/mcp-tool-arguments.js';
+import type { ToolLoadCache } from './tool-load-cache.js';
 import { describeValue, quote } from './describe-value.js';
 import { deepFreeze, frozenMap, frozenSet } from './freeze.js';
 import { buildListing, type RegistryListing } from './listing.js';
@@ -44,6 +45,8 @@ export interface BuildRegistryInput {
    * is off. `mcp-tool` tools without declared arguments take the server's; declared ones are checked for drift.
    */
   readonly mcp?: McpDiscoveryLookup;
+  /** Loaded tools of the previous build to reuse when unchanged (see tool-load-cache.ts). */
+  readonly loadCache?: ToolLoadCache;
 }
 
 export interface FilterOptions {
@@ -143,6 +146,12 @@ function cacheCapacity(size: number | undefined): number {
   return Math.max(0, Math.floor(size));
 }
 
+/** What tool loading depends on besides the tool's own value: the tool-service descriptors. */
+function servicesFingerprint(values: unknown): string {
+  if (values === null || values === undefined || typeof values !== 'object') return String(values);
+  return JSON.stringify(Object.entries(values as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
 /** Build a workspace's registry. Never throws on bad configuration. */
 export function buildRegistry(input: BuildRegistryInput): BuildRegistryResult {
   const workspace = String(input.workspace);
@@ -160,14 +169,21 @@ export function buildRegistry(input: BuildRegistryInput): BuildRegistryResult {
 
   const loadedTools: Tool[] = [];
   const mcpReports = new Map<Tool, McpArgumentsReport>();
+  const session = input.loadCache?.begin(servicesFingerprint(input.toolServices), input.mcp);
   for (const [key, raw] of entriesOf(workspace, 'tool', input.tools, problems)) {
-    const loaded = loadTool(workspace, key, raw, { services, invalid: invalidServices }, input.mcp);
+    let loaded = session?.get(key, raw);
+    if (!loaded) {
+      loaded = loadTool(workspace, key, raw, { services, invalid: invalidServices }, input.mcp);
+      session?.set(key, raw, loaded);
+    }
     problems.push(...loaded.problems);
     if (loaded.tool) {
       loadedTools.push(loaded.tool);
       if (loaded.mcp) mcpReports.set(loaded.tool, loaded.mcp);
     }
   }
+
+  session?.end();
 
   // Duplicate names: the greatest config key wins (TrustGraph's later key overwrites the earlier).
   const winners = new Map<string, Tool>();
