@@ -166,6 +166,9 @@ export class AgentService {
   private async onConfigChange(change: WorkspaceChange): Promise<void> {
     const { workspace, changedTypes, snapshot, version } = change;
     if (changedTypes.some((t) => (TOOL_CONFIG_TYPES as readonly string[]).includes(t))) {
+      // Let waiting requests run between decoding the fetched config and rebuilding from it: with thousands of
+      // tools each is tens of milliseconds, and together they would block the event loop twice as long.
+      await new Promise((resolve) => setImmediate(resolve));
       this.registries.rebuild(workspace, snapshot, version);
     }
     this.hooks.onConfig?.(change);

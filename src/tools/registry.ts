@@ -124,7 +124,10 @@ function entriesOf(
     );
     return [];
   }
-  return Object.entries(values as Record<string, unknown>).sort(([a], [b]) => compareConfigKeys(a, b));
+  const entries = Object.entries(values as Record<string, unknown>);
+  // Checking each key once, not on every comparison: sorting 10 000 keys compares them ~130 000 times.
+  if (entries.some(([key]) => HAS_SURROGATE.test(key))) return entries.sort(([a], [b]) => compareConfigKeys(a, b));
+  return entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
 const SEPARATOR = '\u0000';
