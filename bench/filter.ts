@@ -10,59 +10,12 @@
  */
 import { buildRegistry, type ToolRegistry } from '../src/tools/registry.js';
 import type { RequestGroups } from '../src/tools/selection.js';
+import { GROUPS, pick, random, STATES, syntheticTools } from './support/tools.js';
 
 const SIZES = [10, 100, 1_000, 10_000];
 const GROUP_COUNTS = [1, 2, 3, 4, 5];
-const GROUPS = Array.from({ length: 20 }, (_, i) => `group-${String(i).padStart(2, '0')}`);
-const STATES = Array.from({ length: 8 }, (_, i) => `state-${i}`);
 const REQUESTS_PER_RUN = 64; // fits the default cache (128 entries)
 const MIN_SAMPLE_NS = 250_000_000n;
-
-/** Deterministic PRNG (mulberry32), so runs are comparable. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function pick<T>(rand: () => number, items: readonly T[], count: number): T[] {
-  const pool = [...items];
-  const out: T[] = [];
-  while (out.length < count && pool.length > 0) out.push(pool.splice(Math.floor(rand() * pool.length), 1)[0]!);
-  return out;
-}
-
-function toolConfig(count: number, seed = 1): Record<string, string> {
-  const rand = random(seed);
-  const tools: Record<string, string> = {};
-  for (let i = 0; i < count; i++) {
-    const states = pick(rand, STATES, Math.floor(rand() * 4));
-    const mcp = rand() < 0.5;
-    tools[`tool-${String(i).padStart(5, '0')}`] = JSON.stringify({
-      type: mcp ? 'mcp-tool' : 'knowledge-query',
-      name: `tool_${i}`,
-      description: `Synthetic tool number ${i}`,
-      group: pick(rand, GROUPS, 1 + Math.floor(rand() * 3)),
-      ...(states.length > 0 ? { 'applicable-states': states } : {}),
-      ...(rand() < 1 / 3 ? { state: STATES[Math.floor(rand() * STATES.length)] } : {}),
-      ...(mcp
-        ? {
-            'mcp-tool': `server-${i % 7}`,
-            arguments: [
-              { name: 'id', type: 'string', description: 'Identifier' },
-              { name: 'limit', type: 'integer', description: 'How many', required: false },
-            ],
-          }
-        : {}),
-    });
-  }
-  return tools;
-}
 
 function requests(groupCount: number, seed: number): [RequestGroups, string][] {
   const rand = random(seed);
@@ -118,7 +71,7 @@ function main(): void {
   console.log('|---:|---:|---:|---:|---:|---:|---:|');
   const rebuilds: [number, number][] = [];
   for (const size of SIZES) {
-    const tools = toolConfig(size);
+    const tools = syntheticTools(size);
     const { registry, problems } = buildRegistry({ workspace: 'bench', version: 1, tools });
     if (problems.length > 0) throw new Error(`benchmark config has problems: ${problems[0]!.text}`);
     for (const groupCount of GROUP_COUNTS) {

@@ -1,14 +1,14 @@
 /**
- * Synthetic `tool` config values: the same workspace shape as bench/filter.ts (20 groups, 8 states, each
+ * Synthetic `tool` config values, shared by the benchmarks (20 groups, 8 states, each
  * tool in 1–3 groups, listing 0–3 states, a state target on a third, half of them MCP tools with two
  * declared arguments), deterministic for a seed. `variant` changes every description, so a reload with
  * another variant really changes every value.
  */
-const GROUPS = Array.from({ length: 20 }, (_, i) => `group-${String(i).padStart(2, '0')}`);
-const STATES = Array.from({ length: 8 }, (_, i) => `state-${i}`);
+export const GROUPS = Array.from({ length: 20 }, (_, i) => `group-${String(i).padStart(2, '0')}`);
+export const STATES = Array.from({ length: 8 }, (_, i) => `state-${i}`);
 
 /** Deterministic PRNG (mulberry32). */
-function random(seed: number): () => number {
+export function random(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -19,7 +19,7 @@ function random(seed: number): () => number {
   };
 }
 
-function pick<T>(rand: () => number, items: readonly T[], count: number): T[] {
+export function pick<T>(rand: () => number, items: readonly T[], count: number): T[] {
   const pool = [...items];
   const out: T[] = [];
   while (out.length < count && pool.length > 0) out.push(pool.splice(Math.floor(rand() * pool.length), 1)[0]!);
