@@ -14,11 +14,12 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBroker, type BrokerHandle } from '../../test/support/broker.js';
 import { REPO_ROOT } from './build.js';
+import { freePort } from '../../test/support/ports.js';
+export { freePort };
 
 export interface BenchBroker {
   readonly webSocketUrl: string;
@@ -84,18 +85,6 @@ function pidListeningOn(port: number): number | undefined {
   } catch {
     return undefined;
   }
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen({ port: 0, host: '127.0.0.1', exclusive: true }, () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function runLauncher(script: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {

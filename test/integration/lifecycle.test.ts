@@ -4,24 +4,15 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { PromptTerms } from '../stand-ins/prompt-service.js';
 import { AskTimeoutError, startAgentHarness, type AgentHarness } from '../support/agent-harness.js';
 import { agentFlowConfig, knowledgeQueryTool } from '../support/flow-config.js';
+import { freePort } from '../support/ports.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const port = (server.address() as { port: number }).port;
-  server.close();
-  return port;
-}
 
 describe('the built service as a process', () => {
   let harness: AgentHarness;

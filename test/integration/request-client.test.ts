@@ -9,8 +9,8 @@ import { RequestTimeoutError } from '../../src/bus/errors.js';
 import { RequestClient } from '../../src/bus/request-client.js';
 import type { IncomingMessage, Producer } from '../../src/bus/transport.js';
 import { WebSocketTransport } from '../../src/bus/websocket-transport.js';
-import { WireDecodeError, type Codec } from '../../src/wire/codec.js';
 import { brokerUrls, uniqueName } from '../support/transport-contract.js';
+import { jsonCodec } from '../support/json-codec.js';
 
 interface Ask {
   question: string;
@@ -19,20 +19,6 @@ interface Ask {
 interface Answer {
   answer: string | null;
   end_of_stream: boolean;
-}
-
-function jsonCodec<T>(name: string): Codec<T> {
-  return {
-    name,
-    encode: (value) => Buffer.from(JSON.stringify(value), 'utf8'),
-    decode: (payload) => {
-      try {
-        return JSON.parse(payload.toString()) as T;
-      } catch (cause) {
-        throw new WireDecodeError(name, 'not JSON', { cause });
-      }
-    },
-  };
 }
 
 const { webSocketUrl } = brokerUrls();

@@ -3,24 +3,12 @@
  * broker): the agent keeps asking (TrustGraph retries every 2 s), `/readyz` answers 503 while nothing is
  * loaded and 200 once it is, `/healthz` answers 200 throughout, and requests are answered afterwards.
  */
-import { createServer } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startAgentHarness, waitUntil, type AgentHarness } from '../support/agent-harness.js';
 import { brokerUrls } from '../support/transport-contract.js';
+import { freePort } from '../support/ports.js';
 
 const { webSocketUrl } = brokerUrls();
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen({ port: 0, host: '127.0.0.1', exclusive: true }, () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function get(url: string): Promise<{ status: number; body: string } | undefined> {
   try {

@@ -17,6 +17,7 @@ import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from './ports.js';
 
 export type BrokerSource = 'env' | 'testcontainers' | 'launcher';
 
@@ -279,18 +280,6 @@ function portIsFree(port: number): Promise<boolean> {
     server.once('error', () => resolvePromise(false));
     server.listen({ port, host: '127.0.0.1', exclusive: true }, () => {
       server.close(() => resolvePromise(true));
-    });
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolvePromise, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen({ port: 0, host: '127.0.0.1', exclusive: true }, () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolvePromise(port));
     });
   });
 }

@@ -3,7 +3,8 @@ import { RequestTimeoutError, TransportClosedError } from '../../../src/bus/erro
 import { MemoryTransport } from '../../../src/bus/memory-transport.js';
 import { RequestClient } from '../../../src/bus/request-client.js';
 import type { IncomingMessage, Producer } from '../../../src/bus/transport.js';
-import { WireDecodeError, type Codec } from '../../../src/wire/codec.js';
+import { WireDecodeError } from '../../../src/wire/codec.js';
+import { jsonCodec } from '../../support/json-codec.js';
 
 interface Ask {
   question: string;
@@ -11,20 +12,6 @@ interface Ask {
 interface Answer {
   answer: string | null;
   end: boolean;
-}
-
-function jsonCodec<T>(name: string): Codec<T> {
-  return {
-    name,
-    encode: (value) => Buffer.from(JSON.stringify(value), 'utf8'),
-    decode: (payload) => {
-      try {
-        return JSON.parse(payload.toString()) as T;
-      } catch (cause) {
-        throw new WireDecodeError(name, 'not JSON', { cause });
-      }
-    },
-  };
 }
 
 const REQUEST = 'non-persistent://tg/request/echo';

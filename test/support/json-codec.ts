@@ -1,0 +1,16 @@
+/** A plain JSON codec for request-client tests that need no TrustGraph schema. */
+import { WireDecodeError, type Codec } from '../../src/wire/codec.js';
+
+export function jsonCodec<T>(name: string): Codec<T> {
+  return {
+    name,
+    encode: (value) => Buffer.from(JSON.stringify(value), 'utf8'),
+    decode: (payload) => {
+      try {
+        return JSON.parse(payload.toString()) as T;
+      } catch (cause) {
+        throw new WireDecodeError(name, 'not JSON', { cause });
+      }
+    },
+  };
+}
