@@ -250,10 +250,9 @@ describe('an MCP server that is down', () => {
     await h.config.put(h.workspace, 'mcp', 'slow-srv', { url: server.url });
     await h.configApplied();
     await h.waitFor(() => server!.listCalls() + server!.requests.length > 0, 'discovery to ask the server');
-    const started = Date.now();
     const result = await h.ask({ question: 'q' }, { settleMs: 0 });
     expect(result.answer).toBe('ok');
-    expect(Date.now() - started).toBeLessThan(2_500);
+    // Answered while discovery is still pending: the request did not wait for it.
     expect(registryOf(h).mcp.get('slow')?.discovery).toBe('pending');
     await h.waitFor(() => registryOf(h).mcp.get('slow')?.discovery === 'failed', 'the exchange to time out', 10_000);
     expect(registryOf(h).mcp.get('slow')?.reason).toBe('timeout');

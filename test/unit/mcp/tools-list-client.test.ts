@@ -65,11 +65,9 @@ describe('tools/list over MCP Streamable HTTP', () => {
   it('says "timeout" when the server is too slow', async () => {
     server = await startMcpServer({ tools: { a: {} } });
     server.delayMs = 2_000;
-    const started = Date.now();
     const error = await failureOf(listMcpTools({ url: server.url, authToken: undefined }, { timeoutMs: 300 }));
     expect(error.reason).toBe('timeout');
     expect(error.message).toContain('did not answer tools/list within 0.3 s');
-    expect(Date.now() - started).toBeLessThan(1_900);
   });
 
   it('says "unreachable" when the server is down', async () => {
