@@ -137,3 +137,28 @@ export class RequestTimeoutError extends TransportError {
     );
   }
 }
+
+/**
+ * The broker connection was lost while a request waited for its response. Responses travel on non-persistent
+ * topics, where one published while our subscription was away is gone, so the request is given up as soon as
+ * the connection is whole again instead of waiting for its timeout. It is not sent again: the service may
+ * have acted on it. Retriable.
+ */
+export class ConnectionLostError extends TransportError {
+  override readonly name = 'ConnectionLostError';
+  override readonly code = 'TG_TRANSPORT_CONNECTION_LOST';
+
+  constructor(
+    readonly requestTopic: string,
+    readonly requestId: string,
+    /** Replies received for this request before the connection was lost (streams). */
+    readonly received = 0,
+  ) {
+    super(
+      `the broker connection was lost while request ${requestId} on ${requestTopic} waited for its ` +
+        `${received === 0 ? 'response' : `next response (after ${received} replies)`}; a response published ` +
+        `meanwhile is gone, so the request was given up once the connection was back (it was not sent again)`,
+      { retriable: true },
+    );
+  }
+}

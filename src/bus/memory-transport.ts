@@ -13,10 +13,14 @@
  * - `persistent://` subscriptions are durable: they outlive their consumers, keep a backlog and get their
  *   unacknowledged messages back when a consumer closes; a `non-persistent://` subscription disappears with
  *   its last consumer, and a closing consumer's unacknowledged messages are lost;
- * - delivery is asynchronous: a handler never runs inside `send`.
+ * - delivery is asynchronous: a handler never runs inside `send`;
+ * - `dropConnection()` plays a broker outage: a new epoch begins, sends fail with a retriable error and
+ *   nothing is delivered until `restoreConnection()`; non-persistent subscriptions lose what was published
+ *   or in flight meanwhile (persistent ones keep their backlog).
  */
 import { pino, type Logger } from 'pino';
-import { ConnectError, TransportClosedError } from './errors.js';
+import { ConnectionStatus } from './connection-status.js';
+import { ConnectError, TransportClosedError, TransportError } from './errors.js';
 import type {
   Consumer,
   IncomingMessage,
@@ -24,6 +28,7 @@ import type {
   Producer,
   Properties,
   SubscribeOptions,
+  StatusListener,
   SubscriptionType,
   Transport,
   TransportStatus,
@@ -83,7 +88,9 @@ export class MemoryTransport implements Transport {
   private readonly logger: Logger;
   private readonly topics = new Map<string, TopicState>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly connection = new ConnectionStatus();
   private closed = false;
+  private down = false;
   private sequence = 0;
 
   constructor(options: MemoryTransportOptions = {}) {
@@ -99,6 +106,7 @@ export class MemoryTransport implements Transport {
       send: async (message: OutgoingMessage): Promise<void> => {
         if (producerClosed) throw new TransportClosedError(`producer for ${topic}`);
         this.assertOpen();
+        if (this.down) throw new TransportError(`memory transport: not connected, the message to ${topic} was not sent`, { retriable: true });
         this.publish(topic, message);
       },
       close: async (): Promise<void> => {
@@ -143,11 +151,40 @@ export class MemoryTransport implements Transport {
   }
 
   status(): TransportStatus {
-    return this.closed ? { connected: false, detail: 'memory transport closed' } : { connected: true };
+    return this.connection.get();
+  }
+
+  onStatus(listener: StatusListener): () => void {
+    return this.connection.on(listener);
+  }
+
+  /** A broker outage begins (see the module comment). */
+  dropConnection(): void {
+    if (this.closed || this.down) return;
+    this.down = true;
+    for (const topic of this.topics.values()) {
+      for (const sub of topic.subscriptions.values()) {
+        // The broker redelivers a persistent subscription's unacknowledged messages after a reconnect.
+        const unacked = sub.consumers.flatMap((consumer) => [...consumer.inFlight.values()]);
+        for (const consumer of sub.consumers) consumer.inFlight.clear();
+        if (topic.persistent) sub.backlog.unshift(...unacked);
+        else sub.backlog.length = 0;
+      }
+    }
+    this.connection.lost('memory transport: connection dropped');
+  }
+
+  /** The outage ends: delivery resumes. */
+  restoreConnection(): void {
+    if (this.closed || !this.down) return;
+    this.down = false;
+    this.connection.set(true);
+    for (const topic of this.topics.values()) for (const sub of topic.subscriptions.values()) this.scheduleDispatch(sub);
   }
 
   async close(): Promise<void> {
     this.closed = true;
+    this.connection.set(false, 'memory transport closed');
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     for (const topic of this.topics.values()) {
@@ -213,7 +250,7 @@ export class MemoryTransport implements Transport {
   }
 
   private dispatch(sub: SubscriptionState): void {
-    while (sub.backlog.length > 0 && !this.closed) {
+    while (sub.backlog.length > 0 && !this.closed && !this.down) {
       const consumer = this.pickConsumer(sub);
       if (!consumer) return;
       const message = sub.backlog.shift() as StoredMessage;
@@ -274,7 +311,7 @@ export class MemoryTransport implements Transport {
     };
     const { handler, topic, subscription } = consumer.options;
     setImmediate(() => {
-      if (consumer.closed) return;
+      if (consumer.closed || !consumer.inFlight.has(stored.id)) return;
       void (async () => {
         try {
           await handler(message);

@@ -8,12 +8,14 @@
  * `index.d.ts` (1.18.0). This file is not exercised on machines without the binding.
  */
 import { pino, type Logger } from 'pino';
+import { ConnectionStatus } from './connection-status.js';
 import { ConnectError, TransportClosedError, TransportError, TransportUnavailableError } from './errors.js';
 import type {
   Consumer,
   IncomingMessage,
   OutgoingMessage,
   Producer,
+  StatusListener,
   SubscribeOptions,
   SubscriptionType,
   Transport,
@@ -101,6 +103,9 @@ const SUBSCRIPTION_TYPES: Record<SubscriptionType, NativeSubscriptionType> = {
   Key_Shared: 'KeyShared',
 };
 
+/** How often the producers' and consumers' connection state is sampled. */
+const STATUS_SAMPLE_MS = 250;
+
 /** Errors from the C++ client that no retry can fix [inferred from its result names]. */
 const PERMANENT = /AuthenticationError|AuthorizationError|TopicNotFound|InvalidTopicName|NotAllowed|IncompatibleSchema/;
 
@@ -111,6 +116,8 @@ export class NativeTransport implements Transport {
   private readonly serviceUrl: string;
   private readonly producers = new Set<NativeProducer>();
   private readonly consumers = new Set<NativeConsumer>();
+  private readonly connection = new ConnectionStatus();
+  private readonly statusTimer: NodeJS.Timeout;
   private closed = false;
 
   /** Loads the binding (TransportUnavailableError when absent) and creates the client. */
@@ -128,6 +135,8 @@ export class NativeTransport implements Transport {
       serviceUrl: options.serviceUrl,
       ...(options.token ? { authentication: new module.AuthenticationToken({ token: options.token }) } : {}),
     });
+    this.statusTimer = setInterval(() => this.sampleStatus(), STATUS_SAMPLE_MS);
+    this.statusTimer.unref();
   }
 
   async createProducer(topic: string): Promise<Producer> {
@@ -221,14 +230,34 @@ export class NativeTransport implements Transport {
   }
 
   status(): TransportStatus {
-    if (this.closed) return { connected: false, detail: 'native transport closed' };
+    this.sampleStatus();
+    return this.connection.get();
+  }
+
+  onStatus(listener: StatusListener): () => void {
+    return this.connection.on(listener);
+  }
+
+  /**
+   * The binding has no connection events, so `isConnected()` of every producer and consumer is sampled; a
+   * sample that finds one down after all were up is a lost connection (a new epoch).
+   */
+  private sampleStatus(): void {
+    if (this.closed) {
+      this.connection.set(false, 'native transport closed');
+      return;
+    }
     const down = [...this.producers, ...this.consumers].filter((c) => !c.isConnected()).length;
-    return down === 0 ? { connected: true } : { connected: false, detail: `${down} producers/consumers reconnecting` };
+    if (down === 0) this.connection.set(true);
+    else if (this.connection.get().connected) this.connection.lost(`${down} producers/consumers reconnecting`);
+    else this.connection.set(false, `${down} producers/consumers reconnecting`);
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearInterval(this.statusTimer);
+    this.sampleStatus();
     const closing = [...this.producers, ...this.consumers].map((c) => c.close().catch(() => null));
     this.producers.clear();
     this.consumers.clear();

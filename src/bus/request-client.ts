@@ -7,12 +7,16 @@
  *
  * The timeout applies to each wait for the next message, not to the whole exchange (a stream resets it on
  * every reply), as in TrustGraph.
+ *
+ * A broker connection lost while a request waits (a broker restart) may have taken its response with it: the
+ * response topic is non-persistent. So once the transport is whole again after a loss, every request that was
+ * waiting before it fails at once with ConnectionLostError instead of holding its caller until the timeout.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { pino, type Logger } from 'pino';
 import { WireDecodeError, type Codec } from '../wire/codec.js';
-import { RequestTimeoutError, TransportClosedError } from './errors.js';
-import type { Consumer, IncomingMessage, Producer, Transport } from './transport.js';
+import { ConnectionLostError, RequestTimeoutError, TransportClosedError } from './errors.js';
+import type { Consumer, IncomingMessage, Producer, Transport, TransportStatus } from './transport.js';
 
 export interface RequestClientOptions<Req, Res> {
   transport: Transport;
@@ -52,8 +56,12 @@ export interface StreamOptions<Res> extends RequestOptions {
 type QueueItem<Res> = { value: Res; last: boolean } | { error: Error };
 
 interface Waiter<Res> {
+  /** The transport epoch the request was made in. */
+  readonly epoch: number;
   onResponse(response: Res): void;
   onError(error: Error): void;
+  /** The connection was lost (and is back) since the request was made. */
+  onLost(): void;
 }
 
 export class RequestClient<Req, Res> {
@@ -70,6 +78,7 @@ export class RequestClient<Req, Res> {
   private starting: Promise<void> | undefined;
   private consumer: Consumer | undefined;
   private producer: Producer | undefined;
+  private readonly stopListening: () => void;
   private closed = false;
 
   constructor(options: RequestClientOptions<Req, Res>) {
@@ -88,6 +97,16 @@ export class RequestClient<Req, Res> {
       requestTopic: this.requestTopic,
       subscription: this.subscriptionName,
     });
+    this.stopListening = this.transport.onStatus((status) => this.onStatus(status));
+  }
+
+  /** Requests waiting since before the latest lost connection fail once the transport is whole again. */
+  private onStatus(status: TransportStatus): void {
+    if (!status.connected) return;
+    const lost = [...this.waiters.values()].filter((waiter) => waiter.epoch < status.epoch);
+    if (lost.length === 0) return;
+    this.logger.warn({ requests: lost.length, epoch: status.epoch }, 'Broker connection was lost while requests waited; failing them');
+    for (const waiter of lost) waiter.onLost();
   }
 
   /**
@@ -134,6 +153,7 @@ export class RequestClient<Req, Res> {
     await this.start();
     const timeoutMs = options.timeoutMs ?? this.timeoutMs;
     const id = randomUUID();
+    const epoch = this.transport.status().epoch;
     return new Promise<Res>((resolve, reject) => {
       const finish = (): void => {
         clearTimeout(timer);
@@ -144,6 +164,7 @@ export class RequestClient<Req, Res> {
         reject(new RequestTimeoutError(this.requestTopic, timeoutMs, id));
       }, timeoutMs);
       const waiter: Waiter<Res> = {
+        epoch,
         onResponse: (response) => {
           finish();
           resolve(response);
@@ -152,6 +173,7 @@ export class RequestClient<Req, Res> {
           finish();
           reject(error);
         },
+        onLost: () => waiter.onError(new ConnectionLostError(this.requestTopic, id)),
       };
       this.waiters.set(id, waiter);
       this.publish(id, payload).catch((err: unknown) => waiter.onError(asError(err)));
@@ -185,6 +207,7 @@ export class RequestClient<Req, Res> {
     await this.start();
     const timeoutMs = options.timeoutMs ?? this.timeoutMs;
     const id = randomUUID();
+    const epoch = this.transport.status().epoch;
     const queue: QueueItem<Res>[] = [];
     let wake: (() => void) | undefined;
     let received = 0;
@@ -206,6 +229,7 @@ export class RequestClient<Req, Res> {
       }, timeoutMs);
     };
     this.waiters.set(id, {
+      epoch,
       onResponse: (response) => {
         received += 1;
         let last: boolean;
@@ -223,6 +247,10 @@ export class RequestClient<Req, Res> {
       onError: (error) => {
         stop();
         push({ error });
+      },
+      onLost: () => {
+        stop();
+        push({ error: new ConnectionLostError(this.requestTopic, id, received) });
       },
     });
     try {
@@ -244,6 +272,7 @@ export class RequestClient<Req, Res> {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.stopListening();
     const error = new TransportClosedError(`request client for ${this.requestTopic}`);
     for (const waiter of [...this.waiters.values()]) waiter.onError(error);
     this.waiters.clear();

@@ -60,13 +60,24 @@ export interface TransportStatus {
   connected: boolean;
   /** Human-readable reason when not connected. */
   detail?: string;
+  /**
+   * How many established producer or consumer connections have been lost so far (0 at start). A new epoch
+   * begins at each loss; a reply awaited on a non-persistent topic across a change of epoch may be gone.
+   */
+  epoch: number;
 }
+
+/** Told of every change of `connected` or `epoch`, synchronously, in the order they happen. */
+export type StatusListener = (status: TransportStatus) => void;
 
 export interface Transport {
   /** A short name for logs and metrics: `websocket`, `native`, `memory`. */
   readonly kind: string;
   createProducer(topic: string): Promise<Producer>;
   subscribe(options: SubscribeOptions): Promise<Consumer>;
+  /** The status now. */
   status(): TransportStatus;
+  /** Listen to status changes (connected, disconnected, a new epoch); returns the function that stops listening. */
+  onStatus(listener: StatusListener): () => void;
   close(): Promise<void>;
 }

@@ -12,6 +12,7 @@
  */
 import { pino, type Logger } from 'pino';
 import WebSocket from 'ws';
+import { ConnectionStatus } from './connection-status.js';
 import {
   ConnectError,
   FrameTooLargeError,
@@ -26,6 +27,7 @@ import type {
   OutgoingMessage,
   Producer,
   Properties,
+  StatusListener,
   SubscribeOptions,
   Transport,
   TransportStatus,
@@ -66,6 +68,8 @@ interface LinkSettings {
   readonly maxDelayMs: number;
   readonly connectAttempts: number;
   readonly handshakeTimeoutMs: number;
+  /** A link changed state; `lost` when an open connection dropped. */
+  readonly onLinkChange: (lost?: string) => void;
 }
 
 const DEFAULTS = {
@@ -93,6 +97,7 @@ export class WebSocketTransport implements Transport {
   private readonly sendTimeoutMs: number;
   private readonly producers = new Set<WebSocketProducer>();
   private readonly consumers = new Set<WebSocketConsumer>();
+  private readonly connection = new ConnectionStatus();
   private closed = false;
 
   constructor(options: WebSocketTransportOptions = {}) {
@@ -109,6 +114,7 @@ export class WebSocketTransport implements Transport {
       maxDelayMs: positive('reconnect.maxDelayMs', options.reconnect?.maxDelayMs ?? DEFAULTS.maxDelayMs),
       connectAttempts: positiveInteger('connectAttempts', options.connectAttempts ?? DEFAULTS.connectAttempts),
       handshakeTimeoutMs: positive('handshakeTimeoutMs', options.handshakeTimeoutMs ?? DEFAULTS.handshakeTimeoutMs),
+      onLinkChange: (lost) => this.refresh(lost),
     };
     if (settings.maxDelayMs < settings.initialDelayMs) {
       throw new TypeError('reconnect.maxDelayMs must not be smaller than reconnect.initialDelayMs');
@@ -165,13 +171,16 @@ export class WebSocketTransport implements Transport {
   }
 
   status(): TransportStatus {
-    if (this.closed) return { connected: false, detail: 'websocket transport closed' };
-    const down = [...this.producers, ...this.consumers].map((c) => c.downDetail()).filter((d) => d !== undefined);
-    return down.length === 0 ? { connected: true } : { connected: false, detail: down.join('; ') };
+    return { ...this.linkStatus(), epoch: this.connection.get().epoch };
+  }
+
+  onStatus(listener: StatusListener): () => void {
+    return this.connection.on(listener);
   }
 
   async close(): Promise<void> {
     this.closed = true;
+    this.refresh();
     const all = [...this.producers, ...this.consumers];
     this.producers.clear();
     this.consumers.clear();
@@ -180,6 +189,18 @@ export class WebSocketTransport implements Transport {
 
   private assertOpen(): void {
     if (this.closed) throw new TransportClosedError('websocket transport');
+  }
+
+  private linkStatus(): { connected: boolean; detail?: string } {
+    if (this.closed) return { connected: false, detail: 'websocket transport closed' };
+    const down = [...this.producers, ...this.consumers].map((c) => c.downDetail()).filter((d) => d !== undefined);
+    return down.length === 0 ? { connected: true } : { connected: false, detail: down.join('; ') };
+  }
+
+  private refresh(lost?: string): void {
+    const { connected, detail } = this.linkStatus();
+    if (lost !== undefined) this.connection.lost(detail ?? lost);
+    else this.connection.set(connected, detail);
   }
 }
 
@@ -251,6 +272,7 @@ class Link {
   /** First connect: bounded attempts; a non-retriable refusal fails at once. */
   async start(): Promise<void> {
     this.state = 'connecting';
+    this.settings.onLinkChange();
     const { connectAttempts, logger } = this.settings;
     for (let attempt = 1; ; attempt++) {
       try {
@@ -264,6 +286,7 @@ class Link {
         const retriable = isRetriableFailure(failure);
         if (!retriable || attempt >= connectAttempts) {
           this.state = 'closed';
+          this.settings.onLinkChange();
           throw new ConnectError(
             `cannot create ${this.label} at ${redact(this.url)}` +
               (retriable ? ` after ${attempt} attempts` : ' (not retriable)') +
@@ -330,6 +353,7 @@ class Link {
     this.cancelSleep?.();
     for (const waiter of this.openWaiters) waiter.reject(new TransportClosedError(this.label));
     this.openWaiters.clear();
+    this.settings.onLinkChange();
     this.closedPromise = new Promise<void>((resolve) => {
       if (!ws || ws.readyState === WebSocket.CLOSED) {
         resolve();
@@ -431,6 +455,7 @@ class Link {
     });
     ws.on('close', (code, reason) => this.onClose(ws, code, reason.toString()));
     this.startPing(ws);
+    this.settings.onLinkChange();
     this.handlers.onOpen(ws);
     for (const waiter of this.openWaiters) waiter.resolve(ws);
     this.openWaiters.clear();
@@ -446,6 +471,7 @@ class Link {
     this.state = 'reconnecting';
     this.settings.logger.warn({ link: this.label, code, reason }, 'websocket closed, reconnecting');
     this.handlers.onDown(new TransportError(`${this.label}: ${why}`, { retriable: true }));
+    this.settings.onLinkChange(`${this.label}: ${why}`);
     this.scheduleReconnect();
   }
 

@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { queueToTopic } from '../bus/topics.js';
-import type { Consumer, IncomingMessage, Transport } from '../bus/transport.js';
+import type { Consumer, IncomingMessage, Transport, TransportStatus } from '../bus/transport.js';
 import { configPushCodec, type ConfigPush } from '../wire/index.js';
 import type { ConfigClient } from './config-client.js';
 import { WorkspaceConfigStore, type TypeValues, type WorkspaceSnapshot } from './workspace-config.js';
@@ -37,8 +37,6 @@ export interface ConfigWatcherOptions {
   logger: Logger;
   /** Delay between attempts of the initial load (TrustGraph: 2 s). */
   retryDelayMs?: number;
-  /** How often the transport status is checked to notice a reconnect (then everything is re-read). Default 1000. */
-  statusPollMs?: number;
 }
 
 export class ConfigWatcher {
@@ -56,9 +54,9 @@ export class ConfigWatcher {
   /** Changes announced by a push whose values could not be fetched yet: workspace → types. */
   private readonly stale = new Map<string, Set<string>>();
   private retryTimer: NodeJS.Timeout | undefined;
-  private statusTimer: NodeJS.Timeout | undefined;
-  /** The transport was seen disconnected since the last resync. */
-  private sawDisconnect = false;
+  private stopListening: (() => void) | undefined;
+  /** The transport epoch whose configuration has been read (a later epoch may have lost pushes). */
+  private readEpoch = 0;
   /** A resync is due (after a reconnect) and has not succeeded yet. */
   private resyncDue = false;
   private resyncTimer: NodeJS.Timeout | undefined;
@@ -85,6 +83,8 @@ export class ConfigWatcher {
 
   /** Subscribe, then load; resolves once the first load succeeded (or `stop()` was called). */
   async start(): Promise<void> {
+    this.readEpoch = this.options.transport.status().epoch;
+    this.stopListening = this.options.transport.onStatus((status) => this.onStatus(status));
     this.consumer = await this.options.transport.subscribe({
       topic: queueToTopic(this.options.pushQueue),
       subscription: randomUUID(),
@@ -106,12 +106,10 @@ export class ConfigWatcher {
       }
     }
     this.loaded = !this.stopped;
+    // A connection lost during the initial load may have taken pushes with it.
+    this.onStatus(this.options.transport.status());
     const pending = this.early.splice(0).sort((a, b) => a.version - b.version);
     for (const push of pending) this.enqueue(() => this.applyPush(push));
-    if (!this.stopped) {
-      this.statusTimer = setInterval(() => this.checkConnection(), this.options.statusPollMs ?? 1000);
-      this.statusTimer.unref();
-    }
     await this.queue;
   }
 
@@ -119,7 +117,7 @@ export class ConfigWatcher {
     this.stopped = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
     if (this.resyncTimer) clearTimeout(this.resyncTimer);
-    if (this.statusTimer) clearInterval(this.statusTimer);
+    this.stopListening?.();
     await this.consumer?.close();
     await this.options.client.close();
   }
@@ -161,15 +159,10 @@ export class ConfigWatcher {
     return { loaded, version: Number.isFinite(version) ? version : 0 };
   }
 
-  /** Notice a reconnect of the transport: pushes sent while it was down are lost, so read everything again. */
-  private checkConnection(): void {
-    if (this.stopped) return;
-    if (!this.options.transport.status().connected) {
-      this.sawDisconnect = true;
-      return;
-    }
-    if (!this.sawDisconnect) return;
-    this.sawDisconnect = false;
+  /** Once the transport is whole after a lost connection, pushes sent meanwhile are gone: read everything again. */
+  private onStatus(status: TransportStatus): void {
+    if (this.stopped || !this.loaded || !status.connected || status.epoch === this.readEpoch) return;
+    this.readEpoch = status.epoch;
     this.resyncDue = true;
     this.options.logger.info('Broker connection restored; re-reading the configuration (config pushes may have been lost)');
     this.enqueue(() => this.resync());

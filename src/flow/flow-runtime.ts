@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { TransportError } from '../bus/errors.js';
 import { RequestClient } from '../bus/request-client.js';
 import { flowSubscriptionName, queueToTopic } from '../bus/topics.js';
+import { whenConnected } from '../bus/when-connected.js';
 import type { Consumer, IncomingMessage, OutgoingMessage, Producer, Properties, Transport } from '../bus/transport.js';
 import type { FlowDefinition } from '../config/flows.js';
 import { runIteration, type IterationEvents, type IterationOutput, type IterationResult } from '../agent/iteration.js';
@@ -184,20 +185,8 @@ export class FlowRuntime {
    * A `next` message goes to a non-persistent topic, which drops it unless a subscription exists: hand it over
    * only while the transport is whole (our own request consumer subscribed), waiting up to `publishRetryMs`.
    */
-  private async whenConnected(): Promise<void> {
-    const deadline = Date.now() + this.publishRetryMs;
-    for (;;) {
-      const status = this.deps.transport.status();
-      if (status.connected) return;
-      if (Date.now() >= deadline) {
-        throw new TransportError(
-          `cannot hand the conversation over to its next iteration: the broker connection is not whole after ` +
-            `${this.publishRetryMs} ms (${status.detail ?? 'disconnected'})`,
-          { retriable: true },
-        );
-      }
-      await sleep(100);
-    }
+  private whenConnected(): Promise<void> {
+    return whenConnected(this.deps.transport, this.publishRetryMs, 'cannot hand the conversation over to its next iteration');
   }
 
   private topic(name: string): string | undefined {

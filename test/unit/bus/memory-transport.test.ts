@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConnectError, TransportClosedError } from '../../../src/bus/errors.js';
 import { MemoryTransport } from '../../../src/bus/memory-transport.js';
-import type { IncomingMessage, MessageHandler } from '../../../src/bus/transport.js';
+import type { IncomingMessage, MessageHandler, TransportStatus } from '../../../src/bus/transport.js';
 
 const P = 'persistent://tg/flow/work';
 const NP = 'non-persistent://tg/request/agent:default:default';
@@ -219,7 +219,7 @@ describe('MemoryTransport', () => {
     await bus.close();
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(c.seen).toHaveLength(1);
-    expect(bus.status()).toEqual({ connected: false, detail: 'memory transport closed' });
+    expect(bus.status()).toEqual({ connected: false, detail: 'memory transport closed', epoch: 0 });
     await expect(producer.send({ payload: Buffer.from('y') })).rejects.toBeInstanceOf(TransportClosedError);
     await expect(bus.createProducer(P)).rejects.toBeInstanceOf(TransportClosedError);
   });
@@ -228,5 +228,42 @@ describe('MemoryTransport', () => {
     const producer = await bus.createProducer(P);
     await producer.close();
     await expect(producer.send({ payload: Buffer.from('x') })).rejects.toBeInstanceOf(TransportClosedError);
+  });
+
+  it('pushes status changes: a dropped connection starts a new epoch, its restoration reconnects', async () => {
+    const events: TransportStatus[] = [];
+    const stop = bus.onStatus((status) => events.push(status));
+    expect(bus.status()).toEqual({ connected: true, epoch: 0 });
+    bus.dropConnection();
+    bus.dropConnection();
+    bus.restoreConnection();
+    bus.dropConnection();
+    stop();
+    bus.restoreConnection();
+    expect(events).toEqual([
+      { connected: false, detail: 'memory transport: connection dropped', epoch: 1 },
+      { connected: true, epoch: 1 },
+      { connected: false, detail: 'memory transport: connection dropped', epoch: 2 },
+    ]);
+    expect(bus.status()).toEqual({ connected: true, epoch: 2 });
+  });
+
+  it('while the connection is down, refuses sends and loses what a non-persistent subscription had in flight', async () => {
+    const np = collector(false);
+    const p = collector(false);
+    await bus.subscribe({ topic: NP, subscription: 'np', subscriptionType: 'Shared', handler: np.handler });
+    await bus.subscribe({ topic: P, subscription: 'p', subscriptionType: 'Shared', handler: p.handler });
+    const toNp = await bus.createProducer(NP);
+    const toP = await bus.createProducer(P);
+    await toNp.send({ payload: Buffer.from('np-before') });
+    await toP.send({ payload: Buffer.from('p-before') });
+    bus.dropConnection();
+    await expect(toNp.send({ payload: Buffer.from('np-during') })).rejects.toMatchObject({ retriable: true });
+    await settle();
+    expect(np.seen).toHaveLength(0);
+    bus.restoreConnection();
+    await toNp.send({ payload: Buffer.from('np-after') });
+    await vi.waitFor(() => expect(np.seen.map((m) => m.payload.toString())).toEqual(['np-after']));
+    await vi.waitFor(() => expect(p.seen.map((m) => m.payload.toString())).toEqual(['p-before']));
   });
 });

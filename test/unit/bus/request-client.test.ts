@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RequestTimeoutError, TransportClosedError } from '../../../src/bus/errors.js';
+import { ConnectionLostError, RequestTimeoutError, TransportClosedError } from '../../../src/bus/errors.js';
 import { MemoryTransport } from '../../../src/bus/memory-transport.js';
 import { RequestClient } from '../../../src/bus/request-client.js';
 import type { IncomingMessage, Producer } from '../../../src/bus/transport.js';
@@ -235,5 +235,59 @@ describe('RequestClient', () => {
     } finally {
       await observed.close();
     }
+  });
+
+  describe('when the broker connection is lost while requests wait', () => {
+    it('fails every waiting request and stream once the connection is back, long before their timeout', async () => {
+      const patient = { timeoutMs: 600_000 };
+      await startResponder();
+      const single = client.request({ question: 'lost' }, patient).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      const stream = (async () => {
+        const seen: string[] = [];
+        try {
+          for await (const answer of client.stream({ question: 'streamed' }, { ...patient, isLast: (r) => r.end })) seen.push(answer.answer ?? '');
+        } catch (error) {
+          return { seen, error };
+        }
+        return { seen, error: undefined };
+      })();
+      await expect.poll(() => received.length).toBe(2);
+      const streamed = received.find((m) => question(m) === 'streamed') as IncomingMessage;
+      await reply(streamed.properties.id, { answer: 'part', end: false });
+      await sleep(20);
+
+      bus.dropConnection();
+      await sleep(20);
+      // Still waiting while the connection is down: a reply may yet come on a connection that never dropped.
+      expect(await Promise.race([single, sleep(5).then(() => 'waiting')])).toBe('waiting');
+      bus.restoreConnection();
+
+      const error = await single;
+      expect(error).toBeInstanceOf(ConnectionLostError);
+      expect(error).toMatchObject({ retriable: true, code: 'TG_TRANSPORT_CONNECTION_LOST', requestTopic: REQUEST });
+      expect(String(error)).toMatch(/connection was lost while request \S+ on non-persistent:\/\/tg\/request\/echo waited for its response/);
+      const { seen, error: streamError } = await stream;
+      expect(seen).toEqual(['part']);
+      expect(streamError).toBeInstanceOf(ConnectionLostError);
+      expect(String(streamError)).toMatch(/next response \(after 1 replies\)/);
+    });
+
+    it('keeps requests made after the loss, and serves new ones once the connection is back', async () => {
+      await startResponder(async (m) => {
+        if (question(m) !== 'hold') await reply(m.properties.id, { answer: `re: ${question(m)}`, end: true });
+      });
+      await client.start();
+      bus.dropConnection();
+      // Made during the outage: its publish fails (the memory transport refuses sends while down) — not lost.
+      await expect(client.request({ question: 'during' })).rejects.not.toBeInstanceOf(ConnectionLostError);
+      bus.restoreConnection();
+      const held = client.request({ question: 'hold' }, { timeoutMs: 200 });
+      await expect(client.request({ question: 'after' })).resolves.toEqual({ answer: 're: after', end: true });
+      // Made in the current epoch: a later reconnect without a loss fails nothing, the timeout still applies.
+      await expect(held).rejects.toBeInstanceOf(RequestTimeoutError);
+    });
   });
 });

@@ -206,6 +206,8 @@ describe('WebSocketTransport (against a scripted broker)', () => {
 
   it('re-subscribes under the same name after the connection drops and keeps delivering', async () => {
     const seen: string[] = [];
+    const events: { connected: boolean; epoch: number }[] = [];
+    transport.onStatus(({ connected, epoch }) => events.push({ connected, epoch }));
     await transport.subscribe({
       topic: 'persistent://tg/flow/t',
       subscription: 'same',
@@ -222,10 +224,18 @@ describe('WebSocketTransport (against a scripted broker)', () => {
     expect(transport.status()).toEqual({
       connected: false,
       detail: expect.stringMatching(/^consumer same on persistent:\/\/tg\/flow\/t: reconnecting \(attempt \d+, last error: HTTP 409/),
+      epoch: 1,
     });
     busy = false;
     await vi.waitFor(() => expect(broker.sessions).toHaveLength(2));
     await vi.waitFor(() => expect(transport.status().connected).toBe(true));
+    // Pushed, not polled: the subscription's own connect, the loss (a new epoch), the reconnect.
+    expect(events).toEqual([
+      { connected: false, epoch: 0 },
+      { connected: true, epoch: 0 },
+      { connected: false, epoch: 1 },
+      { connected: true, epoch: 1 },
+    ]);
     expect(new Set(broker.upgrades).size).toBe(1);
     broker.last().ws.send(JSON.stringify({ messageId: 'n1', payload: Buffer.from('after').toString('base64') }));
     await vi.waitFor(() => expect(seen).toEqual(['after']));
@@ -268,7 +278,7 @@ describe('WebSocketTransport (against a scripted broker)', () => {
 
     const producer = await transport.createProducer('persistent://tg/flow/t');
     await transport.close();
-    expect(transport.status()).toEqual({ connected: false, detail: 'websocket transport closed' });
+    expect(transport.status()).toEqual({ connected: false, detail: 'websocket transport closed', epoch: 0 });
     await expect(producer.send({ payload: Buffer.from('x') })).rejects.toBeInstanceOf(TransportClosedError);
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(broker.sessions).toHaveLength(2);
