@@ -3,6 +3,8 @@
  * Everything it needs is passed in (transport, logger, hooks), so tests run the real service in-process.
  */
 import type { Logger } from 'pino';
+import { BrokerProbe } from './bus/broker-probe.js';
+import { queueToTopic, splitPulsarTopic } from './bus/topics.js';
 import type { Transport } from './bus/transport.js';
 import { ConfigClient } from './config/config-client.js';
 import { ConfigWatcher, type WorkspaceChange } from './config/config-watcher.js';
@@ -35,7 +37,8 @@ export interface ServiceHooks {
   instrument?: FlowRuntimeDeps['instrument'];
 }
 
-export type ServiceSettings = Pick<
+export type ServiceSettings = Partial<Pick<Settings, 'brokerPingTimeoutSeconds' | 'slotsHeldSeconds'>> &
+  Pick<
   Settings,
   | 'id'
   | 'concurrency'
@@ -55,6 +58,7 @@ export class AgentService {
   private readonly watcher: ConfigWatcher;
   private readonly toolServices: ToolServiceClients;
   private readonly flowProblems = new Map<string, FlowProblem[]>();
+  private readonly probe: BrokerProbe | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private started = false;
 
@@ -65,6 +69,15 @@ export class AgentService {
     private readonly hooks: ServiceHooks = {},
   ) {
     this.limit = new ConcurrencyLimit(settings.concurrency);
+    if (settings.brokerPingTimeoutSeconds !== undefined) {
+      const { tenant, namespace } = splitPulsarTopic(queueToTopic(settings.configRequestQueue));
+      this.probe = new BrokerProbe({
+        transport,
+        topic: `non-persistent://${tenant}/${namespace}/${settings.id}-liveness`,
+        timeoutMs: settings.brokerPingTimeoutSeconds * 1000,
+        logger,
+      });
+    }
     this.registries = new WorkspaceRegistries(logger, hooks.onRegistry, hooks.mcpLookup?.bind(hooks));
     this.toolServices = new ToolServiceClients({
       transport,
@@ -113,20 +126,38 @@ export class AgentService {
 
   /** Subscribes, loads configuration (retrying until the config service answers) and starts the flows. */
   async start(): Promise<void> {
+    this.probe?.start();
     await this.watcher.start();
     this.started = true;
     this.retryTimer = setInterval(() => void this.flows.retryFailed(), 5000);
     this.retryTimer.unref();
   }
 
-  /** Ready: configuration loaded, every configured flow subscribed, the transport connected. */
+  /**
+   * Ready: configuration loaded and its latest change applied, every configured flow subscribed, the broker
+   * connected and answering, and a concurrency slot free or taken recently.
+   */
   readiness(): { ready: boolean; detail: string } {
     if (!this.started || !this.watcher.isLoaded) return { ready: false, detail: 'configuration not loaded yet' };
     const pending = this.watcher.pendingWorkspaces;
     if (pending.length > 0) return { ready: false, detail: `configuration changes not fetched yet for: ${pending.join(', ')}` };
+    const failure = this.watcher.applyFailure;
+    if (failure !== undefined) return { ready: false, detail: `the latest configuration change could not be applied: ${failure}` };
     if (this.flows.failedCount > 0) return { ready: false, detail: `${this.flows.failedCount} flow(s) failed to start` };
     const status = this.transport.status();
     if (!status.connected) return { ready: false, detail: `broker connection: ${status.detail ?? 'disconnected'}` };
+    const probe = this.probe?.state();
+    if (probe && !probe.responsive) return { ready: false, detail: `broker unresponsive: ${probe.detail ?? ''}` };
+    const heldMs = this.limit.allHeldForMs();
+    const slotsHeldSeconds = this.settings.slotsHeldSeconds;
+    if (slotsHeldSeconds !== undefined && heldMs > slotsHeldSeconds * 1000) {
+      return {
+        ready: false,
+        detail:
+          `every concurrency slot (${this.limit.limit}) has been held for ${Math.round(heldMs / 1000)} s ` +
+          `(limit ${slotsHeldSeconds} s); ${this.limit.queued} iteration(s) waiting for a slot`,
+      };
+    }
     return { ready: true, detail: `config version ${this.watcher.currentVersion}, ${this.flows.flows().length} flow(s)` };
   }
 
@@ -160,6 +191,7 @@ export class AgentService {
       this.logger.warn({ graceMs }, 'In-flight iterations did not finish in time; closing anyway');
     }
     await this.watcher.stop().catch(() => {});
+    await this.probe?.stop();
     await this.toolServices.close();
   }
 

@@ -46,6 +46,7 @@ export class ConfigWatcher {
   /** Newest version whose changes are all applied. */
   private applied = 0;
   private loaded = false;
+  private failure: string | undefined;
   private stopped = false;
   private consumer: Consumer | undefined;
   /** Pushes that arrived before the initial load finished. */
@@ -70,6 +71,11 @@ export class ConfigWatcher {
 
   get isLoaded(): boolean {
     return this.loaded;
+  }
+
+  /** Why the latest config change could not be applied; undefined once one is applied again. */
+  get applyFailure(): string | undefined {
+    return this.failure;
   }
 
   /** Workspaces with announced changes not fetched yet (the config service did not answer). */
@@ -228,9 +234,15 @@ export class ConfigWatcher {
   }
 
   private enqueue(task: () => Promise<void>): void {
-    this.queue = this.queue.then(task).catch((error: unknown) => {
-      this.options.logger.error({ err: error }, 'Applying a config change failed; the previous configuration stays');
-    });
+    this.queue = this.queue.then(task).then(
+      () => {
+        this.failure = undefined;
+      },
+      (error: unknown) => {
+        this.failure = error instanceof Error ? error.message : String(error);
+        this.options.logger.error({ err: error }, 'Applying a config change failed; the previous configuration stays');
+      },
+    );
   }
 
   private async applyPush(push: ConfigPush): Promise<void> {

@@ -2,8 +2,13 @@
 export class ConcurrencyLimit {
   private active = 0;
   private readonly waiting: (() => void)[] = [];
+  /** When each running task took its slot. */
+  private readonly heldSince = new Set<{ since: number }>();
 
-  constructor(readonly limit: number) {
+  constructor(
+    readonly limit: number,
+    private readonly clock: () => number = Date.now,
+  ) {
     if (!Number.isInteger(limit) || limit < 1) throw new TypeError(`concurrency must be an integer >= 1, got ${limit}`);
   }
 
@@ -11,12 +16,31 @@ export class ConcurrencyLimit {
     return this.active;
   }
 
+  /** Tasks waiting for a slot. */
+  get queued(): number {
+    return this.waiting.length;
+  }
+
+  /**
+   * How long every slot has been held: the time since the most recent of the running tasks took its slot,
+   * when all slots are taken; 0 when a slot is free.
+   */
+  allHeldForMs(now = this.clock()): number {
+    if (this.active < this.limit || this.heldSince.size === 0) return 0;
+    let newest = 0;
+    for (const { since } of this.heldSince) newest = Math.max(newest, since);
+    return Math.max(0, now - newest);
+  }
+
   async run<T>(task: () => Promise<T>): Promise<T> {
     if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
     this.active++;
+    const slot = { since: this.clock() };
+    this.heldSince.add(slot);
     try {
       return await task();
     } finally {
+      this.heldSince.delete(slot);
       this.active--;
       this.waiting.shift()?.();
     }

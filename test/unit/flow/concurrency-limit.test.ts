@@ -32,4 +32,30 @@ describe('the concurrency limit', () => {
   it('refuses a limit below 1', () => {
     expect(() => new ConcurrencyLimit(0)).toThrow(/concurrency must be an integer >= 1, got 0/);
   });
+
+  it('says how long every slot has been held: since the latest of the running tasks started, 0 while one is free', async () => {
+    let now = 1_000;
+    const limit = new ConcurrencyLimit(2, () => now);
+    const release: (() => void)[] = [];
+    const hold = (): Promise<void> => limit.run(() => new Promise<void>((resolve) => release.push(resolve)));
+    const first = hold();
+    await expect.poll(() => release.length).toBe(1);
+    now += 60_000;
+    expect(limit.allHeldForMs()).toBe(0);
+    const second = hold();
+    await expect.poll(() => release.length).toBe(2);
+    const third = hold();
+    expect(limit.queued).toBe(1);
+    now += 30_000;
+    expect(limit.allHeldForMs()).toBe(30_000);
+    release.shift()?.();
+    await first;
+    await expect.poll(() => release.length).toBe(2);
+    now += 5_000;
+    // The third task took the freed slot 5 s ago: every slot is held, the newest for 5 s.
+    expect(limit.allHeldForMs()).toBe(5_000);
+    release.splice(0).forEach((r) => r());
+    await Promise.all([second, third]);
+    expect(limit.allHeldForMs()).toBe(0);
+  });
 });
