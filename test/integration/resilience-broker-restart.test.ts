@@ -20,6 +20,8 @@
  *  - readiness goes not-ready during the outage and ready after.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Transport } from '../../src/bus/transport.js';
+import { WebSocketTransport } from '../../src/bus/websocket-transport.js';
 import { startAgentHarness, waitUntil, type AgentHarness } from '../support/agent-harness.js';
 import { knowledgeQueryTool, mcpTool } from '../support/flow-config.js';
 import { startGatewayClient, type GatewayClient } from '../support/gateway-client.js';
@@ -214,5 +216,143 @@ describe('broker stopped and restarted mid-conversation (dedicated broker)', () 
     expect(p.service.registries.get(p.workspace).tools.map((t) => t.name)).toContain('added-after-restart');
     expect((await p.ask({ question: 'use slow again' })).last).toMatchObject({ message_type: 'answer', content: 'slow result for use slow again' });
     expect((await q.ask({ question: 'think fresh' })).last).toMatchObject({ message_type: 'answer', content: 'thought it over' });
+  }, 300_000);
+});
+
+/**
+ * How the crowded agent below and its stand-ins reach the dedicated broker. Another transport runs this
+ * describe by adding a factory here and naming it in TG_TEST_BROKER_TRANSPORT (default websocket).
+ */
+export type BrokerTransportFactory = (broker: RestartableBroker) => Transport | Promise<Transport>;
+
+const BROKER_TRANSPORTS: Record<string, BrokerTransportFactory> = {
+  websocket: (b) => new WebSocketTransport({ url: b.webSocketUrl, reconnect: { initialDelayMs: 100, maxDelayMs: 2000 } }),
+};
+
+const CROWD = 40;
+const CROWD_CONCURRENCY = 8;
+const FRESH = 20;
+/** The correctness bound: every conversation in flight ends this soon after the broker is back. */
+const ENDED_WITHIN_MS = 30_000;
+
+/**
+ * A crowded agent with TrustGraph's default request timeout (600 s): `--concurrency 8`, 40 conversations
+ * each calling graph RAG, 8 of those calls in flight (their replies never come: the broker goes first) and
+ * 32 conversations waiting for a slot. The broker is stopped and started on the same ports. Calls in flight
+ * on the lost connection must fail at once when it is back, so that every conversation ends within 30 s and
+ * fresh requests are served; `/readyz` is 503 while the broker is away and while it is paused (SIGSTOP).
+ *
+ * The agent and the stand-ins share one transport: the agent then counts as reconnected only once the
+ * stand-ins' and the gateway's subscriptions are back too, so nothing it publishes after the restart falls
+ * into a subscription that is not back yet (on a non-persistent topic that message would be lost, which no
+ * agent can prevent: docs/reliability.md).
+ */
+const transportName = process.env.TG_TEST_BROKER_TRANSPORT ?? 'websocket';
+
+describe(`broker restart with calls in flight and every slot taken (${transportName}, default request timeout)`, () => {
+  let broker: RestartableBroker | undefined;
+  let agent: AgentHarness | undefined;
+  let gateway: GatewayClient | undefined;
+  /** Graph RAG calls made before this is set never get a reply. */
+  let restarted = false;
+
+  const readyz = async (): Promise<{ status: number; body: string }> => {
+    const response = await fetch(`${(agent as AgentHarness).httpUrl()}/readyz`);
+    return { status: response.status, body: await response.text() };
+  };
+  const healthz = async (): Promise<number> => (await fetch(`${(agent as AgentHarness).httpUrl()}/healthz`)).status;
+
+  beforeAll(async () => {
+    const factory = BROKER_TRANSPORTS[transportName];
+    if (!factory) throw new Error(`TG_TEST_BROKER_TRANSPORT=${transportName}: known are ${Object.keys(BROKER_TRANSPORTS).join(', ')}`);
+    broker = await startRestartableBroker();
+    const transport = await factory(broker);
+    agent = await startAgentHarness({
+      webSocketUrl: broker.webSocketUrl,
+      transports: { standIns: transport, agent: transport },
+      tools: { rag: knowledgeQueryTool('rag') },
+      script: (terms) => {
+        const history = terms.history as { observation: string }[];
+        if (history.length > 0) return `Thought: done\nFinal Answer: ${history[0]?.observation ?? ''}`;
+        return `Thought: I will look it up\nAction: rag\nArgs: {"question": "${String(terms.question)}"}`;
+      },
+      graphRag: async (query) => {
+        if (!restarted) return new Promise<string>(() => undefined);
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        return `rag answer to ${query}`;
+      },
+      settings: { concurrency: CROWD_CONCURRENCY, requestTimeoutSeconds: 600 },
+      app: { brokerPingTimeoutSeconds: 3 },
+    });
+    gateway = await startGatewayClient({ transport: agent.transport, workspace: agent.workspace });
+  }, 180_000);
+
+  afterAll(async () => {
+    await gateway?.close();
+    await agent?.stop();
+    await broker?.close();
+  }, 120_000);
+
+  it('every conversation ends within 30 s of the broker’s return, fresh requests are served, /readyz tells the truth', async () => {
+    const a = agent as AgentHarness;
+    const g = gateway as GatewayClient;
+    const b = broker as RestartableBroker;
+    expect(a.settings.requestTimeoutSeconds).toBe(600);
+
+    const ids = await Promise.all(Array.from({ length: CROWD }, (_, i) => g.send({ question: `crowd ${i}` })));
+    // Parked: 8 graph RAG calls in flight, the other 32 conversations in the agent, waiting for a slot.
+    await waitUntil(() => a.graphRag.calls.length === CROWD_CONCURRENCY, 'the graph RAG calls in flight', 30_000);
+    await waitUntil(() => a.service.limit.queued === CROWD - CROWD_CONCURRENCY, 'the other conversations to wait for a slot', 30_000);
+    expect((await readyz()).status).toBe(200);
+
+    await b.stop();
+    await waitUntil(() => !a.service.readiness().ready, 'the agent to notice the broker is gone', 30_000);
+    const away = await readyz();
+    expect(away.status).toBe(503);
+    expect(away.body).toMatch(/^not ready: broker connection: /);
+    expect(await healthz()).toBe(200);
+
+    restarted = true;
+    await b.start();
+    const backAt = Date.now();
+    await g.waitEnded(ids, Math.max(0, backAt + ENDED_WITHIN_MS - Date.now()));
+    const answers = ids.map((id) => {
+      expect(g.conversation(id).ends).toBe(1);
+      return g.last(id);
+    });
+    // The calls that were in flight failed at once (the error is the observation the model answered with);
+    // the conversations that waited for a slot made their calls after the restart and got real answers.
+    const lost = answers.filter((r) => /broker connection was lost while request/.test(r.content));
+    expect(lost).toHaveLength(CROWD_CONCURRENCY);
+    for (const r of lost) expect(r).toMatchObject({ message_type: 'answer', error: null });
+    const answered = answers.filter((r) => r.content.startsWith('rag answer to crowd '));
+    expect(answered).toHaveLength(CROWD - CROWD_CONCURRENCY);
+    await waitUntil(() => a.service.readiness().ready, `readiness after the restart (${a.service.readiness().detail})`, 30_000);
+    expect((await readyz()).status).toBe(200);
+
+    // Fresh requests are served.
+    const fresh = await Promise.all(Array.from({ length: FRESH }, (_, i) => g.send({ question: `fresh ${i}` })));
+    await g.waitEnded(fresh, ENDED_WITHIN_MS);
+    for (const [i, id] of fresh.entries()) {
+      expect(g.conversation(id).ends).toBe(1);
+      expect(g.last(id)).toMatchObject({ message_type: 'answer', content: `rag answer to fresh ${i}` });
+    }
+
+    // A paused broker keeps its connections open but answers nothing: the probe shows it.
+    b.pause();
+    try {
+      await waitUntil(() => !a.service.readiness().ready, 'the agent to notice the broker is paused', 60_000);
+      const paused = await readyz();
+      expect(paused.status).toBe(503);
+      expect(paused.body).toMatch(/^not ready: broker unresponsive: the broker has not acknowledged a probe message/);
+      expect(await healthz()).toBe(200);
+    } finally {
+      b.resume();
+    }
+    await waitUntil(() => a.service.readiness().ready, `readiness after the pause (${a.service.readiness().detail})`, 60_000);
+    expect((await readyz()).status).toBe(200);
+    const after = await g.send({ question: 'after the pause' });
+    await g.waitEnded([after], ENDED_WITHIN_MS);
+    expect(g.last(after)).toMatchObject({ message_type: 'answer', content: 'rag answer to after the pause' });
   }, 300_000);
 });

@@ -107,6 +107,11 @@ export interface AgentHarnessOptions extends FlowBehaviour {
   transportOptions?: Omit<WebSocketTransportOptions, 'url' | 'logger'>;
   /** Options of the agent's own WebSocket transport. */
   agentTransportOptions?: Omit<WebSocketTransportOptions, 'url' | 'logger'>;
+  /**
+   * Transports made by the caller (any kind), used instead of the two WebSocket transports above; both may be
+   * the same one. The harness closes them on `stop`.
+   */
+  transports?: { standIns: Transport; agent: Transport };
 }
 
 export interface FlowStandIns {
@@ -346,16 +351,20 @@ export async function startAgentHarness(options: AgentHarnessOptions): Promise<A
   };
   const flowConfigType = `processor:${settings.id}`;
 
-  const transport = new WebSocketTransport({
-    ...options.transportOptions,
-    url: options.webSocketUrl,
-    logger: logger.child({ side: 'stand-ins' }),
-  });
-  const agentTransport = new WebSocketTransport({
-    ...options.agentTransportOptions,
-    url: options.webSocketUrl,
-    logger: logger.child({ side: 'agent' }),
-  });
+  const transport =
+    options.transports?.standIns ??
+    new WebSocketTransport({
+      ...options.transportOptions,
+      url: options.webSocketUrl,
+      logger: logger.child({ side: 'stand-ins' }),
+    });
+  const agentTransport =
+    options.transports?.agent ??
+    new WebSocketTransport({
+      ...options.agentTransportOptions,
+      url: options.webSocketUrl,
+      logger: logger.child({ side: 'agent' }),
+    });
   const cleanups: (() => Promise<unknown>)[] = [];
   const producers = new Map<string, Promise<Producer>>();
   let service: AgentService | undefined;

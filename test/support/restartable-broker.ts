@@ -9,6 +9,7 @@
  * The launcher's watchdog (`PULSAR_WATCH_PID`) stops the broker if this process dies without `close()`.
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './ports.js';
@@ -25,8 +26,14 @@ export interface RestartableBroker {
   readonly webServiceUrl: string;
   readonly webPort: number;
   readonly brokerPort: number;
+  /** `pulsar://127.0.0.1:<broker port>` (binary protocol). */
+  readonly serviceUrl: string;
   /** True between a successful `start()` and the next `stop()`. */
   readonly running: boolean;
+  /** Freeze the broker's JVM (SIGSTOP): connections stay open, nothing is answered. */
+  pause(): void;
+  /** Let a paused broker run again (SIGCONT). */
+  resume(): void;
   /** Stop the broker process (SIGTERM, then SIGKILL after 30 s). Safe when already stopped. */
   stop(): Promise<void>;
   /** Start it again on the same ports; resolves once it is ready. */
@@ -49,12 +56,22 @@ export async function startRestartableBroker(): Promise<RestartableBroker> {
   delete env.PULSAR_WEB_URL;
   let running = false;
   let closed = false;
+  let paused = false;
+  const signal = (name: 'SIGSTOP' | 'SIGCONT'): void => {
+    const pid = brokerPid(webPort);
+    if (pid === undefined) throw new Error(`no running dedicated broker on web port ${webPort} to send ${name} to`);
+    process.kill(pid, name);
+    paused = name === 'SIGSTOP';
+  };
 
   const broker: RestartableBroker = {
     webSocketUrl: `ws://127.0.0.1:${webPort}`,
     webServiceUrl: `http://127.0.0.1:${webPort}`,
+    serviceUrl: `pulsar://127.0.0.1:${brokerPort}`,
     webPort,
     brokerPort,
+    pause: () => signal('SIGSTOP'),
+    resume: () => signal('SIGCONT'),
     get running() {
       return running;
     },
@@ -65,6 +82,7 @@ export async function startRestartableBroker(): Promise<RestartableBroker> {
       running = true;
     },
     async stop() {
+      if (paused) signal('SIGCONT');
       running = false;
       await runLauncher('stop', env);
     },
@@ -81,6 +99,24 @@ export async function startRestartableBroker(): Promise<RestartableBroker> {
     throw error;
   }
   return broker;
+}
+
+/** The java process the launcher started for this web port (its state file), checked to be our broker. */
+function brokerPid(webPort: number): number | undefined {
+  let state: string;
+  try {
+    state = readFileSync(resolve(REPO_ROOT, '.pulsar', `broker-${webPort}.state`), 'utf8');
+  } catch {
+    return undefined;
+  }
+  const pid = Number(/^PID=(\d+)$/m.exec(state)?.[1]);
+  if (!Number.isInteger(pid) || pid <= 0) return undefined;
+  try {
+    if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('PulsarStandaloneStarter')) return undefined;
+  } catch {
+    return undefined;
+  }
+  return pid;
 }
 
 function runLauncher(command: 'start' | 'stop', env: NodeJS.ProcessEnv): Promise<void> {
