@@ -71,6 +71,8 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
     },
     gate,
     instrument: {
+      next: (event) => metrics.nextMessages.inc({ processor: settings.id, event }),
+      overloaded: () => metrics.overloadRefusals.inc({ processor: settings.id }),
       consumed: (consumer, seconds, ok) => {
         metrics.consumerDuration.observe({ processor: settings.id, consumer }, seconds);
         metrics.consumerProcessing.inc({ processor: settings.id, consumer, status: ok ? 'ok' : 'error' });

@@ -37,7 +37,7 @@ export interface ServiceHooks {
   instrument?: FlowRuntimeDeps['instrument'];
 }
 
-export type ServiceSettings = Partial<Pick<Settings, 'brokerPingTimeoutSeconds' | 'slotsHeldSeconds'>> &
+export type ServiceSettings = Partial<Pick<Settings, 'brokerPingTimeoutSeconds' | 'slotsHeldSeconds' | 'maxQueued'>> &
   Pick<
   Settings,
   | 'id'
@@ -95,6 +95,7 @@ export class AgentService {
         logger,
         registryFor: (workspace) => this.registries.get(workspace),
         limit: this.limit,
+        ...(settings.maxQueued !== undefined ? { maxQueued: settings.maxQueued } : {}),
         toolServices: this.toolServices,
         eventsFor: hooks.eventsFor ?? (() => ({})),
         ...(hooks.gate ? { gate: hooks.gate } : {}),

@@ -76,8 +76,17 @@ export interface FlowRuntimeDeps {
    * Default 60000 ms.
    */
   publishRetryMs?: number;
+  /**
+   * Requests waiting for a concurrency slot (across flows) beyond which a new one is refused at once with an
+   * error response. Default DEFAULT_MAX_QUEUED.
+   */
+  maxQueued?: number;
   /** TrustGraph's generic consumer, producer and downstream-call metrics. */
   instrument?: {
+    /** A `next` message was handed to the broker / one arrived (TrustGraph's agent counts neither). */
+    next?(event: 'published' | 'received'): void;
+    /** A request was refused because `maxQueued` requests were waiting. */
+    overloaded?(): void;
     consumed(consumer: string, seconds: number, ok: boolean): void;
     produced(producer: string): void;
     /** A call to a TrustGraph service ended; `targetService` is the request spec name, e.g. `prompt-request`. */
@@ -85,6 +94,8 @@ export interface FlowRuntimeDeps {
   };
 }
 
+/** Default of `FlowRuntimeDeps.maxQueued`: a burst this large waits in memory (each holds its payload). */
+export const DEFAULT_MAX_QUEUED = 10_000;
 /** Default of `FlowRuntimeDeps.publishRetryMs`. */
 export const DEFAULT_PUBLISH_RETRY_MS = 60_000;
 /** The transports' code for "never written: sending again cannot duplicate it" (websocket-transport.ts). */
@@ -271,6 +282,7 @@ export class FlowRuntime {
         await settle(dialog.pending);
         await this.whenConnected();
         await this.publish(next, { payload, properties }, true);
+        this.deps.instrument?.next?.('published');
       },
       ...(explainability && request
         ? {
@@ -286,6 +298,17 @@ export class FlowRuntime {
         : {}),
     });
 
+    const refuseOverloaded = async (message: IncomingMessage, dialog: DialogState): Promise<void> => {
+      const id = message.properties.id ?? 'unknown';
+      const text =
+        `the agent is overloaded: ${this.deps.limit.queued} requests are waiting for one of its ` +
+        `${this.deps.limit.limit} concurrency slots (limit ${this.deps.maxQueued ?? DEFAULT_MAX_QUEUED}); ` +
+        `the request was refused, send it again later`;
+      this.logger.warn({ id, queued: this.deps.limit.queued }, 'Refusing a request: too many are waiting for a slot');
+      this.deps.instrument?.overloaded?.();
+      await outputFor(id, undefined, dialog).respond(errorResponse(text));
+    };
+
     const handle = async (message: IncomingMessage, dialog: DialogState): Promise<void> => {
       const id = message.properties.id ?? 'unknown';
       let request: AgentRequest;
@@ -297,6 +320,7 @@ export class FlowRuntime {
         await outputFor(id, undefined, dialog).respond(errorResponse(text, ''));
         return;
       }
+      if (request.history.length > 0) this.deps.instrument?.next?.('received');
       const output = outputFor(id, request, dialog);
       try {
         const registry = this.deps.registryFor(workspace);
@@ -337,8 +361,14 @@ export class FlowRuntime {
       }
     };
 
+    const requestTopic = this.topic('request')!;
+    // A non-persistent topic redelivers nothing, so holding a request's ack until its iteration is done only
+    // holds the broker's flow-control window shut, and the broker drops what it cannot deliver (a burst, our
+    // own `next` messages). So such requests are acked on arrival and wait here for a slot, up to `maxQueued`.
+    const ackOnArrival = requestTopic.startsWith('non-persistent://');
+    const maxQueued = this.deps.maxQueued ?? DEFAULT_MAX_QUEUED;
     this.consumer = await this.deps.transport.subscribe({
-      topic: this.topic('request')!,
+      topic: requestTopic,
       subscription: flowSubscriptionName(this.deps.processorId, workspace, flow, 'request'),
       subscriptionType: 'Shared',
       handler: async (message) => {
@@ -346,9 +376,12 @@ export class FlowRuntime {
         const started = performance.now();
         const consumer = this.definition.topics.request ?? '';
         const dialog: DialogState = { ended: false, pending: [], background: [] };
+        if (ackOnArrival) await message.ack().catch(() => {});
+        const overloaded = this.deps.limit.queued >= maxQueued;
         try {
           try {
-            await this.deps.limit.run(() => handle(message, dialog));
+            if (overloaded) await refuseOverloaded(message, dialog);
+            else await this.deps.limit.run(() => handle(message, dialog));
           } finally {
             // Outside the concurrency slot: the next request need not wait for these acknowledgements.
             await settle(dialog.pending);

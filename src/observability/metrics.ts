@@ -60,6 +60,8 @@ export class AgentMetrics {
   readonly consumerDuration: Histogram<'processor' | 'consumer'>;
   readonly consumerProcessing: Counter<'processor' | 'consumer' | 'status'>;
   readonly producerMessages: Counter<'processor' | 'producer'>;
+  readonly nextMessages: Counter<'processor' | 'event'>;
+  readonly overloadRefusals: Counter<'processor'>;
   readonly configVersion: Gauge<'processor'>;
   readonly downstreamDuration: Histogram<'processor' | 'target_service'>;
   readonly downstreamTimeouts: Counter<'processor' | 'target_service'>;
@@ -108,6 +110,13 @@ export class AgentMetrics {
     this.consumerDuration = new Histogram({ name: 'tg_consumer_request_duration_seconds', help: 'Time to process one consumed message', labelNames: ['processor', 'consumer'], buckets: CONSUMER_BUCKETS, registers });
     this.consumerProcessing = new Counter({ name: 'tg_consumer_processing_total', help: 'Consumed messages by status', labelNames: ['processor', 'consumer', 'status'], registers });
     this.producerMessages = new Counter({ name: 'tg_producer_messages_total', help: 'Messages published', labelNames: ['processor', 'producer'], registers });
+    this.nextMessages = new Counter({
+      name: 'tg_agent_next_messages_total',
+      help: 'next messages published and received (summed over replicas, published minus received is what the broker lost, plus those in transit)',
+      labelNames: ['processor', 'event'],
+      registers,
+    });
+    this.overloadRefusals = new Counter({ name: 'tg_agent_overload_refusals_total', help: 'Requests refused with an error because --max-queued requests were waiting for a slot', labelNames: ['processor'], registers });
     this.downstreamDuration = new Histogram({ name: 'tg_downstream_call_duration_seconds', help: 'Calls to TrustGraph services, by request spec', labelNames: ['processor', 'target_service'], buckets: LLM_BUCKETS, registers });
     this.downstreamTimeouts = new Counter({ name: 'tg_downstream_timeout_total', help: 'Calls to TrustGraph services that timed out', labelNames: ['processor', 'target_service'], registers });
     this.downstreamErrors = new Counter({ name: 'tg_downstream_error_total', help: 'Calls to TrustGraph services that failed, by error type', labelNames: ['processor', 'target_service', 'error_type'], registers });
