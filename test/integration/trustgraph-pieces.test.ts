@@ -8,6 +8,7 @@
  *    (`processor:mcp-tool` flow entries, `mcp` entries), calls a real MCP server for the agent's mcp-tool tool;
  *  - TrustGraph's `api-gateway` with the `no-auth-svc` IAM regime and the `tg-invoke-agent` CLI, end to end.
  */
+import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startMcpServer, type McpServerStandIn } from '../stand-ins/mcp-server.js';
@@ -16,9 +17,20 @@ import { offeredToolNames } from '../stand-ins/prompt-service.js';
 import { startAgentHarness, type AgentHarness, type AgentHarnessOptions } from '../support/agent-harness.js';
 import { agentFlowTopics, knowledgeQueryTool, mcpTool, uniqueSuffix } from '../support/flow-config.js';
 import { brokerUrls } from '../support/transport-contract.js';
-import { runDriver, startTrustGraphProcess, trustgraphVenv, type TrustGraphProcess } from '../support/trustgraph-pieces.js';
+import { freePort } from '../support/ports.js';
+import {
+  runCommand,
+  runDriver,
+  startTrustGraphProcess,
+  TRUSTGRAPH_DRIVERS,
+  trustgraphVenv,
+  type TrustGraphProcess,
+} from '../support/trustgraph-pieces.js';
 
 const { webSocketUrl, serviceUrl } = brokerUrls();
+
+/** Every TrustGraph program here: the test broker over the binary protocol, no metrics port, no Loki. */
+const TG_COMMON_ARGS = ['--pulsar-host', serviceUrl, '--no-metrics', '--no-loki-enabled', '--log-level', 'INFO'];
 
 type Json = Record<string, unknown>;
 
@@ -190,4 +202,139 @@ describe("TrustGraph's gateway request path (translator, serialiser, native clie
     expect(result.responses.at(-1)?.translated).toMatchObject({ message_type: 'answer', content: 'saw: X is a test thing.' });
     expect(h.graphRag.calls.map((c) => c.query)).toEqual(['What is X?']);
   });
+});
+
+describe("TrustGraph's mcp-tool service in front of a real MCP server", () => {
+  /** Our agent's mcp-tool topics for this flow, away from the harness's mcp-tool stand-in. */
+  const tgMcpTopics = (workspace: string, flow: string) => ({
+    request: `request:tg:mcp-tool-tg:${workspace}:${flow}`,
+    response: `response:tg:mcp-tool-tg:${workspace}:${flow}`,
+  });
+
+  /**
+   * Start TrustGraph's `mcp-tool` on the broker with the flow's `processor:mcp-tool` entry and the given
+   * `mcp` entries in the config stand-in (on TrustGraph's own config queues, where every FlowProcessor looks),
+   * and wait until it has subscribed to the flow's request topic.
+   */
+  async function startTrustGraphMcpTool(h: AgentHarness, mcp: Record<string, Json>): Promise<TrustGraphProcess> {
+    await h.config.putMany(h.workspace, [
+      { type: 'processor:mcp-tool', key: h.flow, value: { topics: tgMcpTopics(h.workspace, h.flow), parameters: {} } },
+      ...Object.entries(mcp).map(([key, value]) => ({ type: 'mcp', key, value })),
+    ]);
+    const processor = await startTrustGraphProcess('mcp-tool', TG_COMMON_ARGS);
+    cleanups.push(() => processor.stop());
+    await processor.waitForOutput(new RegExp(`Started flow: ${h.workspace}/${h.flow}\\b`));
+    await processor.waitForOutput(/Applied startup config version/);
+    return processor;
+  }
+
+  const DEFINE_ARGS = [{ name: 'term', type: 'string', description: 'The word to define' }];
+
+  async function startWithTrustGraphMcp(script: (terms: PromptTerms) => string): Promise<AgentHarness> {
+    const workspace = `ws-tgmcp-${uniqueSuffix(6)}`;
+    return start({
+      workspace,
+      configQueues: 'trustgraph',
+      tools: { define: mcpTool('define', 'dictionary', DEFINE_ARGS, 'Define a word') },
+      flowConfig: {
+        topics: { 'mcp-tool-request': tgMcpTopics(workspace, 'default').request, 'mcp-tool-response': tgMcpTopics(workspace, 'default').response },
+      },
+      script,
+    });
+  }
+
+  it("the agent's tool call goes through TrustGraph's mcp-tool to the MCP server, and the answer comes back", async () => {
+    const server: McpServerStandIn = await startMcpServer({
+      tools: { lookup: { description: 'Look a word up', input: z.object({ term: z.string() }), handler: (args) => `a ${String(args.term)} is a rotating neutron star` } },
+    });
+    cleanups.push(() => server.stop());
+    const h = await startWithTrustGraphMcp(scripted('Thought: look it up\nAction: define\nArgs: {"term": "pulsar"}'));
+    await startTrustGraphMcpTool(h, { dictionary: { url: server.url, 'remote-name': 'lookup' } });
+
+    const result = await h.ask({ question: 'What is a pulsar?' });
+
+    expect(result.responses.filter((r) => r.end_of_dialog)).toHaveLength(1);
+    expect(result.last).toMatchObject({ message_type: 'answer', content: 'saw: a pulsar is a rotating neutron star', error: null });
+    const observation = result.responses.find((r) => r.message_type === 'observation');
+    expect(observation?.content).toBe('a pulsar is a rotating neutron star');
+    // The MCP server got the call TrustGraph's service made, under the remote name, with our arguments.
+    expect(server.requests.map((r) => r.method)).toContain('tools/call');
+    // The harness's own mcp-tool stand-in was never asked: TrustGraph's service answered.
+    expect(h.mcp.calls).toEqual([]);
+  });
+
+  it("an MCP service TrustGraph's mcp-tool does not know: its error becomes the observation, one final answer", async () => {
+    const h = await startWithTrustGraphMcp(scripted('Thought: look it up\nAction: define\nArgs: {"term": "pulsar"}'));
+    await startTrustGraphMcpTool(h, {});
+
+    const result = await h.ask({ question: 'What is a pulsar?' });
+
+    expect(result.responses.filter((r) => r.end_of_dialog)).toHaveLength(1);
+    const observation = result.responses.find((r) => r.message_type === 'observation');
+    expect(observation?.content).toContain(`MCP service dictionary not known in workspace ${h.workspace}`);
+    expect(result.last.message_type).toBe('answer');
+  });
+
+  it('the MCP server down: TrustGraph\'s mcp-tool reports it, the agent ends the dialog with one final message', async () => {
+    const server = await startMcpServer({ tools: { lookup: { input: z.object({ term: z.string() }) } } });
+    const url = server.url;
+    await server.stop();
+    const h = await startWithTrustGraphMcp(scripted('Thought: look it up\nAction: define\nArgs: {"term": "pulsar"}'));
+    const processor = await startTrustGraphMcpTool(h, { dictionary: { url, 'remote-name': 'lookup' } });
+
+    const result = await h.ask({ question: 'What is a pulsar?' });
+
+    expect(result.responses.filter((r) => r.end_of_dialog)).toHaveLength(1);
+    const observation = result.responses.find((r) => r.message_type === 'observation');
+    // TrustGraph's tool-error, as the agent words a failed tool call for the model.
+    expect(observation?.content).toMatch(/^Error: mcp-tool error \(tool-error\): .*connect/i);
+    expect(processor.output()).toContain('Exception in tool service');
+  });
+});
+
+describe("TrustGraph's api-gateway (no-auth IAM) and the tg-invoke-agent CLI, end to end", () => {
+  it('tg-invoke-agent asks through the gateway; our agent answers; the CLI prints the answer', async () => {
+    const workspace = `ws-tggw-${uniqueSuffix(6)}`;
+    const h = await start({
+      workspace,
+      configQueues: 'trustgraph',
+      tools: { 'knowledge-query': knowledgeQueryTool('knowledge-query') },
+      graphRag: () => 'Paris is the capital of France.',
+      script: scripted('Thought: I should check\nAction: knowledge-query\nArgs: {"question": "capital of France"}'),
+    });
+    // The workspace registry the gateway reads at start (what TrustGraph's IAM service writes).
+    await h.config.put('__workspaces__', 'workspace', workspace, { enabled: true });
+
+    const iam = await startTrustGraphProcess('no-auth-svc', [
+      ...TG_COMMON_ARGS, '--default-workspace', workspace,
+    ]);
+    cleanups.push(() => iam.stop());
+    await iam.waitForOutput(/Applied startup config version/, 20_000);
+    const port = await freePort();
+    // trustgraph-flow's api-gateway entry point, with its minute-long wait for a signing key cut (see the file).
+    const gateway = await startTrustGraphProcess('python', [
+      join(TRUSTGRAPH_DRIVERS, 'api_gateway.py'),
+      ...TG_COMMON_ARGS, '--port', String(port), '--timeout', '60',
+    ]);
+    cleanups.push(() => gateway.stop());
+    await gateway.waitForOutput(new RegExp(`Starting flow: ${workspace}/${h.flow}\\b`), 20_000);
+    await gateway.waitForOutput(/Running on http/, 20_000);
+
+    const invoke = (...extra: string[]) =>
+      runCommand('tg-invoke-agent', [
+        '-u', `http://127.0.0.1:${port}/`, '-w', workspace, '-f', h.flow, '-q', 'What is the capital of France?', '-v', ...extra,
+      ]);
+
+    // Streaming (the CLI's default), then the non-streaming request.
+    for (const extra of [[], ['--no-streaming']]) {
+      const { stdout, stderr } = await invoke(...extra);
+      // The CLI prints "Exception: ..." and exits 0 when anything fails, so its output is what tells.
+      expect(stdout, `${extra.join(' ')}\n${stderr}`).not.toMatch(/Exception/);
+      expect(stdout).toContain('saw: Paris is the capital of France.');
+      expect(stdout).toContain('I should check');
+    }
+    expect(h.prompt.reactCalls().map((c) => c.streaming)).toEqual([true, true, false, false]);
+    expect(h.prompt.reactCalls().map((c) => c.terms.question)).toEqual(Array(4).fill('What is the capital of France?'));
+    expect(h.graphRag.calls.map((c) => c.query)).toEqual(['capital of France', 'capital of France']);
+  }, 120_000);
 });

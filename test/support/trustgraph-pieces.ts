@@ -44,19 +44,24 @@ export interface PythonResult {
   stderr: string;
 }
 
-/** Run the venv's python on a driver under test/trustgraph/ and wait for it; rejects on a non-zero exit. */
-export async function runDriver(script: string, args: readonly string[], timeoutMs = 60_000): Promise<PythonResult> {
+/** Run a program from the venv's bin/ and wait for it; rejects on a non-zero exit or after `timeoutMs`. */
+export async function runCommand(command: string, args: readonly string[], timeoutMs = 60_000): Promise<PythonResult> {
   const venv = await trustgraphVenv();
   try {
-    return await execFileAsync(join(venv, 'bin', 'python'), [join(TRUSTGRAPH_DRIVERS, script), ...args], {
+    return await execFileAsync(join(venv, 'bin', command), args, {
       timeout: timeoutMs,
       maxBuffer: 64 << 20,
       env: { ...process.env, PYTHONUNBUFFERED: '1' },
     });
   } catch (error) {
     const { stdout = '', stderr = '', code } = error as { stdout?: string; stderr?: string; code?: unknown };
-    throw new Error(`${script} ${args.join(' ')} failed (exit ${String(code)}):\n${stderr}\n${stdout}`, { cause: error });
+    throw new Error(`${command} ${args.join(' ')} failed (exit ${String(code)}):\n${stderr}\n${stdout}`, { cause: error });
   }
+}
+
+/** Run the venv's python on a driver under test/trustgraph/ (see {@link runCommand}). */
+export function runDriver(script: string, args: readonly string[], timeoutMs = 60_000): Promise<PythonResult> {
+  return runCommand('python', [join(TRUSTGRAPH_DRIVERS, script), ...args], timeoutMs);
 }
 
 /** A long-running TrustGraph program (a processor, the gateway) started from the venv's bin/. */
