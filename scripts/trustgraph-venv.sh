@@ -19,8 +19,23 @@ TG_PACKAGES=("trustgraph-base==$TRUSTGRAPH_VERSION" "trustgraph-flow==$TRUSTGRAP
 say() { printf 'trustgraph-venv: %s\n' "$*" >&2; }
 die() { printf 'trustgraph-venv: ERROR: %s\n' "$*" >&2; exit 1; }
 
+apt_install() {
+  local SUDO=()
+  if [[ "$(id -u)" != 0 ]]; then
+    command -v sudo >/dev/null 2>&1 || die "need $* but am not root and have no sudo; install them by hand"
+    SUDO=(sudo)
+  fi
+  say "installing $* with apt-get"
+  "${SUDO[@]}" apt-get update >&2 || die "apt-get update failed; install $* by hand"
+  DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y --no-install-recommends "$@" >&2 ||
+    die "apt-get could not install $*; install them by hand"
+}
+
 PYTHON="${PYTHON:-python3}"
-command -v "$PYTHON" >/dev/null 2>&1 || die "no $PYTHON on PATH; install Python 3.10+ (apt-get install -y python3 python3-venv)"
+if ! command -v "$PYTHON" >/dev/null 2>&1; then
+  [[ "$PYTHON" == python3 ]] || die "no $PYTHON on PATH"
+  apt_install python3 python3-venv
+fi
 "$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' ||
   die "$("$PYTHON" --version 2>&1) is too old: TrustGraph $TRUSTGRAPH_VERSION needs Python 3.10+"
 
@@ -32,12 +47,8 @@ if [[ -x "$VENV/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$key" ]]; th
 fi
 
 if ! "$PYTHON" -c 'import venv, ensurepip' >/dev/null 2>&1; then
-  say "$PYTHON has no venv/ensurepip module; installing python3-venv with apt-get"
-  SUDO=()
-  [[ "$(id -u)" == 0 ]] || SUDO=(sudo)
-  "${SUDO[@]}" apt-get update >&2 || die "apt-get update failed; install python3-venv by hand"
-  DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y --no-install-recommends python3-venv >&2 ||
-    die "could not install python3-venv; install it by hand"
+  # Debian splits the venv module's pip bootstrap into python3-venv (python3.11-venv).
+  apt_install python3-venv
 fi
 
 say "making $VENV (TrustGraph $TRUSTGRAPH_VERSION; key $key)"
