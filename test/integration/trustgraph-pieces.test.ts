@@ -8,7 +8,6 @@
  *    (`processor:mcp-tool` flow entries, `mcp` entries), calls a real MCP server for the agent's mcp-tool tool;
  *  - TrustGraph's `api-gateway` with the `no-auth-svc` IAM regime and the `tg-invoke-agent` CLI, end to end.
  */
-import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startMcpServer, type McpServerStandIn } from '../stand-ins/mcp-server.js';
@@ -22,7 +21,6 @@ import {
   runCommand,
   runDriver,
   startTrustGraphProcess,
-  TRUSTGRAPH_DRIVERS,
   trustgraphVenv,
   type TrustGraphProcess,
 } from '../support/trustgraph-pieces.js';
@@ -309,13 +307,11 @@ describe("TrustGraph's api-gateway (no-auth IAM) and the tg-invoke-agent CLI, en
       ...TG_COMMON_ARGS, '--default-workspace', workspace,
     ]);
     cleanups.push(() => iam.stop());
-    await iam.waitForOutput(/Applied startup config version/, 20_000);
+    // Its IAM consumer is subscribed (requests before that would be lost on the non-persistent topic).
+    await iam.waitForOutput(/Added consumer: request:tg:iam\b/, 20_000);
     const port = await freePort();
     // trustgraph-flow's api-gateway entry point, with its minute-long wait for a signing key cut (see the file).
-    const gateway = await startTrustGraphProcess('python', [
-      join(TRUSTGRAPH_DRIVERS, 'api_gateway.py'),
-      ...TG_COMMON_ARGS, '--port', String(port), '--timeout', '60',
-    ]);
+    const gateway = await startTrustGraphProcess('api_gateway.py', [...TG_COMMON_ARGS, '--port', String(port), '--timeout', '60']);
     cleanups.push(() => gateway.stop());
     await gateway.waitForOutput(new RegExp(`Starting flow: ${workspace}/${h.flow}\\b`), 20_000);
     await gateway.waitForOutput(/Running on http/, 20_000);

@@ -64,7 +64,11 @@ export function runDriver(script: string, args: readonly string[], timeoutMs = 6
   return runCommand('python', [join(TRUSTGRAPH_DRIVERS, script), ...args], timeoutMs);
 }
 
-/** A long-running TrustGraph program (a processor, the gateway) started from the venv's bin/. */
+/**
+ * A long-running TrustGraph program (a processor, the gateway): a console script of the venv, or a Python
+ * file under test/trustgraph/, run through test/trustgraph/child.py, which ends it when this process's end of
+ * its stdin closes (so a crashed test run leaves no TrustGraph processor retrying for ever).
+ */
 export interface TrustGraphProcess {
   readonly command: string;
   /** stdout and stderr so far (TrustGraph logs to stderr). */
@@ -77,8 +81,9 @@ export interface TrustGraphProcess {
 
 export async function startTrustGraphProcess(command: string, args: readonly string[]): Promise<TrustGraphProcess> {
   const venv = await trustgraphVenv();
-  const child: ChildProcess = spawn(join(venv, 'bin', command), args, {
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const target = command.endsWith('.py') ? join(TRUSTGRAPH_DRIVERS, command) : command;
+  const child: ChildProcess = spawn(join(venv, 'bin', 'python'), [join(TRUSTGRAPH_DRIVERS, 'child.py'), target, ...args], {
+    stdio: ['pipe', 'pipe', 'pipe'],
     env: { ...process.env, PYTHONUNBUFFERED: '1' },
   });
   let output = '';
