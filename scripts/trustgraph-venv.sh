@@ -41,7 +41,17 @@ fi
 
 key="$( { echo "${TG_PACKAGES[*]}"; "$PYTHON" --version 2>&1; cat "$REQUIREMENTS"; } | sha256sum | cut -c1-16)"
 stamp="$VENV/.tg-agent-stamp"
-if [[ -x "$VENV/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$key" ]]; then
+ready() { [[ -x "$VENV/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$key" ]]; }
+if ready; then
+  echo "$VENV"
+  exit 0
+fi
+
+# Two test runs on one machine may both find no venv: the second waits for the first, then reuses its venv.
+mkdir -p "$(dirname "$VENV")"
+exec 9>"$VENV.lock"
+flock 9
+if ready; then
   echo "$VENV"
   exit 0
 fi
@@ -53,7 +63,6 @@ fi
 
 say "making $VENV (TrustGraph $TRUSTGRAPH_VERSION; key $key)"
 rm -rf "$VENV"
-mkdir -p "$(dirname "$VENV")"
 "$PYTHON" -m venv "$VENV" >&2 || die "python3 -m venv $VENV failed"
 pip=("$VENV/bin/python" -m pip --disable-pip-version-check --no-input)
 "${pip[@]}" install --quiet -r "$REQUIREMENTS" >&2 || die "pip could not install $REQUIREMENTS (is PyPI reachable?)"
