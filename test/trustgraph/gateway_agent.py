@@ -1,0 +1,99 @@
+"""
+Ask the agent one question exactly as TrustGraph's API gateway does, with TrustGraph's own code.
+
+The request body (the JSON a client gives the gateway) goes through trustgraph-flow's AgentRequestor: its
+AgentRequestTranslator (trustgraph-base's messaging translators) makes the AgentRequest, trustgraph-base's
+Pulsar backend serialises it and publishes it over the native Pulsar client (binary protocol) with a fresh
+`id` property; the responses carrying that id are read back with the same backend's deserialiser into
+AgentResponse objects and turned into what the gateway hands its client by AgentResponseTranslator.
+
+Usage: python gateway_agent.py PULSAR_URL REQUEST_QUEUE RESPONSE_QUEUE BODY_JSON [TIMEOUT_SECONDS]
+
+Prints one JSON document on stdout:
+  {"responses": [{"message": <AgentResponse as deserialised, as a dict>,
+                  "translated": <what the gateway sends its client>, "final": <bool>}, ...],
+   "request": <the AgentRequest as serialised onto the bus>}
+Exits 2 with a message on stderr when no final response comes within the timeout.
+"""
+
+import asyncio
+import json
+import logging
+import sys
+
+from trustgraph.base.pubsub import get_async_pubsub
+from trustgraph.base.serialization import dataclass_to_dict
+from trustgraph.gateway.dispatch.agent import AgentRequestor
+
+
+class RecordingAgentRequestor(AgentRequestor):
+    """The gateway's requestor, also keeping each AgentResponse as TrustGraph deserialised it."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.messages = []
+        self.requests = []
+
+    def to_request(self, body):
+        request = super().to_request(body)
+        self.requests.append(dataclass_to_dict(request))
+        return request
+
+    def from_response(self, message):
+        self.messages.append(dataclass_to_dict(message))
+        return super().from_response(message)
+
+
+async def ask(pulsar_url, request_queue, response_queue, body, timeout):
+    backend = get_async_pubsub(pubsub_backend="pulsar", pulsar_host=pulsar_url)
+    requestor = RecordingAgentRequestor(
+        backend=backend,
+        request_queue=request_queue,
+        response_queue=response_queue,
+        timeout=timeout,
+        consumer="api-gateway",
+        subscriber="api-gateway",
+    )
+    translated = []
+
+    async def responder(result, final):
+        translated.append({"translated": result, "final": final})
+
+    await requestor.start()
+    try:
+        await requestor.process(body, responder)
+    finally:
+        await requestor.stop()
+        await backend.close()
+
+    if not translated or not translated[-1]["final"]:
+        print(f"gateway_agent: no final response ({len(translated)} received)", file=sys.stderr)
+        raise SystemExit(2)
+    if "error" in translated[-1]["translated"] and translated[-1]["translated"]["error"].get("type") == "gateway-error":
+        # The requestor turns its own failures (e.g. the timeout) into a gateway-error final message.
+        print(f"gateway_agent: {translated[-1]['translated']['error']['message']}", file=sys.stderr)
+        raise SystemExit(2)
+
+    return {
+        "request": requestor.requests[0],
+        "responses": [
+            {"message": message, **entry}
+            for message, entry in zip(requestor.messages, translated)
+        ],
+    }
+
+
+def main():
+    if len(sys.argv) not in (5, 6):
+        print(__doc__, file=sys.stderr)
+        raise SystemExit(64)
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    pulsar_url, request_queue, response_queue, body_json = sys.argv[1:5]
+    timeout = float(sys.argv[5]) if len(sys.argv) == 6 else 30.0
+    result = asyncio.run(ask(pulsar_url, request_queue, response_queue, json.loads(body_json), timeout))
+    json.dump(result, sys.stdout)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()
