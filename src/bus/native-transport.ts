@@ -129,6 +129,8 @@ export interface NativeTransportOptions {
    * with a FrameTooLargeError; the C++ client refuses one over the limit the broker announced anyway.
    */
   maxMessageBytes?: number;
+  /** How long a publish may wait for the broker's receipt, reconnects included. Default 30000 (the client's). */
+  sendTimeoutMs?: number;
   /** Seconds for lookups, producer and consumer creation (the client's default is 30). */
   operationTimeoutSeconds?: number;
   /** The C++ client's log lines go here. Default: silent. */
@@ -157,6 +159,7 @@ export class NativeTransport implements Transport {
   private readonly logger: Logger;
   private readonly serviceUrl: string;
   private readonly maxMessageBytes: number;
+  private readonly sendTimeoutMs: number;
   private readonly producers = new Set<NativeProducer>();
   private readonly consumers = new Set<NativeConsumer>();
   private closed = false;
@@ -172,6 +175,7 @@ export class NativeTransport implements Transport {
     }
     this.serviceUrl = options.serviceUrl;
     this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    this.sendTimeoutMs = options.sendTimeoutMs ?? 30_000;
     const logger = (this.logger = options.logger ?? pino({ level: 'silent' }));
     const clientLogger = logger.child({ component: 'pulsar-client' });
     this.client = new module.Client({
@@ -191,7 +195,12 @@ export class NativeTransport implements Transport {
     try {
       // Batching off: with it a publish waits up to batchingMaxPublishDelayMs (10 ms) for company, which is
       // most of a request/response round trip. Chunking off: TrustGraph's consumers must not need it.
-      native = await this.client.createProducer({ topic, batchingEnabled: false, chunkingEnabled: false });
+      native = await this.client.createProducer({
+        topic,
+        batchingEnabled: false,
+        chunkingEnabled: false,
+        sendTimeoutMs: this.sendTimeoutMs,
+      });
     } catch (err) {
       throw this.connectError(`cannot create producer for ${topic}`, err);
     }
@@ -240,10 +249,16 @@ export class NativeTransport implements Transport {
             payload: raw.getData(),
             properties: plainProperties(raw.getProperties()),
             redeliveryCount: raw.getRedeliveryCount(),
+            // Handed to the client, not awaited: its callback comes back from a client thread in any order,
+            // so code that acks first and then records a message would reorder messages (the WebSocket
+            // transport's ack also resolves once the ack is sent, without an answer from the broker). An ack
+            // that never reaches the broker only means a redelivery.
             ack: async () => {
               if (settled) return;
               settled = true;
-              await consumer.acknowledge(raw);
+              consumer
+                .acknowledge(raw)
+                .catch((err: unknown) => this.logger.warn({ err, topic, subscription }, 'acknowledge failed: the broker will redeliver'));
             },
             nack: async () => {
               if (settled) return;

@@ -23,6 +23,8 @@ export interface RestartableBroker {
   readonly webSocketUrl: string;
   /** `http://127.0.0.1:<web port>` */
   readonly webServiceUrl: string;
+  /** `pulsar://127.0.0.1:<broker port>` */
+  readonly serviceUrl: string;
   readonly webPort: number;
   readonly brokerPort: number;
   /** True between a successful `start()` and the next `stop()`. */
@@ -53,6 +55,7 @@ export async function startRestartableBroker(): Promise<RestartableBroker> {
   const broker: RestartableBroker = {
     webSocketUrl: `ws://127.0.0.1:${webPort}`,
     webServiceUrl: `http://127.0.0.1:${webPort}`,
+    serviceUrl: `pulsar://127.0.0.1:${brokerPort}`,
     webPort,
     brokerPort,
     get running() {
