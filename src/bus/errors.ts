@@ -30,18 +30,21 @@ export class FrameTooLargeError extends TransportError {
 
   constructor(
     readonly topic: string,
-    /** Size of the encoded frame (JSON with the base64 payload) in bytes. */
+    /** Size of what would go on the wire (WebSocket: the JSON text frame with the base64 payload) in bytes. */
     readonly frameBytes: number,
     /** The limit in bytes. */
     readonly limitBytes: number,
     /** Size of the raw payload in bytes. */
     readonly payloadBytes: number,
+    /** Replaces the WebSocket transport's explanation (another transport has another limit). */
+    explanation?: string,
   ) {
     super(
-      `message for ${topic} is ${frameBytes} bytes as a WebSocket text frame (payload ${payloadBytes} bytes, ` +
-        `base64 adds a third), over the ${limitBytes}-byte limit; it was not sent. Keep payloads under about ` +
-        `${Math.floor((limitBytes * 3) / 4) - 1024} bytes, or raise webSocketMaxTextFrameSize on the broker and ` +
-        `maxFrameBytes in the transport together, or use transport=native (5 MB messages)`,
+      explanation ??
+        `message for ${topic} is ${frameBytes} bytes as a WebSocket text frame (payload ${payloadBytes} bytes, ` +
+          `base64 adds a third), over the ${limitBytes}-byte limit; it was not sent. Keep payloads under about ` +
+          `${Math.floor((limitBytes * 3) / 4) - 1024} bytes, or raise webSocketMaxTextFrameSize on the broker and ` +
+          `maxFrameBytes in the transport together, or use transport=native (5 MB messages)`,
       { retriable: false },
     );
   }

@@ -1,15 +1,26 @@
 /**
  * The transport over the official `pulsar-client` (Pulsar's binary protocol through the C++ client), the
- * production option where its native binding installs. The package is an optional dependency whose install
- * script downloads a prebuilt binary; where that fails the module is absent, so it is loaded only when this
- * transport is selected, and its absence is reported as a TransportUnavailableError.
+ * production option where its native binding loads. The package is an optional dependency whose install
+ * script downloads a prebuilt binary; where that fails the module is absent (`npm run native:build` builds it
+ * from source), so it is loaded only when this transport is selected, and its absence is reported as a
+ * TransportUnavailableError.
  *
- * Its types are not available either, so the few parts used here are declared below from the package's
- * `index.d.ts` (1.18.0). This file is not exercised on machines without the binding.
+ * Its types may be absent too, so the few parts used here are declared below from the package's
+ * `index.d.ts` (1.18.0).
+ *
+ * Tuned for request/response traffic (docs/benchmarks.md): producer batching is off, so a publish goes out at
+ * once instead of waiting up to the batching delay; consumers keep the client's default ack grouping (acks
+ * are sent in groups every 100 ms without delaying the handler).
  */
 import { pino, type Logger } from 'pino';
 import { ConnectionStatus } from './connection-status.js';
-import { ConnectError, TransportClosedError, TransportError, TransportUnavailableError } from './errors.js';
+import {
+  ConnectError,
+  FrameTooLargeError,
+  TransportClosedError,
+  TransportError,
+  TransportUnavailableError,
+} from './errors.js';
 import type {
   Consumer,
   IncomingMessage,
@@ -28,7 +39,8 @@ type NativeSubscriptionType = 'Exclusive' | 'Shared' | 'Failover' | 'KeyShared';
 
 interface NativeMessage {
   getData(): Buffer;
-  getProperties(): Record<string, string>;
+  /** An array-like object with the properties as named keys, not a plain object. */
+  getProperties(): Record<string, unknown>;
   getMessageId(): { toString(): string };
   getRedeliveryCount(): number;
   getTopicName(): string;
@@ -48,8 +60,28 @@ interface NativeProducer {
   isConnected(): boolean;
 }
 
+interface NativeProducerConfig {
+  topic: string;
+  batchingEnabled?: boolean;
+  sendTimeoutMs?: number;
+  chunkingEnabled?: boolean;
+}
+
+type NativeLogLevel = 0 | 1 | 2 | 3;
+
+interface NativeClientConfig {
+  serviceUrl: string;
+  authentication?: unknown;
+  operationTimeoutSeconds?: number;
+  connectionTimeoutMs?: number;
+  tlsTrustCertsFilePath?: string;
+  tlsValidateHostname?: boolean;
+  log?: (level: NativeLogLevel, file: string, line: number, message: string) => void;
+  logLevel?: NativeLogLevel;
+}
+
 interface NativeClient {
-  createProducer(config: { topic: string }): Promise<NativeProducer>;
+  createProducer(config: NativeProducerConfig): Promise<NativeProducer>;
   subscribe(config: {
     topic: string;
     subscription: string;
@@ -63,15 +95,15 @@ interface NativeClient {
 
 /** The module's exports that are used. */
 export interface PulsarClientModule {
-  Client: new (config: { serviceUrl: string; authentication?: unknown }) => NativeClient;
+  Client: new (config: NativeClientConfig) => NativeClient;
   AuthenticationToken: new (params: { token: string }) => unknown;
 }
 
 // ----------------------------------------------------------------------------------------------------------
 
 export const NATIVE_UNAVAILABLE_MESSAGE =
-  'the native pulsar-client binding is not installed here (its install script downloads a binary); ' +
-  'use transport=websocket or install pulsar-client where its binary is available';
+  'the native pulsar-client binding does not load here (its install script downloads a prebuilt binary; ' +
+  '`npm run native:build` builds it from source); use --transport websocket or auto';
 
 /** Loads `pulsar-client`, or fails with TransportUnavailableError. */
 export async function loadPulsarClient(): Promise<PulsarClientModule> {
@@ -92,9 +124,26 @@ export interface NativeTransportOptions {
   serviceUrl: string;
   /** JWT for token authentication. */
   token?: string;
-  /** Default: silent. */
+  /** CA bundle (PEM) that signed the broker's certificate, for `pulsar+ssl://`. Default: the system CAs. */
+  tlsTrustCertsFile?: string;
+  /**
+   * The broker's `maxMessageSize` (Pulsar's default: 5 MiB). A larger payload is refused before it is sent,
+   * with a FrameTooLargeError; the C++ client refuses one over the limit the broker announced anyway.
+   */
+  maxMessageBytes?: number;
+  /** How long a publish may wait for the broker's receipt, reconnects included. Default 30000 (the client's). */
+  sendTimeoutMs?: number;
+  /** Seconds for lookups, producer and consumer creation (the client's default is 30). */
+  operationTimeoutSeconds?: number;
+  /** The C++ client's log lines go here. Default: silent. */
   logger?: Logger;
 }
+
+/** Pulsar's default `maxMessageSize`. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 5 * 1024 * 1024;
+
+/** The C++ client's log levels (DEBUG, INFO, WARN, ERROR) mapped to pino's. */
+const LOG_METHODS = ['debug', 'debug', 'warn', 'error'] as const;
 
 const SUBSCRIPTION_TYPES: Record<SubscriptionType, NativeSubscriptionType> = {
   Exclusive: 'Exclusive',
@@ -114,6 +163,8 @@ export class NativeTransport implements Transport {
   private readonly client: NativeClient;
   private readonly logger: Logger;
   private readonly serviceUrl: string;
+  private readonly maxMessageBytes: number;
+  private readonly sendTimeoutMs: number;
   private readonly producers = new Set<NativeProducer>();
   private readonly consumers = new Set<NativeConsumer>();
   private readonly connection = new ConnectionStatus();
@@ -130,10 +181,18 @@ export class NativeTransport implements Transport {
       throw new TypeError(`serviceUrl must be a pulsar:// or pulsar+ssl:// URL, got "${options.serviceUrl}"`);
     }
     this.serviceUrl = options.serviceUrl;
-    this.logger = options.logger ?? pino({ level: 'silent' });
+    this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    this.sendTimeoutMs = options.sendTimeoutMs ?? 30_000;
+    const logger = (this.logger = options.logger ?? pino({ level: 'silent' }));
+    const clientLogger = logger.child({ component: 'pulsar-client' });
     this.client = new module.Client({
       serviceUrl: options.serviceUrl,
       ...(options.token ? { authentication: new module.AuthenticationToken({ token: options.token }) } : {}),
+      ...(options.tlsTrustCertsFile ? { tlsTrustCertsFilePath: options.tlsTrustCertsFile } : {}),
+      operationTimeoutSeconds: options.operationTimeoutSeconds ?? 30,
+      // Without a handler the C++ client prints its own lines on stdout, between our JSON log lines.
+      log: (level, file, line, message) => clientLogger[LOG_METHODS[level] ?? 'warn']({ file, line }, message),
+      logLevel: logger.isLevelEnabled('debug') ? 0 : 2,
     });
     this.statusTimer = setInterval(() => this.sampleStatus(), STATUS_SAMPLE_MS);
     this.statusTimer.unref();
@@ -143,7 +202,14 @@ export class NativeTransport implements Transport {
     this.assertOpen();
     let native: NativeProducer;
     try {
-      native = await this.client.createProducer({ topic });
+      // Batching off: with it a publish waits up to batchingMaxPublishDelayMs (10 ms) for company, which is
+      // most of a request/response round trip. Chunking off: TrustGraph's consumers must not need it.
+      native = await this.client.createProducer({
+        topic,
+        batchingEnabled: false,
+        chunkingEnabled: false,
+        sendTimeoutMs: this.sendTimeoutMs,
+      });
     } catch (err) {
       throw this.connectError(`cannot create producer for ${topic}`, err);
     }
@@ -153,9 +219,12 @@ export class NativeTransport implements Transport {
       topic,
       send: async (message: OutgoingMessage): Promise<void> => {
         if (closed) throw new TransportClosedError(`producer for ${topic}`);
+        const size = message.payload.length;
+        if (size > this.maxMessageBytes) throw this.tooLarge(topic, size);
         try {
           await native.send({ data: message.payload, properties: message.properties ?? {} });
         } catch (err) {
+          if (/MessageTooBig/i.test(errorText(err))) throw this.tooLarge(topic, size);
           throw new TransportError(`send on ${topic} failed: ${errorText(err)}`, { retriable: true, cause: err });
         }
       },
@@ -187,12 +256,18 @@ export class NativeTransport implements Transport {
             messageId: raw.getMessageId().toString(),
             topic,
             payload: raw.getData(),
-            properties: raw.getProperties(),
+            properties: plainProperties(raw.getProperties()),
             redeliveryCount: raw.getRedeliveryCount(),
+            // Handed to the client, not awaited: its callback comes back from a client thread in any order,
+            // so code that acks first and then records a message would reorder messages (the WebSocket
+            // transport's ack also resolves once the ack is sent, without an answer from the broker). An ack
+            // that never reaches the broker only means a redelivery.
             ack: async () => {
               if (settled) return;
               settled = true;
-              await consumer.acknowledge(raw);
+              consumer
+                .acknowledge(raw)
+                .catch((err: unknown) => this.logger.warn({ err, topic, subscription }, 'acknowledge failed: the broker will redeliver'));
             },
             nack: async () => {
               if (settled) return;
@@ -265,6 +340,17 @@ export class NativeTransport implements Transport {
     await this.client.close();
   }
 
+  private tooLarge(topic: string, payloadBytes: number): FrameTooLargeError {
+    return new FrameTooLargeError(
+      topic,
+      payloadBytes,
+      this.maxMessageBytes,
+      payloadBytes,
+      `message for ${topic} is ${payloadBytes} bytes, over the broker's ${this.maxMessageBytes}-byte ` +
+        'maxMessageSize; it was not sent. Keep payloads under it, or raise maxMessageSize on the broker',
+    );
+  }
+
   private assertOpen(): void {
     if (this.closed) throw new TransportClosedError('native transport');
   }
@@ -276,6 +362,11 @@ export class NativeTransport implements Transport {
       retriable: !PERMANENT.test(text),
     });
   }
+}
+
+/** The binding's array-like properties object as a plain string map. */
+export function plainProperties(raw: Record<string, unknown>): Record<string, string> {
+  return Object.fromEntries(Object.entries(raw).map(([key, value]) => [key, String(value)]));
 }
 
 function errorText(err: unknown): string {

@@ -9,6 +9,7 @@ import { startAgentHarness, type AgentHarness, type AgentHarnessOptions, type As
 import { knowledgeQueryTool } from '../support/flow-config.js';
 import { brokerUrls } from '../support/transport-contract.js';
 import type { PromptTerms } from '../stand-ins/prompt-service.js';
+import { testTransports } from '../support/transports.js';
 
 const { webSocketUrl } = brokerUrls();
 
@@ -93,7 +94,7 @@ function expectExplain(response: AgentResponse | undefined, explainId: string): 
 
 const QUESTION = 'What is the capital of France?';
 
-describe('gateway compatibility (real broker)', () => {
+describe.each(testTransports())('gateway compatibility (real broker) [%s]', (transportKind) => {
   let harness: AgentHarness | undefined;
 
   afterEach(async () => {
@@ -102,7 +103,7 @@ describe('gateway compatibility (real broker)', () => {
   });
 
   const start = async (options: Omit<AgentHarnessOptions, 'webSocketUrl'>): Promise<AgentHarness> => {
-    harness = await startAgentHarness({ webSocketUrl, ...options });
+    harness = await startAgentHarness({ transport: transportKind, webSocketUrl, ...options });
     return harness;
   };
 

@@ -8,6 +8,7 @@ import { startAgentHarness, type AgentHarness, type AskResult } from '../support
 import { knowledgeQueryTool, mcpTool, toolServiceTool } from '../support/flow-config.js';
 import { brokerUrls } from '../support/transport-contract.js';
 import { offeredToolNames, type PromptReply, type PromptTerms } from '../stand-ins/prompt-service.js';
+import { testTransports } from '../support/transports.js';
 
 const { webSocketUrl } = brokerUrls();
 
@@ -44,11 +45,12 @@ function expectDecodeError(result: AskResult, mentions: RegExp): void {
   expect(message?.raw.message_type).toBe('');
 }
 
-describe('malformed input (real broker)', () => {
+describe.each(testTransports())('malformed input (real broker) [%s]', (transportKind) => {
   let h: AgentHarness;
 
   beforeAll(async () => {
     h = await startAgentHarness({
+      transport: transportKind,
       webSocketUrl,
       script,
       tools: {

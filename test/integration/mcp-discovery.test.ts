@@ -6,7 +6,7 @@
  */
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
 import type { Settings } from '../../src/settings.js';
 import type { ToolRegistry } from '../../src/tools/registry.js';
@@ -15,6 +15,7 @@ import { startMcpServer, type McpServerStandIn } from '../stand-ins/mcp-server.j
 import { startAgentHarness, type AgentHarness, type AgentHarnessOptions } from '../support/agent-harness.js';
 import { mcpTool } from '../support/flow-config.js';
 import { sample, scrape } from '../support/prometheus-text.js';
+import { testTransports, type TransportKind } from '../support/transports.js';
 
 type Json = Record<string, unknown>;
 
@@ -40,8 +41,11 @@ afterEach(async () => {
 
 const DISCOVERY: Partial<Settings> = { mcpDiscovery: true, mcpDiscoveryTtlSeconds: 1, mcpDiscoveryTimeoutSeconds: 2 };
 
+/** The transport of the block being run (set in its beforeAll). */
+let transportKind: TransportKind = 'websocket';
+
 async function start(options: Partial<AgentHarnessOptions>, app: Partial<Settings> = {}): Promise<AgentHarness> {
-  harness = await startAgentHarness({ webSocketUrl: inject('pulsarWebSocketUrl'), app: { ...DISCOVERY, ...app }, ...options });
+  harness = await startAgentHarness({ transport: transportKind, webSocketUrl: inject('pulsarWebSocketUrl'), app: { ...DISCOVERY, ...app }, ...options });
   return harness;
 }
 
@@ -76,7 +80,11 @@ const SEARCH_INPUT = z.object({
     .describe('Narrow the search'),
 });
 
-describe('an mcp-tool without arguments', () => {
+describe.each(testTransports())('an mcp-tool without arguments [%s]', (kind) => {
+  beforeAll(() => {
+    transportKind = kind;
+  });
+
   it('is offered with the server\'s arguments, and its calls are validated against the server\'s schema', async () => {
     server = await startMcpServer({ requireToken: 'tok-7', tools: { search: { description: 'Search the catalogue', input: SEARCH_INPUT } } });
     const h = await start({
@@ -141,7 +149,11 @@ describe('an mcp-tool without arguments', () => {
   });
 });
 
-describe('an mcp-tool with declared arguments', () => {
+describe.each(testTransports())('an mcp-tool with declared arguments [%s]', (kind) => {
+  beforeAll(() => {
+    transportKind = kind;
+  });
+
   it('keeps them, and reports a retyped argument as drift in the listing, the metric and the log until the server agrees', async () => {
     server = await startMcpServer({
       tools: { convert: { input: z.object({ amount: z.string(), currency: z.string() }) } },
@@ -189,7 +201,11 @@ describe('an mcp-tool with declared arguments', () => {
   });
 });
 
-describe('an MCP server that is down', () => {
+describe.each(testTransports())('an MCP server that is down [%s]', (kind) => {
+  beforeAll(() => {
+    transportKind = kind;
+  });
+
   it('blocks nothing: tools fall back to declared arguments or none, the failure is visible, and discovery recovers', async () => {
     server = await startMcpServer({ tools: { lookup: { input: z.object({ id: z.string() }) }, pinned: { input: z.object({ q: z.string() }) } } });
     await server.stop();

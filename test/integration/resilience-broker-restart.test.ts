@@ -26,6 +26,7 @@ import { startAgentHarness, waitUntil, type AgentHarness } from '../support/agen
 import { knowledgeQueryTool, mcpTool } from '../support/flow-config.js';
 import { startGatewayClient, type GatewayClient } from '../support/gateway-client.js';
 import { startRestartableBroker, type RestartableBroker } from '../support/restartable-broker.js';
+import { testTransports } from '../support/transports.js';
 import type { PromptScript } from '../stand-ins/prompt-service.js';
 
 /** Longer than any outage here (a loaded machine may take a minute to restart the broker). */
@@ -55,7 +56,7 @@ function watchReadiness(h: AgentHarness): { states: boolean[]; stop(): void } {
   return { states, stop: () => clearInterval(timer) };
 }
 
-describe('broker stopped and restarted mid-conversation (dedicated broker)', () => {
+describe.each(testTransports())('broker stopped and restarted mid-conversation (dedicated broker) [%s]', (transportKind) => {
   let broker: RestartableBroker | undefined;
   let patient: AgentHarness | undefined;
   let hasty: AgentHarness | undefined;
@@ -90,7 +91,9 @@ describe('broker stopped and restarted mid-conversation (dedicated broker)', () 
   beforeAll(async () => {
     broker = await startRestartableBroker();
     patient = await startAgentHarness({
+      transport: transportKind,
       webSocketUrl: broker.webSocketUrl,
+      serviceUrl: broker.serviceUrl,
       script: script(() => patient),
       tools: { slow: mcpTool('slow', 'slow-mcp', [{ name: 'n', type: 'string', description: 'anything' }]) },
       mcpTools: {
@@ -101,17 +104,22 @@ describe('broker stopped and restarted mid-conversation (dedicated broker)', () 
       },
       settings: { requestTimeoutSeconds: PATIENT_TIMEOUT_S, concurrency: 16 },
       transportOptions: fastReconnect,
+      nativeTransportOptions: { sendTimeoutMs: fastReconnect.sendTimeoutMs },
       agentTransportOptions: { reconnect: { initialDelayMs: 100, maxDelayMs: 1000 } },
     });
     hasty = await startAgentHarness({
+      transport: transportKind,
       webSocketUrl: broker.webSocketUrl,
+      serviceUrl: broker.serviceUrl,
       script: script(() => hasty),
       tools: { lost: mcpTool('lost', 'lost-mcp', [{ name: 'n', type: 'string', description: 'anything' }]) },
       // Never answers: the call times out while the broker is down.
       mcpTools: { 'lost-mcp': () => new Promise(() => undefined) },
       settings: { requestTimeoutSeconds: HASTY_TIMEOUT_S, concurrency: 16 },
       transportOptions: fastReconnect,
+      nativeTransportOptions: { sendTimeoutMs: fastReconnect.sendTimeoutMs },
       agentTransportOptions: { reconnect: { initialDelayMs: 100, maxDelayMs: 1000 }, sendTimeoutMs: 2000 },
+      agentNativeTransportOptions: { sendTimeoutMs: 2000 },
     });
     patientGateway = await startGatewayClient({ transport: patient.transport, workspace: patient.workspace });
     hastyGateway = await startGatewayClient({ transport: hasty.transport, workspace: hasty.workspace });

@@ -10,6 +10,7 @@ import { mcpTool } from '../support/flow-config.js';
 import { startGatewayClient, type GatewayClient } from '../support/gateway-client.js';
 import { brokerUrls } from '../support/transport-contract.js';
 import type { PromptReply, PromptTerms } from '../stand-ins/prompt-service.js';
+import { testTransports } from '../support/transports.js';
 
 const { webSocketUrl } = brokerUrls();
 
@@ -31,12 +32,13 @@ function expectedAnswer(n: number): string {
   return n % 2 === 1 ? `answer to conversation ${n}` : `looked up ${n}`;
 }
 
-describe(`${CONVERSATIONS} concurrent conversations (real broker, concurrency ${CONCURRENCY})`, () => {
+describe.each(testTransports())(`${CONVERSATIONS} concurrent conversations (real broker, concurrency ${CONCURRENCY}) [%s]`, (transportKind) => {
   let h: AgentHarness;
   let gateway: GatewayClient;
 
   beforeAll(async () => {
     h = await startAgentHarness({
+      transport: transportKind,
       webSocketUrl,
       script,
       tools: { lookup: mcpTool('lookup', 'lookup-mcp', [{ name: 'n', type: 'integer', description: 'which' }]) },

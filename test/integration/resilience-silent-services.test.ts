@@ -10,6 +10,7 @@ import { startAgentHarness, type AgentHarness, type AskResult } from '../support
 import { knowledgeQueryTool, mcpTool, toolServiceTool } from '../support/flow-config.js';
 import { brokerUrls } from '../support/transport-contract.js';
 import type { PromptReply, PromptTerms } from '../stand-ins/prompt-service.js';
+import { testTransports } from '../support/transports.js';
 
 const { webSocketUrl } = brokerUrls();
 
@@ -46,11 +47,12 @@ function expectTimeoutObservation(result: AskResult, service: RegExp, detail: Re
   expect(result.responses.filter((r) => r.end_of_dialog)).toHaveLength(1);
 }
 
-describe('downstream services that never answer (real broker)', () => {
+describe.each(testTransports())('downstream services that never answer (real broker) [%s]', (transportKind) => {
   let h: AgentHarness;
 
   beforeAll(async () => {
     h = await startAgentHarness({
+      transport: transportKind,
       webSocketUrl,
       script,
       settings: { requestTimeoutSeconds: TIMEOUT_S },

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { offeredToolNames, type PromptTerms } from '../stand-ins/prompt-service.js';
 import { startAgentHarness, type AgentHarness, type AskResult } from '../support/agent-harness.js';
 import { loadSpecExample, WORKFLOW_GROUPS } from '../support/spec-tools.js';
+import { testTransports } from '../support/transports.js';
 
 const QUESTION = 'What entities are connected to Company X?';
 
@@ -26,13 +27,14 @@ function workflowModel(terms: PromptTerms): string {
   }
 }
 
-describe('§5.2 workflow with the §5.1 tools', () => {
+describe.each(testTransports())('§5.2 workflow with the §5.1 tools [%s]', (transportKind) => {
   let harness: AgentHarness;
   let result: AskResult;
 
   beforeAll(async () => {
     const example = loadSpecExample();
     harness = await startAgentHarness({
+      transport: transportKind,
       webSocketUrl: inject('pulsarWebSocketUrl'),
       tools: example.tool,
       script: workflowModel,

@@ -1,42 +1,78 @@
 /**
- * The transport contract against the real broker, for every transport that can run here. A transport that
- * cannot is listed as a skipped test whose title says why.
+ * The transport contract against the real broker, for every transport that can run here (test/support/
+ * transports.ts: native only where the binding loads, and always under CI=true). A transport that cannot run
+ * is listed as a skipped test whose title says why.
  */
 import { pino } from 'pino';
-import { NativeTransport, loadPulsarClient, type PulsarClientModule } from '../../src/bus/native-transport.js';
+import { NativeTransport } from '../../src/bus/native-transport.js';
 import { WebSocketTransport } from '../../src/bus/websocket-transport.js';
 import { brokerUrls, describeTransportContract } from '../support/transport-contract.js';
+import { pulsarClientModule, skippedTransports, testTransports } from '../support/transports.js';
 
 const { webSocketUrl, serviceUrl } = brokerUrls();
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
+const transports = testTransports();
 
-describeTransportContract(
-  'websocket',
-  () =>
-    new WebSocketTransport({
-      url: webSocketUrl,
-      logger,
-      reconnect: { initialDelayMs: 100, maxDelayMs: 1000 },
-      connectAttempts: 4,
-    }),
-  { frameLimitBytes: 1_048_576, quietMs: 500 },
-);
-
-let pulsarClient: PulsarClientModule | undefined;
-let nativeSkip: string | undefined;
-try {
-  pulsarClient = await loadPulsarClient();
-} catch (err) {
-  const detail = err instanceof Error && err.cause instanceof Error ? err.cause.message.split('\n')[0] : String(err);
-  nativeSkip = `pulsar-client binding not installed here (${detail})`;
+/** The broker's own `maxMessageSize`, the binary protocol's limit. */
+async function brokerMaxMessageSize(): Promise<number> {
+  const url = `${webSocketUrl.replace(/^ws/, 'http')}/admin/v2/brokers/configuration/runtime`;
+  const response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+  if (!response.ok) throw new Error(`GET ${url} answered HTTP ${response.status}`);
+  const value = Number(((await response.json()) as Record<string, string>).maxMessageSize);
+  if (!Number.isInteger(value) || value <= 0) throw new Error(`the broker reports no maxMessageSize (${url})`);
+  return value;
 }
+
 console.info(
-  `[transport-contract] ran: websocket (${webSocketUrl})` +
-    (nativeSkip ? `; skipped: native — ${nativeSkip}` : `; ran: native (${serviceUrl})`),
+  `[transport-contract] ran: ${transports.join(', ')} (${webSocketUrl}, ${serviceUrl})` +
+    skippedTransports()
+      .map((s) => `; skipped: ${s.kind} — ${s.reason}`)
+      .join(''),
 );
 
-describeTransportContract(
-  'native',
-  () => new NativeTransport(pulsarClient as PulsarClientModule, { serviceUrl, logger }),
-  nativeSkip === undefined ? { quietMs: 500 } : { skip: nativeSkip },
-);
+if (transports.includes('websocket')) {
+  describeTransportContract(
+    'websocket',
+    () =>
+      new WebSocketTransport({
+        url: webSocketUrl,
+        logger,
+        reconnect: { initialDelayMs: 100, maxDelayMs: 1000 },
+        connectAttempts: 4,
+      }),
+    { frameLimitBytes: 1_048_576, quietMs: 500 },
+  );
+}
+
+if (transports.includes('native')) {
+  const maxMessageBytes = await brokerMaxMessageSize();
+  const pulsar = pulsarClientModule();
+  describeTransportContract(
+    'native',
+    () => new NativeTransport(pulsar, { serviceUrl, logger, maxMessageBytes }),
+    {
+      quietMs: 500,
+      frameLimitBytes: maxMessageBytes,
+      framePayloadBytes: { tooLarge: maxMessageBytes + 1, justUnder: maxMessageBytes - 1024 },
+      // A producer with chunking enabled, as TrustGraph's Python producers may be configured, splits a
+      // payload over maxMessageSize into chunks; the consumer must hand it over whole.
+      chunkedPayloadBytes: maxMessageBytes + 1024 * 1024,
+      publishChunked: async (topic, payload, properties) => {
+        const client = new pulsar.Client({ serviceUrl, log: () => undefined });
+        try {
+          const producer = await client.createProducer({ topic, chunkingEnabled: true, batchingEnabled: false });
+          await producer.send({ data: payload, properties });
+          await producer.close();
+        } finally {
+          await client.close();
+        }
+      },
+    },
+  );
+}
+
+for (const { kind, reason } of skippedTransports()) {
+  describeTransportContract(kind, () => {
+    throw new Error('not run');
+  }, { skip: reason });
+}

@@ -20,7 +20,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { pino, type Logger } from 'pino';
 import { queueToTopic } from '../../src/bus/topics.js';
 import type { Consumer, IncomingMessage, Producer, Properties, Transport } from '../../src/bus/transport.js';
-import { WebSocketTransport, type WebSocketTransportOptions } from '../../src/bus/websocket-transport.js';
+import type { NativeTransportOptions } from '../../src/bus/native-transport.js';
+import type { WebSocketTransportOptions } from '../../src/bus/websocket-transport.js';
 import { createAgentApp, type AgentApp } from '../../src/app.js';
 import { AgentService, type ServiceHooks, type ServiceSettings } from '../../src/service.js';
 import { SettingsSchema, type Settings } from '../../src/settings.js';
@@ -52,6 +53,8 @@ import {
   uniqueWorkspace,
   type AgentFlowConfigOptions,
 } from './flow-config.js';
+import { brokerUrls } from './transport-contract.js';
+import { createTestTransport, type TransportKind } from './transports.js';
 
 /** The default model: answers at once. */
 export const FINAL_ANSWER_SCRIPT: PromptScript = () => 'Thought: I can answer directly\nFinal Answer: ok';
@@ -74,6 +77,10 @@ export interface FlowBehaviour {
 
 export interface AgentHarnessOptions extends FlowBehaviour {
   webSocketUrl: string;
+  /** The broker's binary protocol URL (native transport). Default: the test broker's (`brokerUrls()`). */
+  serviceUrl?: string;
+  /** The transport of the agent, the stand-ins and the gateway (test/support/transports.ts). Default websocket. */
+  transport?: TransportKind;
   /** Default: a fresh `ws-<random>`. */
   workspace?: string;
   /** Default `default`. */
@@ -108,10 +115,14 @@ export interface AgentHarnessOptions extends FlowBehaviour {
   /** Options of the agent's own WebSocket transport. */
   agentTransportOptions?: Omit<WebSocketTransportOptions, 'url' | 'logger'>;
   /**
-   * Transports made by the caller (any kind), used instead of the two WebSocket transports above; both may be
+   * Transports made by the caller (any kind), used instead of the two made from `transport` above; both may be
    * the same one. The harness closes them on `stop`.
    */
   transports?: { standIns: Transport; agent: Transport };
+  /** Options of the stand-ins' and gateway's native transport. */
+  nativeTransportOptions?: Omit<NativeTransportOptions, 'serviceUrl' | 'logger'>;
+  /** Options of the agent's own native transport. */
+  agentNativeTransportOptions?: Omit<NativeTransportOptions, 'serviceUrl' | 'logger'>;
 }
 
 export interface FlowStandIns {
@@ -351,20 +362,22 @@ export async function startAgentHarness(options: AgentHarnessOptions): Promise<A
   };
   const flowConfigType = `processor:${settings.id}`;
 
-  const transport =
-    options.transports?.standIns ??
-    new WebSocketTransport({
-      ...options.transportOptions,
-      url: options.webSocketUrl,
-      logger: logger.child({ side: 'stand-ins' }),
-    });
-  const agentTransport =
-    options.transports?.agent ??
-    new WebSocketTransport({
-      ...options.agentTransportOptions,
-      url: options.webSocketUrl,
-      logger: logger.child({ side: 'agent' }),
-    });
+  const kind = options.transport ?? 'websocket';
+  const serviceUrl = options.serviceUrl ?? (kind === 'native' ? brokerUrls().serviceUrl : '');
+  const transport = options.transports?.standIns ?? createTestTransport(kind, {
+    webSocketUrl: options.webSocketUrl,
+    serviceUrl,
+    logger: logger.child({ side: 'stand-ins' }),
+    ...(options.transportOptions ? { webSocket: options.transportOptions } : {}),
+    ...(options.nativeTransportOptions ? { native: options.nativeTransportOptions } : {}),
+  });
+  const agentTransport = options.transports?.agent ?? createTestTransport(kind, {
+    webSocketUrl: options.webSocketUrl,
+    serviceUrl,
+    logger: logger.child({ side: 'agent' }),
+    ...(options.agentTransportOptions ? { webSocket: options.agentTransportOptions } : {}),
+    ...(options.agentNativeTransportOptions ? { native: options.agentNativeTransportOptions } : {}),
+  });
   const cleanups: (() => Promise<unknown>)[] = [];
   const producers = new Map<string, Promise<Producer>>();
   let service: AgentService | undefined;

@@ -20,8 +20,24 @@ import type {
 export interface TransportContractOptions {
   /** When set, the suite is reported as one skipped test whose title gives this reason. */
   skip?: string;
-  /** The transport refuses frames over this many bytes (the WebSocket API's text frame limit). */
+  /**
+   * The transport refuses frames over this many bytes (the WebSocket API's text frame limit, the broker's
+   * `maxMessageSize` on the binary protocol).
+   */
   frameLimitBytes?: number;
+  /**
+   * Payload sizes for the frame-limit test: one the transport must refuse and one just under the limit that it
+   * must carry. Default: sized for base64 in a text frame (a third larger than the payload).
+   */
+  framePayloadBytes?: { tooLarge: number; justUnder: number };
+  /**
+   * Publishes a message as a chunked message (split by the producer into several broker messages, as a
+   * producer with chunking enabled does for payloads over maxMessageSize). When set, the suite checks that the
+   * transport delivers it whole.
+   */
+  publishChunked?: (topic: string, payload: Buffer, properties: Record<string, string>) => Promise<void>;
+  /** Payload size of that chunked message. */
+  chunkedPayloadBytes?: number;
   /** How long to wait before concluding that nothing more will arrive. Default 300 ms. */
   quietMs?: number;
   /** How long to wait for an expected delivery. Default 15000 ms. */
@@ -340,14 +356,42 @@ export function describeTransportContract(
         await subscribe(topic, uniqueName('sub'), inbox);
         const producer = await transport.createProducer(topic);
 
-        const tooLarge = producer.send({ payload: Buffer.alloc(Math.ceil((limit * 3) / 4), 1) });
+        const sizes = options.framePayloadBytes ?? {
+          tooLarge: Math.ceil((limit * 3) / 4),
+          justUnder: Math.floor((limit * 3) / 4) - 1024,
+        };
+        const tooLarge = producer.send({ payload: Buffer.alloc(sizes.tooLarge, 1) });
         await expect(tooLarge).rejects.toBeInstanceOf(FrameTooLargeError);
         await expect(tooLarge).rejects.toMatchObject({ retriable: false, limitBytes: limit });
 
-        const justUnder = Buffer.alloc(Math.floor((limit * 3) / 4) - 1024, 2);
+        const justUnder = Buffer.alloc(sizes.justUnder, 2);
         await producer.send({ payload: justUnder, properties: { id: 'big' } });
         const [message] = await inbox.waitFor(1, timeoutMs);
         expect(message?.payload.length).toBe(justUnder.length);
+      },
+    );
+
+    it.runIf(options.publishChunked !== undefined)(
+      'delivers a chunked message whole, with its properties',
+      async () => {
+        const topic = persistentTopic('ct-chunked');
+        const inbox = new Inbox(ack);
+        await subscribeDurable(topic, uniqueName('sub'), inbox);
+        const bytes = options.chunkedPayloadBytes ?? 6 * 1024 * 1024;
+        const payload = randomBytes(bytes);
+        await (options.publishChunked as NonNullable<TransportContractOptions['publishChunked']>)(topic, payload, {
+          id: 'chunked-1',
+        });
+        const after = await transport.createProducer(topic);
+        await after.send({ payload: Buffer.from('after the chunked one') });
+
+        const [whole, next] = await inbox.waitFor(2, timeoutMs);
+        expect(whole?.payload.length).toBe(bytes);
+        expect(whole?.payload.equals(payload)).toBe(true);
+        expect(whole?.properties).toEqual({ id: 'chunked-1' });
+        expect(next?.payload.toString()).toBe('after the chunked one');
+        await sleep(quietMs);
+        expect(inbox.messages).toHaveLength(2);
       },
     );
 
