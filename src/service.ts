@@ -18,8 +18,8 @@ import { ToolServiceClients } from './tools/run/tool-service-clients.js';
 import type { AgentRequest } from './wire/index.js';
 
 export interface ServiceHooks {
-  /** Per-iteration events (metrics, audit). */
-  eventsFor?(flow: FlowDefinition, request: AgentRequest, id: string): IterationHooks;
+  /** Per-iteration events (metrics, audit); `request` is undefined when it could not be decoded. */
+  eventsFor?(flow: FlowDefinition, request: AgentRequest | undefined, id: string): IterationHooks;
   /** Extra config types to watch, and what to do when they change (e.g. the group policy). */
   extraConfigTypes?: readonly string[];
   onConfig?(change: WorkspaceChange): void;
@@ -42,6 +42,7 @@ export type ServiceSettings = Pick<
   | 'maxIterations'
   | 'strictTools'
   | 'requestTimeoutSeconds'
+  | 'maxRequestBytes'
   | 'configRequestQueue'
   | 'configResponseQueue'
   | 'configPushQueue'
@@ -79,6 +80,7 @@ export class AgentService {
         requestTimeoutMs: settings.requestTimeoutSeconds * 1000,
         maxIterations: settings.maxIterations,
         strictTools: settings.strictTools,
+        ...(settings.maxRequestBytes === undefined ? {} : { maxRequestBytes: settings.maxRequestBytes }),
         logger,
         registryFor: (workspace) => this.registries.get(workspace),
         limit: this.limit,

@@ -92,7 +92,12 @@ export interface NativeTransportOptions {
   token?: string;
   /** Default: silent. */
   logger?: Logger;
+  /** The broker's `maxMessageSize`; larger payloads are refused by the client. Default 5 MiB (the broker's default). */
+  maxMessageBytes?: number;
 }
+
+/** Pulsar's default `maxMessageSize`. */
+const DEFAULT_MAX_MESSAGE_BYTES = 5 * 1024 * 1024;
 
 const SUBSCRIPTION_TYPES: Record<SubscriptionType, NativeSubscriptionType> = {
   Exclusive: 'Exclusive',
@@ -109,6 +114,7 @@ export class NativeTransport implements Transport {
   private readonly client: NativeClient;
   private readonly logger: Logger;
   private readonly serviceUrl: string;
+  private readonly maxMessageBytes: number;
   private readonly producers = new Set<NativeProducer>();
   private readonly consumers = new Set<NativeConsumer>();
   private closed = false;
@@ -123,11 +129,17 @@ export class NativeTransport implements Transport {
       throw new TypeError(`serviceUrl must be a pulsar:// or pulsar+ssl:// URL, got "${options.serviceUrl}"`);
     }
     this.serviceUrl = options.serviceUrl;
+    this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     this.logger = options.logger ?? pino({ level: 'silent' });
     this.client = new module.Client({
       serviceUrl: options.serviceUrl,
       ...(options.token ? { authentication: new module.AuthenticationToken({ token: options.token }) } : {}),
     });
+  }
+
+  maxPayloadBytes(properties: Record<string, string> = {}): number {
+    // Properties travel in the message metadata, which the broker counts too.
+    return Math.max(0, this.maxMessageBytes - Buffer.byteLength(JSON.stringify(properties), 'utf8') - 1024);
   }
 
   async createProducer(topic: string): Promise<Producer> {
@@ -147,7 +159,9 @@ export class NativeTransport implements Transport {
         try {
           await native.send({ data: message.payload, properties: message.properties ?? {} });
         } catch (err) {
-          throw new TransportError(`send on ${topic} failed: ${errorText(err)}`, { retriable: true, cause: err });
+          const text = errorText(err);
+          // MessageTooBig: over the broker's maxMessageSize; sending it again cannot help.
+          throw new TransportError(`send on ${topic} failed: ${text}`, { retriable: !/TooBig/i.test(text), cause: err });
         }
       },
       close: async (): Promise<void> => {
