@@ -201,6 +201,8 @@ export class RequestHandler {
    */
   private async ensureFinalMessage(id: string, dialog: DialogState): Promise<boolean> {
     if (dialog.delivered) return true;
+    // Handed over to its next iteration: that one ends the dialog.
+    if (dialog.result?.outcome === 'next' && dialog.failure === undefined) return true;
     const { logger } = this.ctx;
     const failure = describeFailure(dialog.failure ?? new Error('the iteration ended without a final message'));
     if (finalMayHaveBeenSent(dialog)) {

@@ -161,6 +161,11 @@ export interface AskOptions {
   timeoutMs?: number;
   /** After end_of_dialog, wait this long for late `next` messages on the observer. Default 200 ms. */
   settleMs?: number;
+  /**
+   * Publish the request this way instead of through the harness's transport, e.g. through the broker's REST
+   * producer for a request larger than a WebSocket frame (TrustGraph's gateway publishes over the binary protocol).
+   */
+  publish?(topic: string, payload: Buffer, properties: Properties): Promise<void>;
 }
 
 /** No end_of_dialog response in time; carries what did arrive. */
@@ -527,8 +532,8 @@ export async function startAgentHarness(options: AgentHarnessOptions): Promise<A
             handler: onRequest,
           }),
         );
-        const producer = await producerFor(requestTopic);
-        await producer.send({ payload: body, properties });
+        if (askOptions.publish) await askOptions.publish(requestTopic, body, properties);
+        else await (await producerFor(requestTopic)).send({ payload: body, properties });
 
         let timer: NodeJS.Timeout | undefined;
         const timedOut = await Promise.race([
