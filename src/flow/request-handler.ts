@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import type { RequestClient } from '../bus/request-client.js';
 import type { IncomingMessage, OutgoingMessage, Producer } from '../bus/transport.js';
 import type { FlowDefinition } from '../config/flows.js';
-import { describeFailure, type Failure } from '../agent/failure.js';
+import { clipErrorText, describeFailure, type Failure } from '../agent/failure.js';
 import { runIteration, type IterationOutput, type IterationResult } from '../agent/iteration.js';
 import { budgetFor, checkFits, fitResponse, fitTriples, type MessageBudget } from '../agent/message-budget.js';
 import { errorResponse } from '../agent/responses.js';
@@ -204,7 +204,7 @@ export class RequestHandler {
     // Handed over to its next iteration: that one ends the dialog.
     if (dialog.result?.outcome === 'next' && dialog.failure === undefined) return true;
     const { logger } = this.ctx;
-    const failure = describeFailure(dialog.failure ?? new Error('the iteration ended without a final message'));
+    let failure = describeFailure(dialog.failure ?? new Error('the iteration ended without a final message'));
     if (finalMayHaveBeenSent(dialog)) {
       logger.error(
         { id, err: dialog.finalFailure, reason: failure.reason },
@@ -213,6 +213,10 @@ export class RequestHandler {
       dialog.events?.failed?.(failure);
       this.failedEnding(dialog, failure, 'unanswered');
       return false;
+    }
+    // A size the transport refused without our budget knowing it (e.g. a broker's lowered maxMessageSize).
+    if (failure.reason === 'too-large' && !/one message can carry|webSocketMaxTextFrameSize/.test(failure.text)) {
+      failure = { ...failure, text: clipErrorText(`${failure.text}; ${budgetFor(this.ctx.deps.transport).remedy}`) };
     }
     this.fail(dialog, failure, id, `Agent request failed (${failure.reason}); ending the dialog with an error: ${failure.text}`);
     try {

@@ -13,6 +13,9 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TransportError } from '../../src/bus/errors.js';
+import { loadPulsarClient, NativeTransport } from '../../src/bus/native-transport.js';
+import type { Transport } from '../../src/bus/transport.js';
 import type { AgentResponse } from '../../src/wire/index.js';
 import type { PromptReply, PromptTerms } from '../stand-ins/prompt-service.js';
 import { startAgentHarness, type AgentHarness, type AgentHarnessOptions, type AskResult } from '../support/agent-harness.js';
@@ -21,25 +24,45 @@ import { sample, scrape } from '../support/prometheus-text.js';
 import { publishOverRest } from '../support/rest-producer.js';
 import { brokerUrls } from '../support/transport-contract.js';
 
-const { webSocketUrl } = brokerUrls();
+const { webSocketUrl, serviceUrl } = brokerUrls();
 const webServiceUrl = webSocketUrl.replace(/^ws/, 'http');
 
 interface Profile {
   readonly name: string;
   /** Harness options selecting the transport. */
   readonly options: Partial<AgentHarnessOptions>;
+  /** The agent's own transport, when not the harness's WebSocket one (closed after the suite). */
+  readonly agentTransport?: () => Promise<Transport>;
   /** Whether a ~1 MB request fits what this transport carries (else it is refused with an error). */
   readonly carriesLargeRequests: boolean;
 }
 
-const PROFILES: readonly Profile[] = [{ name: 'websocket', options: {}, carriesLargeRequests: false }];
+/** The native binding is optional: the native profile runs where it loads, and is reported as skipped elsewhere. */
+const nativeLoads = await loadPulsarClient().then(
+  () => true,
+  () => false,
+);
+
+const PROFILES: readonly Profile[] = [
+  { name: 'websocket', options: {}, carriesLargeRequests: false },
+  {
+    name: 'native',
+    options: {},
+    agentTransport: () => NativeTransport.create({ serviceUrl }),
+    carriesLargeRequests: true,
+  },
+];
 
 const DEEP_ARGS_LEVELS = 10_000;
 const DEEP_TOOL_LEVELS = 200_000;
 
-/** "@deep-args": Args nested 10 000 levels, then an answer quoting the observation; anything else: "ok". */
+/**
+ * "@deep-args": Args nested 10 000 levels, then an answer quoting the observation; "@big-answer": a 20 000
+ * character answer; anything else: "ok".
+ */
 function script(terms: PromptTerms): PromptReply {
   const history = terms.history as { observation: string }[];
+  if (String(terms.question) === '@big-answer') return `Thought: long\nFinal Answer: ${'A'.repeat(20_000)}`;
   if (String(terms.question) !== '@deep-args') return 'Thought: I can answer directly\nFinal Answer: ok';
   if (history.length > 0) return `Thought: done\nFinal Answer: ${history[0]?.observation ?? ''}`;
   const nested = `${'['.repeat(DEEP_ARGS_LEVELS)}"x"${']'.repeat(DEEP_ARGS_LEVELS)}`;
@@ -63,15 +86,20 @@ function capturingLogger() {
 const finals = (responses: readonly AgentResponse[]) => responses.filter((r) => r.end_of_dialog);
 
 for (const profile of PROFILES) {
-  describe(`every request ends with exactly one final message (${profile.name})`, () => {
+  const runs = profile.name !== 'native' || nativeLoads;
+  const title = `every request ends with exactly one final message (${profile.name}${runs ? '' : ': pulsar-client binding not installed'})`;
+  describe.skipIf(!runs)(title, () => {
     let h: AgentHarness;
+    let agentTransport: Transport | undefined;
     const { logger, auditsOf } = capturingLogger();
     const restPublish = (topic: string, payload: Buffer, properties: Record<string, string>) =>
       publishOverRest(webServiceUrl, topic, payload, properties);
 
     beforeAll(async () => {
+      agentTransport = await profile.agentTransport?.();
       h = await startAgentHarness({
         webSocketUrl,
+        ...(agentTransport ? { wrapAgentTransport: () => agentTransport! } : {}),
         app: {},
         logger,
         script,
@@ -87,6 +115,7 @@ for (const profile of PROFILES) {
 
     afterAll(async () => {
       await h?.stop();
+      await agentTransport?.close();
     });
 
     /** Exactly one final message (late duplicates included), an audit record, and the next request answered. */
@@ -185,3 +214,58 @@ for (const profile of PROFILES) {
     });
   });
 }
+
+/**
+ * The agent's transport as on a broker whose limit the agent does not know (e.g. the binary protocol against a
+ * broker with a lowered `maxMessageSize`): messages over `limit` bytes are refused at send, as pulsar-client
+ * refuses them (`MessageTooBig`, not retriable), and no limit is advertised for sizing.
+ */
+function refusingOver(limit: number): (inner: Transport) => Transport {
+  return (inner) => ({
+    kind: 'native',
+    status: () => inner.status(),
+    subscribe: (options) => inner.subscribe(options),
+    close: () => inner.close(),
+    createProducer: async (topic) => {
+      const producer = await inner.createProducer(topic);
+      return {
+        topic: producer.topic,
+        close: () => producer.close(),
+        send: async (message) => {
+          if (message.payload.length > limit) {
+            throw new TransportError(`send on ${topic} failed: MessageTooBig`, { retriable: false });
+          }
+          await producer.send(message);
+        },
+      };
+    },
+  });
+}
+
+describe('a final message the transport refuses after sizing', () => {
+  let h: AgentHarness;
+  const { logger, auditsOf } = capturingLogger();
+
+  beforeAll(async () => {
+    h = await startAgentHarness({ webSocketUrl, app: {}, logger, script, wrapAgentTransport: refusingOver(8_000) });
+  });
+
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  it('is replaced by one small error response saying what happened, audited and counted; no nack', async () => {
+    const result = await h.ask({ question: '@big-answer' }, { settleMs: 1000 });
+    expect(finals(result.responses)).toHaveLength(1);
+    expect(result.responses.some((r) => r.message_type === 'answer')).toBe(false);
+    expect(result.last).toMatchObject({ message_type: 'error', end_of_message: true, end_of_dialog: true });
+    expect(result.last.error?.message).toMatch(/MessageTooBig; raise the broker's maxMessageSize/);
+    await h.waitFor(() => auditsOf(result.id).length === 1, 'the audit record');
+    expect(auditsOf(result.id)[0]).toMatchObject({ outcome: 'error', failure: 'too-large' });
+    const text = await scrape(h.httpUrl());
+    expect(sample(text, 'tg_agent_iteration_failures_total', { reason: 'too-large' })).toBe(1);
+    expect(sample(text, 'tg_agent_iteration_failures_total', { reason: 'broker-unreachable' })).toBe(0);
+    const next = await h.ask({ question: 'still there?' });
+    expect(next.last).toMatchObject({ message_type: 'answer', content: 'ok', end_of_dialog: true, error: null });
+  });
+});

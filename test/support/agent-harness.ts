@@ -107,6 +107,8 @@ export interface AgentHarnessOptions extends FlowBehaviour {
   transportOptions?: Omit<WebSocketTransportOptions, 'url' | 'logger'>;
   /** Options of the agent's own WebSocket transport. */
   agentTransportOptions?: Omit<WebSocketTransportOptions, 'url' | 'logger'>;
+  /** Hand the agent this instead of its transport, e.g. one that refuses what a broker with other limits would. */
+  wrapAgentTransport?(transport: Transport): Transport;
 }
 
 export interface FlowStandIns {
@@ -438,14 +440,15 @@ export async function startAgentHarness(options: AgentHarnessOptions): Promise<A
         shutdownGraceSeconds: 2,
         ...options.app,
       });
-      app = await createAgentApp(full, agentTransport, logger.child({ side: 'agent' }));
+      app = await createAgentApp(full, options.wrapAgentTransport?.(agentTransport) ?? agentTransport, logger.child({ side: 'agent' }));
       agent = app.service;
       const running = app;
       started = running.start().then((port) => {
         httpPort = port;
       });
     } else {
-      agent = new AgentService(settings, agentTransport, logger.child({ side: 'agent' }), options.hooks ?? {});
+      const serviceTransport = options.wrapAgentTransport?.(agentTransport) ?? agentTransport;
+      agent = new AgentService(settings, serviceTransport, logger.child({ side: 'agent' }), options.hooks ?? {});
       started = agent.start();
     }
     service = agent;
