@@ -200,10 +200,16 @@ export class RequestHandler {
    * always fits. False when no final message could be published (the caller nacks).
    */
   private async ensureFinalMessage(id: string, dialog: DialogState): Promise<boolean> {
-    if (dialog.delivered) return true;
-    // Handed over to its next iteration: that one ends the dialog.
-    if (dialog.result?.outcome === 'next' && dialog.failure === undefined) return true;
     const { logger } = this.ctx;
+    // Ended, or handed over to its next iteration (which ends the dialog): a second final message would be one
+    // too many, so a failure of some other message of this iteration is only logged.
+    if (dialog.delivered || dialog.result?.outcome === 'next') {
+      if (dialog.failure !== undefined) {
+        const { reason, text } = describeFailure(dialog.failure);
+        logger.warn({ id, reason, err: dialog.failure }, `A message of this iteration could not be published: ${text}`);
+      }
+      return true;
+    }
     let failure = describeFailure(dialog.failure ?? new Error('the iteration ended without a final message'));
     if (finalMayHaveBeenSent(dialog)) {
       logger.error(

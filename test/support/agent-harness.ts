@@ -168,6 +168,13 @@ export interface AskOptions {
    * producer for a request larger than a WebSocket frame (TrustGraph's gateway publishes over the binary protocol).
    */
   publish?(topic: string, payload: Buffer, properties: Properties): Promise<void>;
+  /**
+   * Watch the request topic for the agent's `next` messages. Default true. Turn it off for very large requests:
+   * the broker's WebSocket service reaches the broker over one connection for all its sessions, and a
+   * non-persistent topic drops a message for a subscription whose connection is still busy with a large one, so
+   * a second subscription taking the same large request can make the agent's copy be dropped.
+   */
+  observeNext?: boolean;
 }
 
 /** No end_of_dialog response in time; carries what did arrive. */
@@ -527,14 +534,16 @@ export async function startAgentHarness(options: AgentHarnessOptions): Promise<A
             handler: onResponse,
           }),
         );
-        consumers.push(
-          await transport.subscribe({
-            topic: requestTopic,
-            subscription: `observer-${randomBytes(6).toString('hex')}`,
-            subscriptionType: 'Exclusive',
-            handler: onRequest,
-          }),
-        );
+        if (askOptions.observeNext ?? true) {
+          consumers.push(
+            await transport.subscribe({
+              topic: requestTopic,
+              subscription: `observer-${randomBytes(6).toString('hex')}`,
+              subscriptionType: 'Exclusive',
+              handler: onRequest,
+            }),
+          );
+        }
         if (askOptions.publish) await askOptions.publish(requestTopic, body, properties);
         else await (await producerFor(requestTopic)).send({ payload: body, properties });
 
