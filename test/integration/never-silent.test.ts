@@ -183,6 +183,16 @@ for (const profile of PROFILES) {
       await expectOneEnding(result, 'error');
     });
 
+    it('audits a request that cannot be decoded, and counts it', async () => {
+      const before = await failures('undecodable');
+      const result = await h.askRaw('{"question": "unterminated', { settleMs: 1000 });
+      expect(result.responses).toHaveLength(1);
+      expect(result.last).toMatchObject({ message_type: '', end_of_dialog: true, error: { type: 'agent-error' } });
+      const audit = await expectOneEnding(result, 'error');
+      expect(audit).toMatchObject({ failure: 'undecodable', iteration: 0, error: expect.stringMatching(/^Cannot decode AgentRequest: invalid JSON/) });
+      expect(await failures('undecodable')).toBe(before + 1);
+    });
+
     it('turns Args nested 10 000 levels into an observation the model can act on', async () => {
       const result = await h.ask({ question: '@deep-args' }, { settleMs: 1000, timeoutMs: 30_000 });
       const observation = result.responses.find((r) => r.message_type === 'observation');
