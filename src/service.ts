@@ -20,8 +20,8 @@ import { ToolServiceClients } from './tools/run/tool-service-clients.js';
 import type { AgentRequest } from './wire/index.js';
 
 export interface ServiceHooks {
-  /** Per-iteration events (metrics, audit). */
-  eventsFor?(flow: FlowDefinition, request: AgentRequest, id: string): IterationHooks;
+  /** Per-iteration events (metrics, audit); `request` is undefined when it could not be decoded. */
+  eventsFor?(flow: FlowDefinition, request: AgentRequest | undefined, id: string): IterationHooks;
   /** Extra config types to watch, and what to do when they change (e.g. the group policy). */
   extraConfigTypes?: readonly string[];
   onConfig?(change: WorkspaceChange): void;
@@ -45,6 +45,7 @@ export type ServiceSettings = Partial<Pick<Settings, 'brokerPingTimeoutSeconds' 
   | 'maxIterations'
   | 'strictTools'
   | 'requestTimeoutSeconds'
+  | 'maxRequestBytes'
   | 'configRequestQueue'
   | 'configResponseQueue'
   | 'configPushQueue'
@@ -92,6 +93,7 @@ export class AgentService {
         requestTimeoutMs: settings.requestTimeoutSeconds * 1000,
         maxIterations: settings.maxIterations,
         strictTools: settings.strictTools,
+        ...(settings.maxRequestBytes === undefined ? {} : { maxRequestBytes: settings.maxRequestBytes }),
         logger,
         registryFor: (workspace) => this.registries.get(workspace),
         limit: this.limit,

@@ -4,6 +4,7 @@
  * result, and a conclusion. They are published on the flow's `explainability` topic and sent inline
  * in `explain` responses, all in the graph `urn:graph:retrieval`.
  */
+import { createHash } from 'node:crypto';
 import { iriTerm, literalTerm, pythonJsonDumps, type Term, type Triple } from '../wire/index.js';
 
 export const RETRIEVAL_GRAPH = 'urn:graph:retrieval';
@@ -17,7 +18,21 @@ const iri = iriTerm;
 const literal = (value: string): Term => literalTerm(value);
 const triple = (s: string, p: string, o: Term): Triple => ({ s: iri(s), p: iri(p), o, g: RETRIEVAL_GRAPH });
 
-/** The URIs of one conversation's entities. */
+/** Session ids longer than this are not put into URIs and message ids as they are. */
+export const MAX_SESSION_ID_IN_URI = 256;
+
+/**
+ * The part of a conversation's URIs that names it: the session id itself (as TrustGraph writes it), or, for a
+ * session id longer than MAX_SESSION_ID_IN_URI, `sha256-<hex>` of it, so that every message id and explain
+ * triple stays small however large the id the client sent. The same id always gives the same key, on any
+ * replica and in every iteration.
+ */
+export function sessionUriKey(sessionId: string): string {
+  if (sessionId.length <= MAX_SESSION_ID_IN_URI) return sessionId;
+  return `sha256-${createHash('sha256').update(sessionId, 'utf8').digest('hex')}`;
+}
+
+/** The URIs of one conversation's entities; `sessionId` is the `sessionUriKey`. */
 export const provenanceUris = {
   session: (sessionId: string) => `urn:trustgraph:agent:${sessionId}`,
   iteration: (sessionId: string, n: number) => `urn:trustgraph:agent:${sessionId}/i${n}`,

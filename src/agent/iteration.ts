@@ -31,7 +31,9 @@ import {
   observationTriples,
   provenanceUris,
   sessionTriples,
+  sessionUriKey,
 } from './explainability.js';
+import { describeFailure } from './failure.js';
 import { agentReactTerms } from './prompt-terms.js';
 import { PARSE_ERROR_ACTION, parseFailureObservation, type ParsedAction, type ParsedResponse } from './react-output.js';
 import { reason } from './reasoning.js';
@@ -82,8 +84,11 @@ export interface IterationContext {
 }
 
 export interface IterationResult {
-  /** `answer`: the dialog ended with an answer; `next`: a next request was published; `error`: an error response. */
-  outcome: 'answer' | 'next' | 'error';
+  /**
+   * `answer`: the dialog ended with an answer; `next`: a next request was published; `error`: an error response;
+   * `unanswered`: not even an error response could be published (the request was negatively acknowledged).
+   */
+  outcome: 'answer' | 'next' | 'error' | 'unanswered';
   /** The tool set offered to the model (absent if the iteration failed before filtering). */
   toolSet?: ToolSet;
   stateBefore: string;
@@ -91,9 +96,6 @@ export interface IterationResult {
   action?: string;
   error?: string;
 }
-
-/** Longest error text put into an error response. */
-const MAX_ERROR_TEXT = 2000;
 
 /**
  * Run one iteration. Failures become an error response (and are returned); it throws only when that error
@@ -105,10 +107,9 @@ export async function runIteration(ctx: IterationContext, request: AgentRequest)
   try {
     return await iterate(ctx, request, result);
   } catch (error) {
-    const full = error instanceof Error ? error.message : String(error);
-    // The error goes back to the client in one message: keep it small (a huge one could not be published).
-    const message = full.length <= MAX_ERROR_TEXT ? full : `${full.slice(0, MAX_ERROR_TEXT)}… (${full.length} characters)`;
-    ctx.logger.warn({ err: error, workspace: ctx.workspace, flow: ctx.flow }, `Agent iteration failed: ${message}`);
+    // The error goes back to the client in one message: bounded, and saying what really happened.
+    const { reason, text: message } = describeFailure(error);
+    ctx.logger.warn({ err: error, reason, workspace: ctx.workspace, flow: ctx.flow }, `Agent iteration failed: ${message}`);
     if (!message.includes('Too many agent iterations')) {
       ctx.events.sessionEnded?.('error', request.history.length + 1);
     }
@@ -120,10 +121,15 @@ export async function runIteration(ctx: IterationContext, request: AgentRequest)
 async function iterate(ctx: IterationContext, request: AgentRequest, result: IterationResult): Promise<IterationResult> {
   const now = ctx.now ?? (() => new Date());
   const sessionId = request.session_id || randomUUID();
+  // Message ids and explain URIs name the conversation by a bounded key; the `next` request keeps the full id.
+  const uriKey = sessionUriKey(sessionId);
+  if (uriKey !== sessionId) {
+    ctx.logger.warn({ sessionIdLength: sessionId.length, uriKey }, 'Session id too long for message ids and URIs; using its digest there');
+  }
   const n = request.history.length + 1;
   const state = result.stateBefore;
 
-  if (n === 1) await explain(ctx, request, provenanceUris.session(sessionId), sessionTriples(sessionId, request.question, now()));
+  if (n === 1) await explain(ctx, request, provenanceUris.session(uriKey), sessionTriples(uriKey, request.question, now()));
 
   if (request.history.length >= ctx.settings.maxIterations) {
     ctx.events.sessionEnded?.('max-iterations', ctx.settings.maxIterations);
@@ -134,8 +140,8 @@ async function iterate(ctx: IterationContext, request: AgentRequest, result: Ite
   result.toolSet = toolSet;
   ctx.events.toolsOffered?.(toolSet);
 
-  const thoughtId = provenanceUris.thought(sessionId, n);
-  const finalId = provenanceUris.final(sessionId);
+  const thoughtId = provenanceUris.thought(uriKey, n);
+  const finalId = provenanceUris.final(uriKey);
   const started = performance.now();
   const parsed: ParsedResponse = await reason({
     client: ctx.prompt,
@@ -151,7 +157,7 @@ async function iterate(ctx: IterationContext, request: AgentRequest, result: Ite
   if (!request.streaming) await ctx.output.respond(thoughtResponse(parsed.thought, thoughtId, true));
 
   if (parsed.kind === 'final') {
-    await explain(ctx, request, finalId, conclusionTriples(sessionId, n));
+    await explain(ctx, request, finalId, conclusionTriples(uriKey, n));
     const content = request.streaming ? '' : parsed.answer;
     await ctx.output.respond(answerResponse(content, finalId, { message: true, dialog: true }));
     ctx.events.sessionEnded?.('completed', n);
@@ -160,15 +166,15 @@ async function iterate(ctx: IterationContext, request: AgentRequest, result: Ite
 
   const action = parsed.kind === 'action' ? parsed.name : PARSE_ERROR_ACTION;
   const modelArgs = parsed.kind === 'action' ? parsed.args : {};
-  await explain(ctx, request, provenanceUris.iteration(sessionId, n), iterationTriples(sessionId, n, action, modelArgs));
+  await explain(ctx, request, provenanceUris.iteration(uriKey, n), iterationTriples(uriKey, n, action, modelArgs));
 
   const step =
     parsed.kind === 'action'
       ? await act(ctx, parsed, toolSet, state)
       : { observation: parseFailureObservation(parsed), nextState: request.state };
 
-  await ctx.output.respond(observationResponse(step.observation, provenanceUris.observation(sessionId, n)));
-  await explain(ctx, request, provenanceUris.observation(sessionId, n), observationTriples(sessionId, n));
+  await ctx.output.respond(observationResponse(step.observation, provenanceUris.observation(uriKey, n)));
+  await explain(ctx, request, provenanceUris.observation(uriKey, n), observationTriples(uriKey, n));
 
   const history: AgentStep[] = [
     ...request.history,
@@ -244,7 +250,10 @@ function stringifyArguments(args: Readonly<Record<string, unknown>>): Record<str
   return Object.fromEntries(Object.entries(args).map(([name, value]) => [name, pythonStr(value)]));
 }
 
-/** Publish provenance triples and the inline explain response. Provenance never fails a dialog. */
+/**
+ * Publish provenance triples and the inline explain response, from one list of triples built once. Provenance
+ * never fails a dialog: what does not fit is shortened or left out by the output.
+ */
 async function explain(ctx: IterationContext, request: AgentRequest, entity: string, triples: Triple[]): Promise<void> {
   if (ctx.output.explain) {
     try {

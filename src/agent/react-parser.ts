@@ -29,6 +29,8 @@
  *    action or final answer" if there was a thought, else "Could not parse response".
  */
 
+import { checkJsonLimits } from '../wire/json-limits.js';
+import { MAX_NESTING_DEPTH } from '../wire/schema-kit.js';
 import {
   PARSE_ERROR_PREFIX,
   type ParseFailure,
@@ -371,6 +373,11 @@ export class ReactLineParser {
         this.fail(`Invalid JSON in Args: ${err instanceof Error ? err.message : String(err)}`);
         return;
       }
+    }
+    const overLimit = checkJsonLimits(value, { maxDepth: MAX_NESTING_DEPTH });
+    if (overLimit !== undefined) {
+      this.fail(`Args has ${overLimit}; send a flatter JSON object`);
+      return;
     }
     if (Array.isArray(value)) {
       this.fail('Args must be a JSON object, got array');

@@ -198,6 +198,11 @@ export class NativeTransport implements Transport {
     this.statusTimer.unref();
   }
 
+  maxPayloadBytes(properties: Record<string, string> = {}): number {
+    // Properties travel in the message metadata, which the broker counts too.
+    return Math.max(0, this.maxMessageBytes - Buffer.byteLength(JSON.stringify(properties), 'utf8') - 1024);
+  }
+
   async createProducer(topic: string): Promise<Producer> {
     this.assertOpen();
     let native: NativeProducer;

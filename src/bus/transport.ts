@@ -74,6 +74,11 @@ export interface Transport {
   /** A short name for logs and metrics: `websocket`, `native`, `memory`. */
   readonly kind: string;
   createProducer(topic: string): Promise<Producer>;
+  /**
+   * The largest payload one message with these properties can carry (the WebSocket API's text frame limit
+   * less base64 and the frame's JSON; the broker's `maxMessageSize` for the binary protocol). Absent: no limit.
+   */
+  maxPayloadBytes?(properties?: Properties): number;
   subscribe(options: SubscribeOptions): Promise<Consumer>;
   /** The status now. */
   status(): TransportStatus;

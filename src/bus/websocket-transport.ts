@@ -124,6 +124,12 @@ export class WebSocketTransport implements Transport {
     this.sendTimeoutMs = positive('sendTimeoutMs', options.sendTimeoutMs ?? DEFAULTS.sendTimeoutMs);
   }
 
+  maxPayloadBytes(properties: Properties = {}): number {
+    // The frame is {"payload":"<base64>","properties":{...},"context":"<n>"}; 128 bytes cover the rest.
+    const room = this.maxFrameBytes - Buffer.byteLength(JSON.stringify(properties), 'utf8') - 128;
+    return Math.max(0, Math.floor(room / 4) * 3);
+  }
+
   async createProducer(topic: string): Promise<Producer> {
     this.assertOpen();
     const url = `${this.baseUrl}/ws/v2/producer/${topicPath(topic)}`;

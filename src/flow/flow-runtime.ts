@@ -8,16 +8,14 @@ import { TransportError } from '../bus/errors.js';
 import { RequestClient } from '../bus/request-client.js';
 import { flowSubscriptionName, queueToTopic } from '../bus/topics.js';
 import { whenConnected } from '../bus/when-connected.js';
-import type { Consumer, IncomingMessage, OutgoingMessage, Producer, Properties, Transport } from '../bus/transport.js';
+import type { Consumer, OutgoingMessage, Producer, Properties, Transport } from '../bus/transport.js';
 import type { FlowDefinition } from '../config/flows.js';
-import { runIteration, type IterationEvents, type IterationOutput, type IterationResult } from '../agent/iteration.js';
-import { errorResponse } from '../agent/responses.js';
+import type { IterationEvents, IterationResult } from '../agent/iteration.js';
+import type { Failure } from '../agent/failure.js';
 import type { ToolClients } from '../tools/run/tool-clients.js';
 import type { ToolServiceClients } from '../tools/run/tool-service-clients.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import {
-  agentRequestCodec,
-  agentResponseCodec,
   embeddingsRequestCodec,
   embeddingsResponseCodec,
   graphRagQueryCodec,
@@ -30,12 +28,11 @@ import {
   structuredQueryResponseCodec,
   toolRequestCodec,
   toolResponseCodec,
-  triplesCodec,
   type AgentRequest,
-  type AgentResponse,
   type Codec,
 } from '../wire/index.js';
 import type { ConcurrencyLimit } from './concurrency-limit.js';
+import { RequestHandler } from './request-handler.js';
 
 /** Why a request was refused before it ran. */
 export interface Refusal {
@@ -54,6 +51,9 @@ export interface RequestGate {
 /** Iteration events plus what happens around the iteration: a refusal, and the end of the message's handling. */
 export type IterationHooks = IterationEvents & {
   refused?(refusal: Refusal): void;
+  /** The iteration failed for a reason other than the dialog's own logic (too large, too deep, broker, ...). */
+  failed?(failure: Failure): void;
+  /** Once per consumed message, after its last message is with the broker (or could not be). */
   done?(result: IterationResult): void;
 };
 
@@ -67,8 +67,13 @@ export interface FlowRuntimeDeps {
   registryFor(workspace: string): ToolRegistry;
   limit: ConcurrencyLimit;
   toolServices: ToolServiceClients;
-  /** Per-iteration hooks for metrics and the audit trail. */
-  eventsFor(flow: FlowDefinition, request: AgentRequest, id: string): IterationHooks;
+  /** Per-iteration hooks for metrics and the audit trail; `request` is undefined when it could not be decoded. */
+  eventsFor(flow: FlowDefinition, request: AgentRequest | undefined, id: string): IterationHooks;
+  /**
+   * Requests whose payload is larger are refused with an error response. Default: three quarters of what the
+   * transport can carry in one message, leaving room for what the conversation adds to its `next` request.
+   */
+  maxRequestBytes?: number;
   gate?: RequestGate;
   /**
    * How long a publish that failed because the broker was unreachable is retried, and how long a `next`
@@ -78,7 +83,7 @@ export interface FlowRuntimeDeps {
   publishRetryMs?: number;
   /**
    * Requests waiting for a concurrency slot (across flows) beyond which a new one is refused at once with an
-   * error response. Default DEFAULT_MAX_QUEUED.
+   * error response. Default DEFAULT_MAX_QUEUED (request-handler.ts).
    */
   maxQueued?: number;
   /** TrustGraph's generic consumer, producer and downstream-call metrics. */
@@ -94,39 +99,10 @@ export interface FlowRuntimeDeps {
   };
 }
 
-/** Default of `FlowRuntimeDeps.maxQueued`: a burst this large waits in memory (each holds its payload). */
-export const DEFAULT_MAX_QUEUED = 10_000;
 /** Default of `FlowRuntimeDeps.publishRetryMs`. */
 export const DEFAULT_PUBLISH_RETRY_MS = 60_000;
 /** The transports' code for "never written: sending again cannot duplicate it" (websocket-transport.ts). */
 const NOT_CONNECTED = 'TG_TRANSPORT_NOT_CONNECTED';
-/** Error texts sent back to clients are cut to this many characters. */
-const MAX_ERROR_TEXT = 2000;
-
-/** Whether a dialog's final message (`end_of_dialog`) has been published for the message being handled. */
-interface DialogState {
-  /** The end-of-dialog message has been handed to the producer. */
-  ended: boolean;
-  /**
-   * Responses handed to the producer but not yet acknowledged by the broker. They are not awaited one by one
-   * — a producer writes frames in order, so a conversation's messages keep theirs — but all are awaited
-   * before the `next` message is published and before the request is acked.
-   */
-  pending: Promise<void>[];
-  /** Explainability triples in flight (a persistent topic, slower to acknowledge): awaited only before the ack. */
-  background: Promise<void>[];
-}
-
-/** Start a publish without waiting for its acknowledgement; `settle` awaits them all (and throws the first failure). */
-function track(list: Promise<void>[], publish: Promise<void>): Promise<void> {
-  list.push(publish);
-  publish.catch(() => {}); // observed in settle(); never an unhandled rejection
-  return Promise.resolve();
-}
-
-async function settle(list: Promise<void>[]): Promise<void> {
-  while (list.length > 0) await Promise.all(list.splice(0));
-}
 
 export class FlowRuntime {
   private consumer: Consumer | undefined;
@@ -200,6 +176,7 @@ export class FlowRuntime {
     return whenConnected(this.deps.transport, this.publishRetryMs, 'cannot hand the conversation over to its next iteration');
   }
 
+
   private topic(name: string): string | undefined {
     const queue = this.definition.topics[name];
     return queue ? queueToTopic(queue) : undefined;
@@ -269,136 +246,25 @@ export class FlowRuntime {
       toolService: (descriptor) => this.deps.toolServices.get(descriptor),
     };
 
-    const { workspace, flow } = this.definition;
-    const outputFor = (id: string, request: AgentRequest | undefined, dialog: DialogState): IterationOutput => ({
-      respond: (message: AgentResponse) => {
-        if (message.end_of_dialog) dialog.ended = true;
-        return track(dialog.pending, this.publish(response, { payload: agentResponseCodec.encode(message), properties: { id } }, false));
-      },
-      next: async (message: AgentRequest) => {
-        const payload = agentRequestCodec.encode(message);
-        const properties = { ...(this.deps.gate?.nextProperties(message, id) ?? {}), id };
-        // This iteration's responses reach the client before anything of the next iteration can.
-        await settle(dialog.pending);
-        await this.whenConnected();
-        await this.publish(next, { payload, properties }, true);
-        this.deps.instrument?.next?.('published');
-      },
-      ...(explainability && request
-        ? {
-            explain: (triples) =>
-              track(
-                dialog.background,
-                explainability.send({ payload: triplesCodec.encode(triples), properties: { id } }).catch((error: unknown) => {
-                  // Provenance never fails a dialog.
-                  this.logger.warn({ err: error, id }, 'Could not publish explainability triples; the dialog goes on');
-                }),
-              ),
-          }
-        : {}),
+    const handler = new RequestHandler({
+      definition: this.definition,
+      deps: this.deps,
+      logger: this.logger,
+      producers: { response, next, ...(explainability ? { explainability } : {}) },
+      prompt,
+      tools,
+      publish: (producer, message, onlyIfUnsent) => this.publish(producer, message, onlyIfUnsent),
+      whenConnected: () => this.whenConnected(),
     });
 
-    const refuseOverloaded = async (message: IncomingMessage, dialog: DialogState): Promise<void> => {
-      const id = message.properties.id ?? 'unknown';
-      const text =
-        `the agent is overloaded: ${this.deps.limit.queued} requests are waiting for one of its ` +
-        `${this.deps.limit.limit} concurrency slots (limit ${this.deps.maxQueued ?? DEFAULT_MAX_QUEUED}); ` +
-        `the request was refused, send it again later`;
-      this.logger.warn({ id, queued: this.deps.limit.queued }, 'Refusing a request: too many are waiting for a slot');
-      this.deps.instrument?.overloaded?.();
-      await outputFor(id, undefined, dialog).respond(errorResponse(text));
-    };
-
-    const handle = async (message: IncomingMessage, dialog: DialogState): Promise<void> => {
-      const id = message.properties.id ?? 'unknown';
-      let request: AgentRequest;
-      try {
-        request = agentRequestCodec.decode(message.payload);
-      } catch (error) {
-        const text = clip(error instanceof Error ? error.message : String(error));
-        this.logger.error({ id, err: error }, `Refusing an agent request that cannot be decoded: ${text}`);
-        await outputFor(id, undefined, dialog).respond(errorResponse(text, ''));
-        return;
-      }
-      if (request.history.length > 0) this.deps.instrument?.next?.('received');
-      const output = outputFor(id, request, dialog);
-      try {
-        const registry = this.deps.registryFor(workspace);
-        const events = this.deps.eventsFor(this.definition, request, id);
-        const refusal = this.deps.gate?.check(this.definition, request, message.properties, registry);
-        if (refusal) {
-          this.logger.warn({ id, kind: refusal.kind }, `Request refused: ${refusal.message}`);
-          events.refused?.(refusal);
-          await output.respond(errorResponse(refusal.message));
-          return;
-        }
-        const result = await runIteration(
-          {
-            workspace,
-            flow,
-            registry,
-            prompt,
-            tools,
-            output,
-            events,
-            logger: this.logger.child({ id }),
-            settings: { maxIterations: this.deps.maxIterations, strictTools: this.deps.strictTools },
-          },
-          request,
-        );
-        events.done?.(result);
-      } catch (error) {
-        // A publish that failed even after retries: nothing more can be sent; the caller nacks.
-        if (error instanceof TransportError) throw error;
-        // Anything else (a hook or the gate threw): never leave the dialog without a final message.
-        const text = clip(error instanceof Error ? error.message : String(error));
-        if (dialog.ended) {
-          this.logger.error({ id, err: error }, `Failure after the dialog ended: ${text}`);
-          return;
-        }
-        this.logger.error({ id, err: error }, `Agent request failed unexpectedly; ending the dialog with an error: ${text}`);
-        await output.respond(errorResponse(text));
-      }
-    };
-
-    const requestTopic = this.topic('request')!;
-    // A non-persistent topic redelivers nothing, so holding a request's ack until its iteration is done only
-    // holds the broker's flow-control window shut, and the broker drops what it cannot deliver (a burst, our
-    // own `next` messages). So such requests are acked on arrival and wait here for a slot, up to `maxQueued`.
-    const ackOnArrival = requestTopic.startsWith('non-persistent://');
-    const maxQueued = this.deps.maxQueued ?? DEFAULT_MAX_QUEUED;
     this.consumer = await this.deps.transport.subscribe({
-      topic: requestTopic,
-      subscription: flowSubscriptionName(this.deps.processorId, workspace, flow, 'request'),
+      topic: this.topic('request')!,
+      subscription: flowSubscriptionName(this.deps.processorId, this.definition.workspace, this.definition.flow, 'request'),
       subscriptionType: 'Shared',
       handler: async (message) => {
         this.inFlight++;
-        const started = performance.now();
-        const consumer = this.definition.topics.request ?? '';
-        const dialog: DialogState = { ended: false, pending: [], background: [] };
-        if (ackOnArrival) await message.ack().catch(() => {});
-        const overloaded = this.deps.limit.queued >= maxQueued;
         try {
-          try {
-            if (overloaded) await refuseOverloaded(message, dialog);
-            else await this.deps.limit.run(() => handle(message, dialog));
-          } finally {
-            // Outside the concurrency slot: the next request need not wait for these acknowledgements.
-            await settle(dialog.pending);
-            await settle(dialog.background);
-          }
-          // Acked only once every message of this iteration is with the broker.
-          await message.ack();
-          this.deps.instrument?.consumed(consumer, (performance.now() - started) / 1000, true);
-        } catch (error) {
-          this.deps.instrument?.consumed(consumer, (performance.now() - started) / 1000, false);
-          // Only a failure to publish (after retries) gets here: the message is redelivered where the topic keeps
-          // it; TrustGraph's request topics are non-persistent, so there it is gone (docs/reliability.md).
-          this.logger.error(
-            { err: error, id: message.properties.id },
-            'Could not answer an agent request (the broker stayed unreachable); negatively acknowledging it',
-          );
-          await message.nack().catch(() => {});
+          await handler.handle(message);
         } finally {
           this.inFlight--;
         }
@@ -409,8 +275,4 @@ export class FlowRuntime {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-function clip(text: string): string {
-  return text.length <= MAX_ERROR_TEXT ? text : `${text.slice(0, MAX_ERROR_TEXT)}… (${text.length} characters)`;
 }

@@ -25,7 +25,9 @@ export interface AuditRecord {
   request_id: string;
   workspace: string;
   flow: string;
+  /** Cut to 256 characters (a client may send any length). */
   session_id: string;
+  /** 0 when the request could not be decoded. */
   iteration: number;
   /** As the request sent it (null = default group). */
   requested_groups: string[] | null;
@@ -43,7 +45,10 @@ export interface AuditRecord {
   action: string | null;
   tools_used: { tool: string; groups: string[]; ok: boolean }[];
   denials: AuditDenial[];
-  outcome: 'answer' | 'next' | 'error' | 'refused';
+  /** `unanswered`: not even an error response could be published; the request was negatively acknowledged. */
+  outcome: 'answer' | 'next' | 'error' | 'refused' | 'unanswered';
+  /** Why the iteration failed, when it failed for more than the dialog's own logic (see FailureReason). */
+  failure: string | null;
   error: string | null;
   started_at: string;
   execution_ms: number;

@@ -1,6 +1,7 @@
 /**
  * Turns one iteration's events into metrics and one audit line. Created per consumed request.
  */
+import type { Failure } from '../agent/failure.js';
 import type { IterationResult, SessionOutcome } from '../agent/iteration.js';
 import type { FlowDefinition } from '../config/flows.js';
 import type { IterationHooks, Refusal } from '../flow/flow-runtime.js';
@@ -16,31 +17,36 @@ import type { AgentMetrics } from './metrics.js';
  * tools, listing them all made each line ~100 KiB (bench/iteration.ts).
  */
 export const MAX_LISTED_TOOLS = 50;
+/** Longest session id written to an audit line. */
+const MAX_AUDITED_SESSION_ID = 256;
 
 export class IterationRecorder implements IterationHooks {
   private readonly startedAt = new Date();
   private readonly started = performance.now();
   private readonly p: { processor: string };
   private readonly record: AuditRecord;
+  private finished = false;
 
   constructor(
     private readonly metrics: AgentMetrics,
     private readonly audit: AuditTrail | undefined,
     flow: FlowDefinition,
-    private readonly request: AgentRequest,
+    /** Undefined when the request could not be decoded (it is audited all the same). */
+    private readonly request: AgentRequest | undefined,
     id: string,
   ) {
     this.p = { processor: metrics.processor };
-    const state = normalizeRequestState(request.state);
+    const state = request ? normalizeRequestState(request.state) : '';
+    const sessionId = request?.session_id ?? '';
     this.record = {
       audit: 'agent-iteration',
       request_id: id,
       workspace: flow.workspace,
       flow: flow.flow,
-      session_id: request.session_id,
-      iteration: request.history.length + 1,
-      requested_groups: request.group,
-      effective_groups: [...normalizeRequestGroups(request.group).groups],
+      session_id: sessionId.length <= MAX_AUDITED_SESSION_ID ? sessionId : `${sessionId.slice(0, MAX_AUDITED_SESSION_ID)}…`,
+      iteration: request ? request.history.length + 1 : 0,
+      requested_groups: request?.group ?? null,
+      effective_groups: request ? [...normalizeRequestGroups(request.group).groups] : [],
       initial_state: state,
       final_state: state,
       transitions: [],
@@ -54,6 +60,7 @@ export class IterationRecorder implements IterationHooks {
       denials: [],
       outcome: 'error',
       error: null,
+      failure: null,
       started_at: this.startedAt.toISOString(),
       execution_ms: 0,
     };
@@ -68,7 +75,7 @@ export class IterationRecorder implements IterationHooks {
       filtered_by_state_count: toolSet.filteredByState.length,
       effective_groups: [...toolSet.groups],
     });
-    if (this.request.history.length === 0) {
+    if (this.request?.history.length === 0) {
       for (const group of toolSet.groups) this.metrics.groupRequests.inc({ ...this.p, group: this.metrics.group(group) });
     }
     this.metrics.offeredTools.observe(this.p, toolSet.tools.length);
@@ -117,6 +124,11 @@ export class IterationRecorder implements IterationHooks {
     this.finish('refused', refusal.message);
   }
 
+  failed(failure: Failure): void {
+    this.metrics.iterationFailures.inc({ ...this.p, reason: failure.reason });
+    this.record.failure = failure.reason;
+  }
+
   done(result: IterationResult): void {
     this.record.action = result.action ?? null;
     this.record.final_state = result.stateAfter ?? result.stateBefore;
@@ -127,7 +139,10 @@ export class IterationRecorder implements IterationHooks {
     this.record.denials.push({ ...denial, at: new Date().toISOString() });
   }
 
+  /** Writes the audit line; only the first call counts (a refusal finishes before the handling ends). */
   private finish(outcome: AuditRecord['outcome'], error: string | null): void {
+    if (this.finished) return;
+    this.finished = true;
     const seconds = (performance.now() - this.started) / 1000;
     this.metrics.stateDuration.observe({ ...this.p, state: this.metrics.state(this.record.initial_state) }, seconds);
     this.record.outcome = outcome;

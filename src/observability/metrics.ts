@@ -9,6 +9,7 @@
  * Label values for groups, states and tools come only from configuration (anything else is `other`), so a
  * client cannot create series by sending made-up names (DESIGN decision 11).
  */
+import { FAILURE_REASONS } from '../agent/failure.js';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DISCOVERY_FAILURE_REASONS, type DiscoveryFailureReason } from '../mcp/discovery-failure.js';
 import type { ToolRegistry } from '../tools/registry.js';
@@ -79,6 +80,8 @@ export class AgentMetrics {
   readonly escalationAttempts: Counter<'processor' | 'reason'>;
   readonly toolDenied: Counter<'processor' | 'tool'>;
   readonly argumentFailures: Counter<'processor' | 'tool'>;
+  /** Iterations that failed for more than the dialog's own logic (too large, too deep, broker, ...), by reason. */
+  readonly iterationFailures: Counter<'processor' | 'reason'>;
   readonly registryRebuildDuration: Histogram<'processor'>;
   readonly registryProblems: Gauge<'processor' | 'workspace'>;
   readonly registryTools: Gauge<'processor' | 'workspace'>;
@@ -133,6 +136,8 @@ export class AgentMetrics {
     this.escalationAttempts = new Counter({ name: 'tg_agent_escalation_attempts_total', help: 'Suspected privilege escalation attempts (TG-16)', labelNames: ['processor', 'reason'], registers });
     this.toolDenied = new Counter({ name: 'tg_agent_tool_denied_total', help: 'Actions naming a tool that was not offered', labelNames: ['processor', 'tool'], registers });
     this.argumentFailures = new Counter({ name: 'tg_agent_argument_validation_failures_total', help: 'Tool calls refused for invalid arguments', labelNames: ['processor', 'tool'], registers });
+    this.iterationFailures = new Counter({ name: 'tg_agent_iteration_failures_total', help: 'Iterations that ended in an error response or a nack for more than the dialog logic, by reason', labelNames: ['processor', 'reason'], registers });
+    for (const reason of FAILURE_REASONS) this.iterationFailures.inc({ processor, reason }, 0);
     this.registryRebuildDuration = new Histogram({ name: 'tg_agent_registry_rebuild_seconds', help: 'Time to rebuild a workspace tool registry', labelNames: ['processor'], buckets: REBUILD_BUCKETS, registers });
     this.registryProblems = new Gauge({ name: 'tg_agent_registry_problems', help: 'Tool configuration entries with problems, per workspace', labelNames: ['processor', 'workspace'], registers });
     this.registryTools = new Gauge({ name: 'tg_agent_registry_tools', help: 'Tools loaded, per workspace', labelNames: ['processor', 'workspace'], registers });

@@ -32,10 +32,15 @@ export function frozenMap<K, V>(entries: Iterable<readonly [K, V]>): ReadonlyMap
 /**
  * Freeze a JSON-like value and everything reachable from it (plain objects and arrays; sets and maps
  * are expected to come from `frozenSet`/`frozenMap`). Already-frozen values are not walked again.
+ * Iterative, so any depth is fine: a config value nested 200 000 levels must not overflow the stack.
  */
 export function deepFreeze<T>(value: T): T {
-  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
-  Object.freeze(value);
-  for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const item = stack.pop();
+    if (item === null || typeof item !== 'object' || Object.isFrozen(item)) continue;
+    Object.freeze(item);
+    for (const key of Object.keys(item)) stack.push((item as Record<string, unknown>)[key]);
+  }
   return value;
 }

@@ -152,7 +152,18 @@ function cacheCapacity(size: number | undefined): number {
 /** What tool loading depends on besides the tool's own value: the tool-service descriptors. */
 function servicesFingerprint(values: unknown): string {
   if (values === null || values === undefined || typeof values !== 'object') return String(values);
-  return JSON.stringify(Object.entries(values as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  try {
+    return JSON.stringify(Object.entries(values as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  } catch {
+    // Not serialisable (e.g. nested too deep to stringify): a fingerprint nothing matches, so nothing is reused.
+    return `unmatched:${Math.random()}`;
+  }
+}
+
+/** A failure nobody foresaw while loading one entry: that entry is left out, the others still load. */
+function unexpectedProblem(workspace: string, kind: ConfigKind, key: string, error: unknown): Problem {
+  const reason = error instanceof RangeError ? 'value too large or too deeply nested to process' : String(error);
+  return makeProblem({ workspace, kind, key }, { message: `could not be loaded (${reason.slice(0, 200)}); left out` });
 }
 
 /** Build a workspace's registry. Never throws on bad configuration. */
@@ -164,7 +175,12 @@ export function buildRegistry(input: BuildRegistryInput): BuildRegistryResult {
   const services = new Map<string, ToolServiceDescriptor>();
   const invalidServices = new Set<string>();
   for (const [key, raw] of entriesOf(workspace, 'tool-service', input.toolServices, problems)) {
-    const loaded = loadToolService(workspace, key, raw);
+    let loaded: ReturnType<typeof loadToolService>;
+    try {
+      loaded = loadToolService(workspace, key, raw);
+    } catch (error) {
+      loaded = { problems: [unexpectedProblem(workspace, 'tool-service', key, error)] };
+    }
     problems.push(...loaded.problems);
     if (loaded.descriptor) services.set(key, loaded.descriptor);
     else invalidServices.add(key);
@@ -176,7 +192,11 @@ export function buildRegistry(input: BuildRegistryInput): BuildRegistryResult {
   for (const [key, raw] of entriesOf(workspace, 'tool', input.tools, problems)) {
     let loaded = session?.get(key, raw);
     if (!loaded) {
-      loaded = loadTool(workspace, key, raw, { services, invalid: invalidServices }, input.mcp);
+      try {
+        loaded = loadTool(workspace, key, raw, { services, invalid: invalidServices }, input.mcp);
+      } catch (error) {
+        loaded = { problems: [unexpectedProblem(workspace, 'tool', key, error)] };
+      }
       session?.set(key, raw, loaded);
     }
     problems.push(...loaded.problems);

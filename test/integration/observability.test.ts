@@ -40,7 +40,11 @@ function capturingLogger() {
       callback();
     },
   });
-  return { logger: pino({ level: 'info' }, stream), audits: () => lines.filter((l) => l.audit === 'agent-iteration') };
+  // Iterations of one conversation run on different slots, so their lines may be written in any order:
+  // sorted by iteration, never read in arrival order.
+  const audits = () =>
+    lines.filter((l) => l.audit === 'agent-iteration').sort((a, b) => (a.iteration as number) - (b.iteration as number));
+  return { logger: pino({ level: 'info' }, stream), audits };
 }
 
 let harness: AgentHarness | undefined;

@@ -123,6 +123,8 @@ export interface AgentHarnessOptions extends FlowBehaviour {
   nativeTransportOptions?: Omit<NativeTransportOptions, 'serviceUrl' | 'logger'>;
   /** Options of the agent's own native transport. */
   agentNativeTransportOptions?: Omit<NativeTransportOptions, 'serviceUrl' | 'logger'>;
+  /** Hand the agent this instead of its transport, e.g. one that refuses what a broker with other limits would. */
+  wrapAgentTransport?(transport: Transport): Transport;
 }
 
 export interface FlowStandIns {
@@ -177,6 +179,18 @@ export interface AskOptions {
   timeoutMs?: number;
   /** After end_of_dialog, wait this long for late `next` messages on the observer. Default 200 ms. */
   settleMs?: number;
+  /**
+   * Publish the request this way instead of through the harness's transport, e.g. through the broker's REST
+   * producer for a request larger than a WebSocket frame (TrustGraph's gateway publishes over the binary protocol).
+   */
+  publish?(topic: string, payload: Buffer, properties: Properties): Promise<void>;
+  /**
+   * Watch the request topic for the agent's `next` messages. Default true. Turn it off for very large requests:
+   * the broker's WebSocket service reaches the broker over one connection for all its sessions, and a
+   * non-persistent topic drops a message for a subscription whose connection is still busy with a large one, so
+   * a second subscription taking the same large request can make the agent's copy be dropped.
+   */
+  observeNext?: boolean;
 }
 
 /** No end_of_dialog response in time; carries what did arrive. */
@@ -455,14 +469,15 @@ export async function startAgentHarness(options: AgentHarnessOptions): Promise<A
         shutdownGraceSeconds: 2,
         ...options.app,
       });
-      app = await createAgentApp(full, agentTransport, logger.child({ side: 'agent' }));
+      app = await createAgentApp(full, options.wrapAgentTransport?.(agentTransport) ?? agentTransport, logger.child({ side: 'agent' }));
       agent = app.service;
       const running = app;
       started = running.start().then((port) => {
         httpPort = port;
       });
     } else {
-      agent = new AgentService(settings, agentTransport, logger.child({ side: 'agent' }), options.hooks ?? {});
+      const serviceTransport = options.wrapAgentTransport?.(agentTransport) ?? agentTransport;
+      agent = new AgentService(settings, serviceTransport, logger.child({ side: 'agent' }), options.hooks ?? {});
       started = agent.start();
     }
     service = agent;
@@ -541,16 +556,18 @@ export async function startAgentHarness(options: AgentHarnessOptions): Promise<A
             handler: onResponse,
           }),
         );
-        consumers.push(
-          await transport.subscribe({
-            topic: requestTopic,
-            subscription: `observer-${randomBytes(6).toString('hex')}`,
-            subscriptionType: 'Exclusive',
-            handler: onRequest,
-          }),
-        );
-        const producer = await producerFor(requestTopic);
-        await producer.send({ payload: body, properties });
+        if (askOptions.observeNext ?? true) {
+          consumers.push(
+            await transport.subscribe({
+              topic: requestTopic,
+              subscription: `observer-${randomBytes(6).toString('hex')}`,
+              subscriptionType: 'Exclusive',
+              handler: onRequest,
+            }),
+          );
+        }
+        if (askOptions.publish) await askOptions.publish(requestTopic, body, properties);
+        else await (await producerFor(requestTopic)).send({ payload: body, properties });
 
         let timer: NodeJS.Timeout | undefined;
         const timedOut = await Promise.race([

@@ -1,0 +1,287 @@
+/**
+ * The handling of one consumed AgentRequest message, from its bytes to its ack: size check, decode, the
+ * request gate, the iteration, and then the guarantee that the client gets exactly one final message.
+ *
+ * Every message an iteration derives is sized before it is sent (message-budget.ts). Whatever still fails —
+ * a message over the transport's limit, a value too deep to process, a hook that throws — ends the dialog
+ * with one small error response that says what really happened; the failure is logged as what it was,
+ * counted, and audited. Only when even that error response cannot be published (the broker stayed
+ * unreachable) is the request negatively acknowledged, and that is audited too.
+ */
+import type { Logger } from 'pino';
+import type { RequestClient } from '../bus/request-client.js';
+import type { IncomingMessage, OutgoingMessage, Producer } from '../bus/transport.js';
+import type { FlowDefinition } from '../config/flows.js';
+import { clipErrorText, describeFailure, type Failure } from '../agent/failure.js';
+import { runIteration, type IterationOutput, type IterationResult } from '../agent/iteration.js';
+import { budgetFor, checkFits, fitResponse, fitTriples, type MessageBudget } from '../agent/message-budget.js';
+import { errorResponse } from '../agent/responses.js';
+import type { ToolClients } from '../tools/run/tool-clients.js';
+import {
+  agentRequestCodec,
+  agentResponseCodec,
+  triplesCodec,
+  type AgentRequest,
+  type AgentResponse,
+  type PromptRequest,
+  type PromptResponse,
+} from '../wire/index.js';
+import { finalMayHaveBeenSent, newDialog, settle, settleAll, type DialogState, track } from './dialog.js';
+import type { FlowRuntimeDeps } from './flow-runtime.js';
+
+/** Default of `FlowRuntimeDeps.maxQueued`: a burst this large waits in memory (each holds its payload). */
+export const DEFAULT_MAX_QUEUED = 10_000;
+
+/** Share of the transport's message size that a request may take by default (`maxRequestBytes`). */
+export const DEFAULT_REQUEST_SHARE = 0.75;
+
+export interface RequestHandlerContext {
+  definition: FlowDefinition;
+  deps: FlowRuntimeDeps;
+  logger: Logger;
+  producers: { response: Producer; next: Producer; explainability?: Producer };
+  prompt: RequestClient<PromptRequest, PromptResponse>;
+  tools: ToolClients;
+  /** Publish with the runtime's retry policy (see FlowRuntime.publish). */
+  publish(producer: Producer, message: OutgoingMessage, onlyIfUnsent: boolean): Promise<void>;
+  /** Resolves once the broker connection is whole (for `next` messages). */
+  whenConnected(): Promise<void>;
+}
+
+export class RequestHandler {
+  constructor(private readonly ctx: RequestHandlerContext) {}
+
+  /** The request limit in bytes: the setting, or the default share of what one message can carry. */
+  get maxRequestBytes(): number {
+    const configured = this.ctx.deps.maxRequestBytes;
+    if (configured !== undefined) return configured;
+    return Math.floor(budgetFor(this.ctx.deps.transport, { id: 'x'.repeat(64) }).maxPayloadBytes * DEFAULT_REQUEST_SHARE);
+  }
+
+  async handle(message: IncomingMessage): Promise<void> {
+    const { deps, logger } = this.ctx;
+    const started = performance.now();
+    const consumer = this.ctx.definition.topics.request ?? '';
+    const id = message.properties.id ?? 'unknown';
+    const dialog = newDialog();
+    // A non-persistent topic redelivers nothing, so holding a request's ack until its iteration is done only
+    // holds the broker's flow-control window shut, and the broker drops what it cannot deliver (a burst, our
+    // own `next` messages). So such requests are acked on arrival and wait here for a slot, up to `maxQueued`.
+    const ackedOnArrival = message.topic.startsWith('non-persistent://');
+    if (ackedOnArrival) await message.ack().catch(() => {});
+    const overloaded = deps.limit.queued >= (deps.maxQueued ?? DEFAULT_MAX_QUEUED);
+    try {
+      if (overloaded) await this.refuseOverloaded(id, dialog);
+      else await deps.limit.run(() => this.run(message, id, dialog));
+    } catch (error) {
+      dialog.failure ??= error;
+    } finally {
+      // Outside the concurrency slot: the next request need not wait for these acknowledgements.
+      await settleAll(dialog);
+    }
+    const answered = await this.ensureFinalMessage(id, dialog);
+    this.audit(dialog, answered);
+    deps.instrument?.consumed(consumer, (performance.now() - started) / 1000, answered);
+    if (ackedOnArrival) return;
+    if (answered) {
+      await message.ack().catch((error: unknown) => logger.warn({ err: error, id }, 'Could not acknowledge an agent request'));
+    } else {
+      // The request is redelivered where the topic keeps it; TrustGraph's request topics are non-persistent,
+      // so there it is gone (docs/reliability.md).
+      await message.nack().catch(() => {});
+    }
+  }
+
+  /** Too many requests wait for a slot already: refuse at once, with an error that says so. */
+  private async refuseOverloaded(id: string, dialog: DialogState): Promise<void> {
+    const { deps } = this.ctx;
+    dialog.events = deps.eventsFor(this.ctx.definition, undefined, id);
+    const text =
+      `the agent is overloaded: ${deps.limit.queued} requests are waiting for one of its ` +
+      `${deps.limit.limit} concurrency slots (limit ${deps.maxQueued ?? DEFAULT_MAX_QUEUED}); ` +
+      `the request was refused, send it again later`;
+    this.ctx.logger.warn({ id, queued: deps.limit.queued }, 'Refusing a request: too many are waiting for a slot');
+    deps.instrument?.overloaded?.();
+    dialog.result = { outcome: 'error', stateBefore: '', error: text };
+    await this.output(id, dialog).respond(errorResponse(text));
+  }
+
+  private async run(message: IncomingMessage, id: string, dialog: DialogState): Promise<void> {
+    const { workspace, flow } = this.ctx.definition;
+    const { deps, logger } = this.ctx;
+    if (message.payload.length > this.maxRequestBytes) {
+      dialog.events = deps.eventsFor(this.ctx.definition, undefined, id);
+      const text =
+        `the request is ${message.payload.length} bytes, over the limit of ${this.maxRequestBytes} bytes ` +
+        `(--max-request-bytes; by default three quarters of what the ${deps.transport.kind} transport carries in one message); ` +
+        budgetFor(deps.transport).remedy;
+      this.fail(dialog, { reason: 'too-large', text }, id);
+      dialog.result = { outcome: 'error', stateBefore: '', error: text };
+      await this.output(id, dialog).respond(errorResponse(text));
+      return;
+    }
+    let request: AgentRequest;
+    try {
+      request = agentRequestCodec.decode(message.payload);
+    } catch (error) {
+      dialog.events = deps.eventsFor(this.ctx.definition, undefined, id);
+      const failure = describeFailure(error);
+      this.fail(dialog, failure, id, `Refusing an agent request that cannot be decoded: ${failure.text}`);
+      dialog.result = { outcome: 'error', stateBefore: '', error: failure.text };
+      await this.output(id, dialog).respond(errorResponse(failure.text, ''));
+      return;
+    }
+    if (request.history.length > 0) deps.instrument?.next?.('received');
+    const output = this.output(id, dialog, request);
+    try {
+      const registry = deps.registryFor(workspace);
+      const events = deps.eventsFor(this.ctx.definition, request, id);
+      dialog.events = events;
+      const refusal = deps.gate?.check(this.ctx.definition, request, message.properties, registry);
+      if (refusal) {
+        logger.warn({ id, kind: refusal.kind }, `Request refused: ${refusal.message}`);
+        events.refused?.(refusal);
+        await output.respond(errorResponse(refusal.message));
+        return;
+      }
+      dialog.result = await runIteration(
+        {
+          workspace,
+          flow,
+          registry,
+          prompt: this.ctx.prompt,
+          tools: this.ctx.tools,
+          output,
+          events,
+          logger: logger.child({ id }),
+          settings: { maxIterations: deps.maxIterations, strictTools: deps.strictTools },
+        },
+        request,
+      );
+    } catch (error) {
+      // A hook or the gate threw, or even the iteration's error response could not be sent.
+      dialog.failure ??= error;
+      if (dialog.ended) {
+        logger.error({ id, err: error }, `Failure after the dialog ended: ${describeFailure(error).text}`);
+      }
+    }
+  }
+
+  /** Where one request's messages go: each is sized before it is handed to the producer. */
+  private output(id: string, dialog: DialogState, request?: AgentRequest): IterationOutput {
+    const { producers, logger } = this.ctx;
+    const properties = { id };
+    const budget: MessageBudget = budgetFor(this.ctx.deps.transport, properties);
+    const warn = (text: string): void => logger.warn({ id }, `Shortened a message to fit the transport: ${text}`);
+    const explainability = producers.explainability;
+    return {
+      respond: (response: AgentResponse) => {
+        const payload = fitResponse(response, budget, warn);
+        const final = response.end_of_dialog;
+        if (final) dialog.ended = true;
+        const publish = this.ctx.publish(producers.response, { payload, properties }, false).then(
+          () => {
+            if (final) dialog.delivered = true;
+          },
+          (error: unknown) => {
+            if (final) dialog.finalFailure = error;
+            throw error;
+          },
+        );
+        return track(dialog.pending, publish);
+      },
+      next: async (message: AgentRequest) => {
+        const nextProperties = { ...(this.ctx.deps.gate?.nextProperties(message, id) ?? {}), id };
+        const payload = checkFits(
+          agentRequestCodec.encode(message),
+          "this conversation's next request (question, history and session id)",
+          budgetFor(this.ctx.deps.transport, nextProperties),
+        );
+        // This iteration's responses reach the client before anything of the next iteration can.
+        await settle(dialog.pending);
+        await this.ctx.whenConnected();
+        await this.ctx.publish(producers.next, { payload, properties: nextProperties }, true);
+        this.ctx.deps.instrument?.next?.('published');
+      },
+      ...(explainability && request
+        ? {
+            explain: (triples) => {
+              const payload = fitTriples((t) => triplesCodec.encode(t), triples, budget, warn);
+              if (!payload) return Promise.resolve();
+              return track(
+                dialog.background,
+                explainability.send({ payload, properties }).catch((error: unknown) => {
+                  // Provenance never fails a dialog.
+                  logger.warn({ err: error, id }, 'Could not publish explainability triples; the dialog goes on');
+                }),
+              );
+            },
+          }
+        : {}),
+    };
+  }
+
+  /**
+   * After the iteration: if its final message is not with the broker, send the small error response that
+   * always fits. False when no final message could be published (the caller nacks).
+   */
+  private async ensureFinalMessage(id: string, dialog: DialogState): Promise<boolean> {
+    const { logger } = this.ctx;
+    // Ended, or handed over to its next iteration (which ends the dialog): a second final message would be one
+    // too many, so a failure of some other message of this iteration is only logged.
+    if (dialog.delivered || dialog.result?.outcome === 'next') {
+      if (dialog.failure !== undefined) {
+        const { reason, text } = describeFailure(dialog.failure);
+        logger.warn({ id, reason, err: dialog.failure }, `A message of this iteration could not be published: ${text}`);
+      }
+      return true;
+    }
+    let failure = describeFailure(dialog.failure ?? new Error('the iteration ended without a final message'));
+    if (finalMayHaveBeenSent(dialog)) {
+      logger.error(
+        { id, err: dialog.finalFailure, reason: failure.reason },
+        `Could not answer an agent request: the broker stayed unreachable (${failure.text}); negatively acknowledging it`,
+      );
+      dialog.events?.failed?.(failure);
+      this.failedEnding(dialog, failure, 'unanswered');
+      return false;
+    }
+    // A size the transport refused without our budget knowing it (e.g. a broker's lowered maxMessageSize).
+    if (failure.reason === 'too-large' && !/one message can carry|webSocketMaxTextFrameSize/.test(failure.text)) {
+      failure = { ...failure, text: clipErrorText(`${failure.text}; ${budgetFor(this.ctx.deps.transport).remedy}`) };
+    }
+    this.fail(dialog, failure, id, `Agent request failed (${failure.reason}); ending the dialog with an error: ${failure.text}`);
+    try {
+      const payload = agentResponseCodec.encode(errorResponse(failure.text));
+      await this.ctx.publish(this.ctx.producers.response, { payload, properties: { id } }, false);
+      this.failedEnding(dialog, failure, 'error');
+      return true;
+    } catch (error) {
+      logger.error(
+        { id, err: error, reason: failure.reason },
+        `Could not publish the error response either (${describeFailure(error).text}); negatively acknowledging the request`,
+      );
+      this.failedEnding(dialog, failure, 'unanswered');
+      return false;
+    }
+  }
+
+  /** Log, count and remember a failure (audited when the request's handling ends). */
+  private fail(dialog: DialogState, failure: Failure, id: string, logText?: string): void {
+    this.ctx.logger.error({ id, reason: failure.reason }, logText ?? `Refusing an agent request: ${failure.text}`);
+    dialog.events?.failed?.(failure);
+  }
+
+  private failedEnding(dialog: DialogState, failure: Failure, outcome: 'error' | 'unanswered'): void {
+    dialog.result = { ...(dialog.result ?? { stateBefore: '' }), outcome, error: failure.text };
+  }
+
+  private audit(dialog: DialogState, answered: boolean): void {
+    const result: IterationResult = dialog.result ?? { outcome: answered ? 'error' : 'unanswered', stateBefore: '' };
+    try {
+      dialog.events?.done?.(result);
+    } catch (error) {
+      this.ctx.logger.error({ err: error }, `Could not record the end of an iteration: ${describeFailure(error).text}`);
+    }
+  }
+}
