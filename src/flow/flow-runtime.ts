@@ -9,7 +9,7 @@ import { RequestClient } from '../bus/request-client.js';
 import { flowSubscriptionName, queueToTopic } from '../bus/topics.js';
 import type { Consumer, IncomingMessage, OutgoingMessage, Producer, Properties, Transport } from '../bus/transport.js';
 import type { FlowDefinition } from '../config/flows.js';
-import { runIteration, type IterationEvents, type IterationOutput, type IterationResult } from '../agent/iteration.js';
+import { runIteration, type IterationEvents, type UndeclaredArguments, type IterationOutput, type IterationResult } from '../agent/iteration.js';
 import { errorResponse } from '../agent/responses.js';
 import type { ToolClients } from '../tools/run/tool-clients.js';
 import type { ToolServiceClients } from '../tools/run/tool-service-clients.js';
@@ -38,7 +38,9 @@ import type { ConcurrencyLimit } from './concurrency-limit.js';
 
 /** Why a request was refused before it ran. */
 export interface Refusal {
-  kind: 'group-policy' | 'signature' | 'invalid-state';
+  kind: 'group-policy' | 'initial-state' | 'signature' | 'invalid-state';
+  /** The metric label and audit detail: e.g. `policy-group`, `initial-state`, `stale-signature`. */
+  reason: string;
   message: string;
 }
 
@@ -47,7 +49,7 @@ export interface RequestGate {
   /** A refusal ends the dialog with an error; undefined lets the request through. */
   check(flow: FlowDefinition, request: AgentRequest, properties: Properties, registry: ToolRegistry): Refusal | undefined;
   /** Extra properties for a `next` message (the iteration signature). */
-  nextProperties(request: AgentRequest, id: string): Properties;
+  nextProperties(flow: FlowDefinition, request: AgentRequest, id: string): Properties;
 }
 
 /** Iteration events plus what happens around the iteration: a refusal, and the end of the message's handling. */
@@ -62,6 +64,8 @@ export interface FlowRuntimeDeps {
   requestTimeoutMs: number;
   maxIterations: number;
   strictTools: boolean;
+  /** What happens to arguments a tool does not declare (see `UndeclaredArguments`). Default `drop`. */
+  undeclaredArguments?: UndeclaredArguments;
   logger: Logger;
   registryFor(workspace: string): ToolRegistry;
   limit: ConcurrencyLimit;
@@ -277,7 +281,7 @@ export class FlowRuntime {
       },
       next: async (message: AgentRequest) => {
         const payload = agentRequestCodec.encode(message);
-        const properties = { ...(this.deps.gate?.nextProperties(message, id) ?? {}), id };
+        const properties = { ...(this.deps.gate?.nextProperties(this.definition, message, id) ?? {}), id };
         // This iteration's responses reach the client before anything of the next iteration can.
         await settle(dialog.pending);
         await this.whenConnected();
@@ -314,7 +318,7 @@ export class FlowRuntime {
         const events = this.deps.eventsFor(this.definition, request, id);
         const refusal = this.deps.gate?.check(this.definition, request, message.properties, registry);
         if (refusal) {
-          this.logger.warn({ id, kind: refusal.kind }, `Request refused: ${refusal.message}`);
+          this.logger.warn({ id, kind: refusal.kind, reason: refusal.reason }, `Request refused: ${refusal.message}`);
           events.refused?.(refusal);
           await output.respond(errorResponse(refusal.message));
           return;
@@ -329,7 +333,11 @@ export class FlowRuntime {
             output,
             events,
             logger: this.logger.child({ id }),
-            settings: { maxIterations: this.deps.maxIterations, strictTools: this.deps.strictTools },
+            settings: {
+              maxIterations: this.deps.maxIterations,
+              strictTools: this.deps.strictTools,
+              undeclaredArguments: this.deps.undeclaredArguments ?? 'drop',
+            },
           },
           request,
         );
