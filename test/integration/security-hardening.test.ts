@@ -47,10 +47,10 @@ async function start(options: Partial<AgentHarnessOptions> & { app: AgentHarness
 describe('1. the HTTP surface', () => {
   const SECRET = 'sk-LIVE-0123456789abcdefghij';
 
-  it('never serves a config-param value, answers a malformed URL with 400 logged at debug, and guards the listing with a token', async () => {
+  it('never serves a config-param value, and answers a malformed URL with 400 logged at debug only', async () => {
     const capture = capturingLogger('info');
     const h = await start({
-      app: { httpToken: 'listing-token-0123456789' },
+      app: {},
       logger: capture.logger,
       toolServices: { weather: { configParams: ['api-key', 'region'] } },
       tools: {
@@ -61,16 +61,9 @@ describe('1. the HTTP surface', () => {
       },
     });
     const base = h.httpUrl();
-    const auth = { authorization: 'Bearer listing-token-0123456789' };
-
-    // The listing needs the token; the probes and /metrics do not.
-    expect((await fetch(`${base}/tools`)).status).toBe(401);
-    expect((await fetch(`${base}/tools/${h.workspace}`, { headers: { authorization: 'Bearer wrong-token-0123456789' } })).status).toBe(401);
-    for (const path of ['/metrics', '/healthz', '/readyz']) expect((await fetch(`${base}${path}`)).status, path).toBe(200);
-
     const bodies: string[] = [];
     for (const path of ['/tools', `/tools/${h.workspace}`, `/tools/${h.workspace}?groups=default&state=undefined`, '/metrics', '/readyz']) {
-      const response = await fetch(`${base}${path}`, { headers: auth });
+      const response = await fetch(`${base}${path}`);
       expect(response.status, path).toBe(200);
       bodies.push(await response.text());
     }
@@ -92,13 +85,24 @@ describe('1. the HTTP surface', () => {
     await h.ask({ question: 'weather?' });
     expect(h.toolServices.weather!.calls.map((c) => c.config)).toEqual([{ 'api-key': SECRET, region: 'eu' }]);
 
-    const before = capture.lines.filter((l) => (l.level as number) >= 50).length;
+    const errorsBefore = capture.lines.filter((l) => (l.level as number) >= 50).length;
     for (let i = 0; i < 5; i++) {
-      const bad = await fetch(`${base}/tools/%E0%A4%A`, { headers: auth });
+      const bad = await fetch(`${base}/tools/%E0%A4%A`);
       expect(bad.status).toBe(400);
       expect(await bad.text()).toMatch(/malformed percent-encoding/);
     }
-    expect(capture.lines.filter((l) => (l.level as number) >= 50)).toHaveLength(before);
+    expect(capture.lines.filter((l) => (l.level as number) >= 50)).toHaveLength(errorsBefore);
+  });
+
+  it('requires the bearer token for the listing only', async () => {
+    const h = await start({ app: { httpToken: 'listing-token-0123456789' }, tools: { a: knowledgeQueryTool('lookup') } });
+    const base = h.httpUrl();
+    expect((await fetch(`${base}/tools`)).status).toBe(401);
+    expect((await fetch(`${base}/tools/${h.workspace}`, { headers: { authorization: 'Bearer wrong-token-0123456789' } })).status).toBe(401);
+    const listed = await fetch(`${base}/tools/${h.workspace}`, { headers: { authorization: 'Bearer listing-token-0123456789' } });
+    expect(listed.status).toBe(200);
+    expect(((await listed.json()) as { workspace: string }).workspace).toBe(h.workspace);
+    for (const path of ['/metrics', '/healthz', '/readyz']) expect((await fetch(`${base}${path}`)).status, path).toBe(200);
   });
 });
 
