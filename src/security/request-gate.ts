@@ -39,7 +39,15 @@ export class SecurityGate implements RequestGate {
   /** Keep each workspace's policy current (called on every config change). */
   onConfig(change: WorkspaceChange): void {
     if (!change.changedTypes.includes(this.options.policyConfigType)) return;
-    const { policy, problems } = parsePolicy(change.workspace, change.snapshot[this.options.policyConfigType] ?? {});
+    const parsed = parsePolicy(change.workspace, change.snapshot[this.options.policyConfigType] ?? {});
+    const { policy } = parsed;
+    const problems = [...parsed.problems];
+    if (policy?.initialStates && !this.options.signer) {
+      problems.push(
+        `workspace "${change.workspace}": the group policy's initial-states are checked on first requests only; without ` +
+          '--signing-key a client can send a made-up history and skip them',
+      );
+    }
     this.policies.set(change.workspace, policy);
     this.problems.set(change.workspace, problems);
     this.options.onProblems?.(change.workspace, problems);
