@@ -37,8 +37,18 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
     policyConfigType: settings.policyConfigType,
     strictStates: settings.strictStates,
     metrics,
-    ...(settings.signingKey ? { signer: new IterationSigner(settings.signingKey, settings.signingKeyPrevious) } : {}),
-    onProblem: (message) => logger.error(`Group policy problem: ${message}`),
+    ...(settings.signingKey
+      ? {
+          signer: new IterationSigner(settings.signingKey, {
+            ...(settings.signingKeyPrevious ? { previousKey: settings.signingKeyPrevious } : {}),
+            maxAgeMs: settings.signingMaxAgeSeconds * 1000,
+          }),
+        }
+      : {}),
+    onProblems: (workspace, problems) => {
+      for (const problem of problems) logger.error({ workspace }, `Group policy problem: ${problem}`);
+      metrics.policyProblems.set({ processor: settings.id, workspace }, problems.length);
+    },
   });
   // DESIGN decision 9: in the background, never in a request's way; a changed snapshot rebuilds the registry.
   const discovery = settings.mcpDiscovery
@@ -65,8 +75,11 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
     },
     ...(discovery ? { mcpLookup: (workspace: string) => discovery.lookup(workspace) } : {}),
     onConfigVersion: (version) => metrics.configVersion.set({ processor: settings.id }, version),
+    onConfigFailure: (_workspace, part) => metrics.configFailures.inc({ processor: settings.id, part }),
     onWorkspaceDeleted: (workspace) => {
       metrics.workspaceDeleted(workspace);
+      gate.onWorkspaceDeleted(workspace);
+      metrics.policyProblems.remove({ processor: settings.id, workspace });
       discovery?.onWorkspaceDeleted(workspace);
     },
     gate,
@@ -93,6 +106,7 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
       tools: (workspace, query) => toolListing(service, gate, workspace, query, discovery),
     },
     logger,
+    settings.httpToken ? { listingToken: settings.httpToken } : {},
   );
   return {
     service,
@@ -102,7 +116,7 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
     mcpDiscovery: discovery,
     async start() {
       // Health and readiness are always served (probes need them); --no-metrics only drops /metrics.
-      const port = await http.listen(settings.metricsPort);
+      const port = await http.listen(settings.metricsPort, settings.httpHost);
       discovery?.start();
       await service.start();
       return port;

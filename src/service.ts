@@ -32,12 +32,29 @@ export interface ServiceHooks {
    */
   mcpLookup?(workspace: string): McpDiscoveryLookup | undefined;
   onConfigVersion?(version: number): void;
+  /** One part of a config change could not be applied (the others were); already logged. */
+  onConfigFailure?(workspace: string, part: ConfigPart, message: string): void;
   onWorkspaceDeleted?(workspace: string): void;
   gate?: RequestGate;
   instrument?: FlowRuntimeDeps['instrument'];
 }
 
-export type ServiceSettings = Partial<Pick<Settings, 'brokerPingTimeoutSeconds' | 'slotsHeldSeconds' | 'maxQueued'>> &
+/**
+ * The parts of a config change, applied independently so that one failing never drops the others:
+ * `tools` (the tool registry rebuild), `hooks` (the group policy, MCP discovery) and `flows`.
+ */
+export type ConfigPart = 'tools' | 'hooks' | 'flows';
+
+export interface ConfigFailure {
+  readonly workspace: string;
+  readonly part: ConfigPart;
+  readonly version: number;
+  readonly message: string;
+}
+
+export type ServiceSettings = Partial<
+  Pick<Settings, 'brokerPingTimeoutSeconds' | 'slotsHeldSeconds' | 'maxQueued' | 'undeclaredArguments'>
+> &
   Pick<
   Settings,
   | 'id'
@@ -60,6 +77,8 @@ export class AgentService {
   private readonly toolServices: ToolServiceClients;
   private readonly flowProblems = new Map<string, FlowProblem[]>();
   private readonly probe: BrokerProbe | undefined;
+  /** Workspace → part → its last failure; a part's entry goes when it next applies. */
+  private readonly configFailures = new Map<string, Map<ConfigPart, ConfigFailure>>();
   private retryTimer: NodeJS.Timeout | undefined;
   private started = false;
 
@@ -94,6 +113,7 @@ export class AgentService {
         maxIterations: settings.maxIterations,
         strictTools: settings.strictTools,
         ...(settings.maxRequestBytes === undefined ? {} : { maxRequestBytes: settings.maxRequestBytes }),
+        undeclaredArguments: settings.undeclaredArguments ?? 'drop',
         logger,
         registryFor: (workspace) => this.registries.get(workspace),
         limit: this.limit,
@@ -146,6 +166,13 @@ export class AgentService {
     if (pending.length > 0) return { ready: false, detail: `configuration changes not fetched yet for: ${pending.join(', ')}` };
     const failure = this.watcher.applyFailure;
     if (failure !== undefined) return { ready: false, detail: `the latest configuration change could not be applied: ${failure}` };
+    const [partFailure] = this.failuresOfConfig();
+    if (partFailure) {
+      return {
+        ready: false,
+        detail: `the ${partFailure.part} part of config version ${partFailure.version} for workspace ${partFailure.workspace} could not be applied: ${partFailure.message}`,
+      };
+    }
     if (this.flows.failedCount > 0) return { ready: false, detail: `${this.flows.failedCount} flow(s) failed to start` };
     const status = this.transport.status();
     if (!status.connected) return { ready: false, detail: `broker connection: ${status.detail ?? 'disconnected'}` };
@@ -170,6 +197,12 @@ export class AgentService {
 
   problemsOfFlows(): FlowProblem[] {
     return [...this.flowProblems.values()].flat();
+  }
+
+  /** Parts of config changes that failed to apply and have not applied since. */
+  failuresOfConfig(workspace?: string): ConfigFailure[] {
+    const maps = workspace === undefined ? [...this.configFailures.values()] : [this.configFailures.get(workspace) ?? new Map()];
+    return maps.flatMap((parts) => [...parts.values()]);
   }
 
   get configVersion(): number {
@@ -200,28 +233,53 @@ export class AgentService {
 
   private async onConfigChange(change: WorkspaceChange): Promise<void> {
     const { workspace, changedTypes, snapshot, version } = change;
+    // The policy first: a tightened policy holds before anything else of the change is applied.
+    await this.applyPart(change, 'hooks', () => this.hooks.onConfig?.(change));
     if (changedTypes.some((t) => (TOOL_CONFIG_TYPES as readonly string[]).includes(t))) {
-      // Let waiting requests run between decoding the fetched config and rebuilding from it: with thousands of
-      // tools each is tens of milliseconds, and together they would block the event loop twice as long.
-      await new Promise((resolve) => setImmediate(resolve));
-      this.registries.rebuild(workspace, snapshot, version);
+      await this.applyPart(change, 'tools', async () => {
+        // Let waiting requests run between decoding the fetched config and rebuilding from it: with thousands of
+        // tools each is tens of milliseconds, and together they would block the event loop twice as long.
+        await new Promise((resolve) => setImmediate(resolve));
+        this.registries.rebuild(workspace, snapshot, version);
+      });
     }
-    this.hooks.onConfig?.(change);
     if (changedTypes.includes(this.flowConfigType)) {
-      const { flows, problems } = parseFlows(workspace, snapshot[this.flowConfigType] ?? {});
-      this.flowProblems.set(workspace, problems);
-      for (const problem of problems) {
-        this.logger.error({ workspace, flow: problem.flow }, `Flow configuration problem: ${problem.message}`);
-      }
-      await this.flows.sync(workspace, flows);
+      await this.applyPart(change, 'flows', async () => {
+        const { flows, problems } = parseFlows(workspace, snapshot[this.flowConfigType] ?? {});
+        this.flowProblems.set(workspace, problems);
+        for (const problem of problems) {
+          this.logger.error({ workspace, flow: problem.flow }, `Flow configuration problem: ${problem.message}`);
+        }
+        await this.flows.sync(workspace, flows);
+      });
     }
     this.hooks.onConfigVersion?.(version);
+  }
+
+  /** Apply one part of a change; a failure is logged, reported and kept for the listing, never thrown. */
+  private async applyPart(change: WorkspaceChange, part: ConfigPart, apply: () => unknown): Promise<void> {
+    const { workspace, version } = change;
+    let failures = this.configFailures.get(workspace);
+    try {
+      await apply();
+      failures?.delete(part);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.logger.error(
+        { err: error, workspace, part, version },
+        `Could not apply the ${part} part of config version ${version}: ${message}; the other parts are applied, this one keeps its previous state`,
+      );
+      if (!failures) this.configFailures.set(workspace, (failures = new Map()));
+      failures.set(part, { workspace, part, version, message });
+      this.hooks.onConfigFailure?.(workspace, part, message);
+    }
   }
 
   private async onWorkspaceDeleted(workspace: string): Promise<void> {
     await this.flows.sync(workspace, []);
     this.registries.delete(workspace);
     this.flowProblems.delete(workspace);
+    this.configFailures.delete(workspace);
     this.hooks.onWorkspaceDeleted?.(workspace);
   }
 }

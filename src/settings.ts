@@ -42,6 +42,10 @@ export const SettingsSchema = z.object({
   maxIterations: positiveInt(1, 1_000).default(10),
   metrics: booleanish.default(true),
   metricsPort: positiveInt(0, 65_535).default(8000),
+  /** Interface of the HTTP endpoints. TrustGraph's processors serve metrics on every interface (0.0.0.0). */
+  httpHost: z.string().min(1).default('0.0.0.0'),
+  /** Bearer token required by the tool listing (`/tools`); unset: the listing is open. */
+  httpToken: z.string().min(16, 'must be at least 16 characters').optional(),
   logLevel: z.preprocess(normaliseLogLevel, z.enum(LOG_LEVELS)).default('info'),
   configRequestQueue: z.string().min(1).default('request:tg:config'),
   configResponseQueue: z.string().min(1).default('response:tg:config'),
@@ -59,6 +63,10 @@ export const SettingsSchema = z.object({
   signingKey: z.string().min(16, 'must be at least 16 characters').optional(),
   /** The key before a rotation: still accepted when verifying, never used to sign. */
   signingKeyPrevious: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** Seconds a signed `next` message stays valid; older ones are refused. */
+  signingMaxAgeSeconds: z.coerce.number().positive().max(86_400).default(600),
+  /** What happens to arguments the model adds beyond a tool's declared ones. */
+  undeclaredArguments: z.enum(['drop', 'pass', 'reject']).default('drop'),
   /** Config type holding the per-workspace group policy. */
   policyConfigType: z.string().min(1).default('agent-group-policy'),
   /** Also publish each audit record to this TrustGraph queue id or Pulsar topic. */
@@ -101,6 +109,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'maxIterations', flag: 'max-iterations', env: 'TG_AGENT_MAX_ITERATIONS', help: 'iteration limit per conversation (default 10)' },
   { key: 'metrics', flag: 'metrics', env: 'TG_AGENT_METRICS', boolean: true, help: 'serve /metrics (default on; --no-metrics); health endpoints are always served' },
   { key: 'metricsPort', flag: 'metrics-port', short: 'P', env: 'TG_AGENT_METRICS_PORT', help: 'HTTP port for /metrics, /healthz, /readyz, /tools (default 8000)' },
+  { key: 'httpHost', flag: 'http-host', env: 'TG_AGENT_HTTP_HOST', help: 'interface of the HTTP endpoints (default 0.0.0.0, as TrustGraph\'s metrics server)' },
+  { key: 'httpToken', flag: 'http-token', env: 'TG_AGENT_HTTP_TOKEN', help: 'bearer token required by /tools (min 16 chars; prefer the environment variable)' },
   { key: 'logLevel', flag: 'log-level', short: 'l', env: 'LOG_LEVEL', help: 'trace|debug|info|warn|error|fatal (TrustGraph spellings accepted; default info)' },
   { key: 'configRequestQueue', flag: 'config-request-queue', env: 'TG_CONFIG_REQUEST_QUEUE', help: 'default request:tg:config' },
   { key: 'configResponseQueue', flag: 'config-response-queue', env: 'TG_CONFIG_RESPONSE_QUEUE', help: 'default response:tg:config' },
@@ -112,6 +122,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'strictStates', flag: 'strict-states', env: 'TG_AGENT_STRICT_STATES', boolean: true, help: 'refuse requests whose state no tool knows' },
   { key: 'signingKey', flag: 'signing-key', env: 'TG_AGENT_SIGNING_KEY', help: 'HMAC key signing next messages (min 16 chars)' },
   { key: 'signingKeyPrevious', flag: 'signing-key-previous', env: 'TG_AGENT_SIGNING_KEY_PREVIOUS', help: 'the key before a rotation: still accepted, never used to sign' },
+  { key: 'signingMaxAgeSeconds', flag: 'signing-max-age', env: 'TG_AGENT_SIGNING_MAX_AGE', help: 'seconds a signed next message is accepted (default 600)' },
+  { key: 'undeclaredArguments', flag: 'undeclared-arguments', env: 'TG_AGENT_UNDECLARED_ARGUMENTS', help: 'drop | pass | reject arguments a tool does not declare (default drop)' },
   { key: 'policyConfigType', flag: 'policy-config-type', env: 'TG_AGENT_POLICY_CONFIG_TYPE', help: 'config type of the group policy (default agent-group-policy)' },
   { key: 'auditTopic', flag: 'audit-topic', env: 'TG_AGENT_AUDIT_TOPIC', help: 'also publish audit records to this queue' },
   { key: 'maxQueued', flag: 'max-queued', env: 'TG_AGENT_MAX_QUEUED', help: 'requests waiting for a slot beyond which new ones get an "overloaded" error response (default 10000)' },

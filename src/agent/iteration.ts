@@ -49,6 +49,16 @@ export interface IterationOutput {
 
 export type SessionOutcome = 'completed' | 'error' | 'max-iterations';
 
+/**
+ * What happens to arguments the model adds beyond a tool's declared ones (`--undeclared-arguments`):
+ * `drop` them before the call (default), `pass` them on (TrustGraph's behaviour), or `reject` the call.
+ * Tools that declare no arguments receive whatever the model wrote, as in TrustGraph.
+ */
+export type UndeclaredArguments = 'drop' | 'pass' | 'reject';
+
+/** What was done with a call's undeclared arguments. */
+export type UndeclaredAction = 'dropped' | 'passed' | 'rejected';
+
 /** What happened in an iteration, for metrics and the audit trail. Every method is optional. */
 export interface IterationEvents {
   toolsOffered?(toolSet: ToolSet): void;
@@ -56,6 +66,8 @@ export interface IterationEvents {
   /** The model named a tool it was not offered (hiding is not blocking, DESIGN decision 6). */
   actionDenied?(name: string, toolSet: ToolSet, known: boolean): void;
   argumentsInvalid?(tool: Tool, problems: readonly string[]): void;
+  /** The model gave arguments the tool does not declare. */
+  argumentsUndeclared?(tool: Tool, names: readonly string[], action: UndeclaredAction): void;
   toolFinished?(tool: Tool, seconds: number, error: string | undefined): void;
   stateTransition?(tool: Tool, from: string, to: string): void;
   sessionEnded?(outcome: SessionOutcome, iterations: number): void;
@@ -79,6 +91,8 @@ export interface IterationContext {
     maxIterations: number;
     /** An action outside the offered set ends the dialog ("No action for X!") instead of becoming an observation. */
     strictTools: boolean;
+    /** Default `drop`. */
+    undeclaredArguments?: UndeclaredArguments;
   };
   now?: () => Date;
 }
@@ -214,8 +228,17 @@ async function act(ctx: IterationContext, action: ParsedAction, toolSet: ToolSet
   }
 
   const validation = tool.validator.validate(action.args);
-  if (!validation.ok) {
-    const problems = validation.errors.map((e) => e.message);
+  // The validator reports each argument the tool does not declare as a warning naming it.
+  const undeclared = validation.warnings.flatMap((w) => (w.argument === null ? [] : [w.argument]));
+  const mode = ctx.settings.undeclaredArguments ?? 'drop';
+  if (undeclared.length > 0) {
+    ctx.events.argumentsUndeclared?.(tool, undeclared, mode === 'drop' ? 'dropped' : mode === 'pass' ? 'passed' : 'rejected');
+  }
+  if (!validation.ok || (mode === 'reject' && undeclared.length > 0)) {
+    const problems = [
+      ...(validation.ok ? [] : validation.errors.map((e) => e.message)),
+      ...(mode === 'reject' ? validation.warnings.map((w) => w.message) : []),
+    ];
     ctx.events.argumentsInvalid?.(tool, problems);
     return {
       observation: `Error: invalid arguments for tool "${tool.name}": ${problems.join('; ')}. The tool was not called; fix the arguments and try again.`,
@@ -225,7 +248,8 @@ async function act(ctx: IterationContext, action: ParsedAction, toolSet: ToolSet
 
   const started = performance.now();
   try {
-    const observation = await runTool(tool, validation.value, ctx.tools);
+    const args = mode === 'drop' && undeclared.length > 0 ? withoutKeys(validation.value, undeclared) : validation.value;
+    const observation = await runTool(tool, args, ctx.tools);
     ctx.events.toolFinished?.(tool, (performance.now() - started) / 1000, undefined);
     const next = ctx.registry.nextState(tool, state);
     if (next !== state) ctx.events.stateTransition?.(tool, state, next);
@@ -236,6 +260,12 @@ async function act(ctx: IterationContext, action: ParsedAction, toolSet: ToolSet
     ctx.logger.info({ tool: tool.name, workspace: ctx.workspace, err: error }, `Tool failed: ${message}`);
     return { observation: `Error: ${message}`.trim(), nextState: state };
   }
+}
+
+function withoutKeys(args: Readonly<Record<string, unknown>>, names: readonly string[]): Record<string, unknown> {
+  const drop = new Set(names);
+  // fromEntries defines own properties, so a "__proto__" argument stays a plain key.
+  return Object.fromEntries(Object.entries(args).filter(([name]) => !drop.has(name)));
 }
 
 function notOfferedObservation(name: string, toolSet: ToolSet): string {

@@ -62,10 +62,10 @@ export class ConfigClient {
   /** Every key → value of `type` in one workspace, and the version. */
   async values(workspace: string, type: string): Promise<{ values: Record<string, string>; version: number }> {
     const response = await this.call(makeConfigRequest({ operation: 'getvalues', workspace, type }));
-    const values: Record<string, string> = {};
-    for (const value of response.values ?? []) {
-      if (value.key !== null && value.key !== undefined) values[value.key] = value.value ?? '';
-    }
+    // fromEntries defines own properties: a key "__proto__" is an entry like any other, not the prototype.
+    const values: Record<string, string> = Object.fromEntries(
+      (response.values ?? []).flatMap((value) => (value.key !== null && value.key !== undefined ? [[value.key, value.value ?? '']] : [])),
+    );
     return { values, version: response.version ?? 0 };
   }
 

@@ -10,7 +10,7 @@ import { flowSubscriptionName, queueToTopic } from '../bus/topics.js';
 import { whenConnected } from '../bus/when-connected.js';
 import type { Consumer, OutgoingMessage, Producer, Properties, Transport } from '../bus/transport.js';
 import type { FlowDefinition } from '../config/flows.js';
-import type { IterationEvents, IterationResult } from '../agent/iteration.js';
+import type { IterationEvents, IterationResult, UndeclaredArguments } from '../agent/iteration.js';
 import type { Failure } from '../agent/failure.js';
 import type { ToolClients } from '../tools/run/tool-clients.js';
 import type { ToolServiceClients } from '../tools/run/tool-service-clients.js';
@@ -36,7 +36,9 @@ import { RequestHandler } from './request-handler.js';
 
 /** Why a request was refused before it ran. */
 export interface Refusal {
-  kind: 'group-policy' | 'signature' | 'invalid-state';
+  kind: 'group-policy' | 'initial-state' | 'signature' | 'invalid-state';
+  /** The metric label and audit detail: e.g. `policy-group`, `initial-state`, `stale-signature`. */
+  reason: string;
   message: string;
 }
 
@@ -45,7 +47,7 @@ export interface RequestGate {
   /** A refusal ends the dialog with an error; undefined lets the request through. */
   check(flow: FlowDefinition, request: AgentRequest, properties: Properties, registry: ToolRegistry): Refusal | undefined;
   /** Extra properties for a `next` message (the iteration signature). */
-  nextProperties(request: AgentRequest, id: string): Properties;
+  nextProperties(flow: FlowDefinition, request: AgentRequest, id: string): Properties;
 }
 
 /** Iteration events plus what happens around the iteration: a refusal, and the end of the message's handling. */
@@ -63,6 +65,8 @@ export interface FlowRuntimeDeps {
   requestTimeoutMs: number;
   maxIterations: number;
   strictTools: boolean;
+  /** What happens to arguments a tool does not declare (see `UndeclaredArguments`). Default `drop`. */
+  undeclaredArguments?: UndeclaredArguments;
   logger: Logger;
   registryFor(workspace: string): ToolRegistry;
   limit: ConcurrencyLimit;

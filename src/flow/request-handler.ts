@@ -139,7 +139,7 @@ export class RequestHandler {
       dialog.events = events;
       const refusal = deps.gate?.check(this.ctx.definition, request, message.properties, registry);
       if (refusal) {
-        logger.warn({ id, kind: refusal.kind }, `Request refused: ${refusal.message}`);
+        logger.warn({ id, kind: refusal.kind, reason: refusal.reason }, `Request refused: ${refusal.message}`);
         events.refused?.(refusal);
         await output.respond(errorResponse(refusal.message));
         return;
@@ -154,7 +154,11 @@ export class RequestHandler {
           output,
           events,
           logger: logger.child({ id }),
-          settings: { maxIterations: deps.maxIterations, strictTools: deps.strictTools },
+          settings: {
+            maxIterations: deps.maxIterations,
+            strictTools: deps.strictTools,
+            undeclaredArguments: deps.undeclaredArguments ?? 'drop',
+          },
         },
         request,
       );
@@ -191,7 +195,7 @@ export class RequestHandler {
         return track(dialog.pending, publish);
       },
       next: async (message: AgentRequest) => {
-        const nextProperties = { ...(this.ctx.deps.gate?.nextProperties(message, id) ?? {}), id };
+        const nextProperties = { ...(this.ctx.deps.gate?.nextProperties(this.ctx.definition, message, id) ?? {}), id };
         const payload = checkFits(
           agentRequestCodec.encode(message),
           "this conversation's next request (question, history and session id)",

@@ -121,7 +121,7 @@ function makeValidator(
       const property = byName.get(name);
       if (property === undefined) {
         if (!closed && properties.length > 0) {
-          warnings.push({ argument: name, message: `argument ${quote(name)} is not in the tool's input schema; passed through unchanged` });
+          warnings.push({ argument: name, message: `argument ${quote(name)} is not in the tool's input schema` });
         }
         entries.push([name, raw]);
         continue;

@@ -14,7 +14,9 @@ export interface AuditTransition {
 }
 
 export interface AuditDenial {
-  kind: 'tool-not-offered' | 'invalid-arguments' | 'group-policy' | 'signature' | 'invalid-state';
+  kind: 'tool-not-offered' | 'invalid-arguments' | 'group-policy' | 'initial-state' | 'signature' | 'invalid-state';
+  /** For refusals: why, e.g. `policy-group`, `initial-state`, `stale-signature`, `replayed-signature`. */
+  reason?: string;
   detail: string;
   tool?: string;
   at: string;
@@ -45,6 +47,9 @@ export interface AuditRecord {
   action: string | null;
   tools_used: { tool: string; groups: string[]; ok: boolean }[];
   denials: AuditDenial[];
+  /** Arguments the model gave that the tool does not declare, and what was done with them (first 50). */
+  undeclared_arguments: { tool: string; argument: string; action: 'dropped' | 'passed' | 'rejected' }[];
+  undeclared_arguments_count: number;
   /** `unanswered`: not even an error response could be published; the request was negatively acknowledged. */
   outcome: 'answer' | 'next' | 'error' | 'refused' | 'unanswered';
   /** Why the iteration failed, when it failed for more than the dialog's own logic (see FailureReason). */

@@ -2,7 +2,12 @@
  * The service's HTTP endpoints on the metrics port (TrustGraph: 8000): `/metrics` (Prometheus),
  * `/healthz` (the process is alive), `/readyz` (config loaded, flows subscribed, broker connected),
  * and `/tools` (read-only listing of each workspace's groups, states and tools; TG-20).
+ *
+ * With a token, `/tools` requires `Authorization: Bearer <token>`; the probes and `/metrics` stay open
+ * (Prometheus and Kubernetes scrape them without credentials, as they do TrustGraph's processors).
+ * A URL that cannot be decoded answers 400 and is logged at debug only: any client can send one.
  */
+import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
@@ -14,18 +19,31 @@ export interface HttpRoutes {
   tools?(workspace: string | undefined, query: URLSearchParams): unknown;
 }
 
+export interface HttpServerOptions {
+  /** Bearer token the listing endpoints require; undefined: they are open. */
+  listingToken?: string;
+}
+
+/** A request whose URL cannot be read: the client's fault, answered 400. */
+class BadRequest extends Error {}
+
 export class HttpServer {
   private server: Server | undefined;
 
   constructor(
     private readonly routes: HttpRoutes,
     private readonly logger: Logger,
+    private readonly options: HttpServerOptions = {},
   ) {}
 
   async listen(port: number, host = '0.0.0.0'): Promise<number> {
     const server = createServer((req, res) => {
       this.handle(req, res).catch((error: unknown) => {
-        this.logger.error({ err: error, url: req.url }, 'HTTP request failed');
+        if (error instanceof BadRequest) {
+          this.logger.debug({ url: req.url?.slice(0, 200) }, `HTTP request refused: ${error.message}`);
+          return send(res, 400, 'text/plain; charset=utf-8', `bad request: ${error.message}\n`);
+        }
+        this.logger.error({ err: error, url: req.url?.slice(0, 200) }, 'HTTP request failed');
         send(res, 500, 'text/plain; charset=utf-8', `internal error: ${(error as Error).message}\n`);
       });
     });
@@ -45,7 +63,12 @@ export class HttpServer {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://localhost');
+    } catch {
+      throw new BadRequest('the URL cannot be parsed');
+    }
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'text/plain', 'only GET\n');
     const path = url.pathname.replace(/\/+$/, '') || '/';
     if (path === '/healthz') return send(res, 200, 'text/plain', 'ok\n');
@@ -59,12 +82,34 @@ export class HttpServer {
     }
     const tools = /^\/tools(?:\/([^/]+))?$/.exec(path);
     if (tools && this.routes.tools) {
-      const workspace = tools[1] ? decodeURIComponent(tools[1]) : undefined;
+      if (!this.authorized(req)) {
+        res.setHeader('www-authenticate', 'Bearer realm="tg-agent"');
+        return send(res, 401, 'application/json', JSON.stringify({ error: 'the tool listing needs Authorization: Bearer <token> (--http-token)' }));
+      }
+      const workspace = tools[1] ? decodeSegment(tools[1]) : undefined;
       const body = this.routes.tools(workspace, url.searchParams);
       if (body === undefined) return send(res, 404, 'application/json', JSON.stringify({ error: `unknown workspace "${workspace}"` }));
       return send(res, 200, 'application/json', `${JSON.stringify(body, null, 2)}\n`);
     }
-    send(res, 404, 'text/plain', `not found: ${path}; try /metrics, /healthz, /readyz, /tools\n`);
+    send(res, 404, 'text/plain', `not found: ${path.slice(0, 200)}; try /metrics, /healthz, /readyz, /tools\n`);
+  }
+
+  private authorized(req: IncomingMessage): boolean {
+    const token = this.options.listingToken;
+    if (token === undefined) return true;
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+    if (!match) return false;
+    const given = Buffer.from(match[1]!);
+    const expected = Buffer.from(token);
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  }
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new BadRequest('malformed percent-encoding in the path');
   }
 }
 

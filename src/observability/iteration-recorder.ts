@@ -2,7 +2,7 @@
  * Turns one iteration's events into metrics and one audit line. Created per consumed request.
  */
 import type { Failure } from '../agent/failure.js';
-import type { IterationResult, SessionOutcome } from '../agent/iteration.js';
+import type { IterationResult, SessionOutcome, UndeclaredAction } from '../agent/iteration.js';
 import type { FlowDefinition } from '../config/flows.js';
 import type { IterationHooks, Refusal } from '../flow/flow-runtime.js';
 import type { Tool } from '../tools/tool.js';
@@ -19,6 +19,8 @@ import type { AgentMetrics } from './metrics.js';
 export const MAX_LISTED_TOOLS = 50;
 /** Longest session id written to an audit line. */
 const MAX_AUDITED_SESSION_ID = 256;
+/** Longer argument names are cut in the audit line (the model writes them). */
+const MAX_NAME = 200;
 
 export class IterationRecorder implements IterationHooks {
   private readonly startedAt = new Date();
@@ -58,6 +60,8 @@ export class IterationRecorder implements IterationHooks {
       action: null,
       tools_used: [],
       denials: [],
+      undeclared_arguments: [],
+      undeclared_arguments_count: 0,
       outcome: 'error',
       error: null,
       failure: null,
@@ -95,6 +99,15 @@ export class IterationRecorder implements IterationHooks {
     this.deny({ kind: 'invalid-arguments', tool: tool.name, detail: problems.join('; ') });
   }
 
+  argumentsUndeclared(tool: Tool, names: readonly string[], action: UndeclaredAction): void {
+    this.metrics.undeclaredArguments.inc({ ...this.p, tool: this.metrics.tool(tool.name), action }, names.length);
+    const listed = this.record.undeclared_arguments;
+    for (const name of names.slice(0, Math.max(0, MAX_LISTED_TOOLS - listed.length))) {
+      listed.push({ tool: tool.name, argument: name.length > MAX_NAME ? `${name.slice(0, MAX_NAME)}…` : name, action });
+    }
+    this.record.undeclared_arguments_count += names.length;
+  }
+
   toolFinished(tool: Tool, seconds: number, error: string | undefined): void {
     const labels = { ...this.p, tool: this.metrics.tool(tool.name) };
     this.metrics.toolInvocations.inc(labels);
@@ -119,7 +132,7 @@ export class IterationRecorder implements IterationHooks {
   }
 
   refused(refusal: Refusal): void {
-    this.deny({ kind: refusal.kind, detail: refusal.message });
+    this.deny({ kind: refusal.kind, reason: refusal.reason, detail: refusal.message });
     this.metrics.sessions.inc({ ...this.p, outcome: 'error' });
     this.finish('refused', refusal.message);
   }

@@ -10,7 +10,7 @@
  * client cannot create series by sending made-up names (DESIGN decision 11).
  */
 import { FAILURE_REASONS } from '../agent/failure.js';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
 import { DISCOVERY_FAILURE_REASONS, type DiscoveryFailureReason } from '../mcp/discovery-failure.js';
 import type { ToolRegistry } from '../tools/registry.js';
 
@@ -23,6 +23,18 @@ const CONSUMER_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30];
 const TOOL_COUNT_BUCKETS = [0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89];
 const STATE_BUCKETS = [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 const REBUILD_BUCKETS = [0.0005, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
+
+/** Reasons a request is refused before it runs (the gate's `Refusal.reason`). */
+export const REFUSAL_REASONS = [
+  'policy-group',
+  'policy-wildcard',
+  'initial-state',
+  'missing-signature',
+  'bad-signature',
+  'stale-signature',
+  'replayed-signature',
+  'invalid-state',
+] as const;
 
 /** Tools for which per-tool series are exported at 0 before first use. */
 export const ZERO_SERIES_TOOL_CAP = 500;
@@ -85,6 +97,10 @@ export class AgentMetrics {
   readonly registryRebuildDuration: Histogram<'processor'>;
   readonly registryProblems: Gauge<'processor' | 'workspace'>;
   readonly registryTools: Gauge<'processor' | 'workspace'>;
+  readonly refusals: Counter<'processor' | 'reason'>;
+  readonly undeclaredArguments: Counter<'processor' | 'tool' | 'action'>;
+  readonly policyProblems: Gauge<'processor' | 'workspace'>;
+  readonly configFailures: Counter<'processor' | 'part'>;
 
   // MCP argument discovery (DESIGN decision 9)
   readonly mcpDiscoveryFailures: Counter<'processor' | 'reason'>;
@@ -93,8 +109,10 @@ export class AgentMetrics {
   readonly mcpToolArguments: Gauge<'processor' | 'workspace' | 'source'>;
 
   /** Configured label values per kind, over every workspace. */
-  private readonly known = { groups: new Set<string>(), states: new Set<string>(), tools: new Set<string>() };
+  private known = { groups: new Set<string>(), states: new Set<string>(), tools: new Set<string>() };
   private readonly registries = new Map<string, ToolRegistry>();
+  /** Resolves when the series of names no longer configured are removed (scrapes wait for it). */
+  private pruning: Promise<void> = Promise.resolve();
   /** Tool label values of the drift series exported per workspace, to remove them when they go. */
   private readonly driftSeries = new Map<string, Set<string>>();
 
@@ -142,13 +160,22 @@ export class AgentMetrics {
     this.registryProblems = new Gauge({ name: 'tg_agent_registry_problems', help: 'Tool configuration entries with problems, per workspace', labelNames: ['processor', 'workspace'], registers });
     this.registryTools = new Gauge({ name: 'tg_agent_registry_tools', help: 'Tools loaded, per workspace', labelNames: ['processor', 'workspace'], registers });
 
+    this.refusals = new Counter({ name: 'tg_agent_requests_refused_total', help: 'Requests refused before they ran, by reason (policy, initial state, signature, state)', labelNames: ['processor', 'reason'], registers });
+    this.undeclaredArguments = new Counter({ name: 'tg_agent_undeclared_arguments_total', help: 'Arguments the model gave that the tool does not declare, by what was done (dropped, passed, rejected)', labelNames: ['processor', 'tool', 'action'], registers });
+    this.policyProblems = new Gauge({ name: 'tg_agent_policy_problems', help: 'Problems in the group policy config type, per workspace', labelNames: ['processor', 'workspace'], registers });
+    this.configFailures = new Counter({ name: 'tg_agent_config_apply_failures_total', help: 'Parts of config changes (tools, hooks, flows) that failed to apply', labelNames: ['processor', 'part'], registers });
+
     this.mcpDiscoveryFailures = new Counter({ name: 'tg_agent_mcp_discovery_failures_total', help: 'MCP tools/list discoveries that failed, per mcp entry and attempt, by reason', labelNames: ['processor', 'reason'], registers });
     this.mcpDiscoveryFailing = new Gauge({ name: 'tg_agent_mcp_discovery_failing', help: 'mcp config entries whose last discovery failed, per workspace', labelNames: ['processor', 'workspace'], registers });
     this.mcpArgumentDrift = new Gauge({ name: 'tg_agent_mcp_argument_drift', help: "Differences between an mcp-tool's declared arguments and its server's input schema", labelNames: ['processor', 'workspace', 'tool'], registers });
     this.mcpToolArguments = new Gauge({ name: 'tg_agent_mcp_tool_arguments', help: 'mcp-tool tools by where their arguments come from (declared, discovered, none)', labelNames: ['processor', 'workspace', 'source'], registers });
 
     for (const outcome of ['completed', 'error', 'max-iterations']) this.sessions.inc({ ...p, outcome }, 0);
-    for (const reason of ['missing-signature', 'bad-signature', 'policy-wildcard']) this.escalationAttempts.inc({ ...p, reason }, 0);
+    for (const reason of ['missing-signature', 'bad-signature', 'stale-signature', 'replayed-signature', 'policy-wildcard', 'initial-state']) {
+      this.escalationAttempts.inc({ ...p, reason }, 0);
+    }
+    for (const reason of REFUSAL_REASONS) this.refusals.inc({ ...p, reason }, 0);
+    for (const part of ['tools', 'hooks', 'flows']) this.configFailures.inc({ ...p, part }, 0);
     this.configVersion.set(p, 0);
   }
 
@@ -167,14 +194,7 @@ export class AgentMetrics {
   registryRebuilt(registry: ToolRegistry, seconds: number): void {
     const p = { processor: this.processor };
     this.registries.set(registry.workspace, registry);
-    this.known.groups = new Set(['default']);
-    this.known.states = new Set(['undefined']);
-    this.known.tools = new Set();
-    for (const r of this.registries.values()) {
-      r.knownGroups.forEach((g) => this.known.groups.add(g));
-      r.knownStates.forEach((s) => this.known.states.add(s));
-      r.tools.forEach((t) => this.known.tools.add(t.name));
-    }
+    this.refreshKnown();
     this.registryRebuildDuration.observe(p, seconds);
     const workspace = registry.workspace;
     this.registryProblems.set({ ...p, workspace }, registry.problems.filter((x) => x.severity === 'error').length);
@@ -202,8 +222,54 @@ export class AgentMetrics {
     }
   }
 
+  /**
+   * Recompute the configured label values over every workspace; remove every series naming a group, state
+   * or tool that is no longer configured (a tool in 10 000 groups must not leave 20 000 series behind).
+   */
+  private refreshKnown(): void {
+    const before = this.known;
+    const known = { groups: new Set(['default']), states: new Set(['undefined']), tools: new Set<string>() };
+    for (const r of this.registries.values()) {
+      r.knownGroups.forEach((g) => known.groups.add(g));
+      r.knownStates.forEach((s) => known.states.add(s));
+      r.tools.forEach((t) => known.tools.add(t.name));
+    }
+    this.known = known;
+    const gone = (kind: keyof typeof known) => new Set([...before[kind]].filter((name) => !known[kind].has(name)));
+    const removed = { groups: gone('groups'), states: gone('states'), tools: gone('tools') };
+    if (removed.groups.size + removed.states.size + removed.tools.size === 0) return;
+    const series: [Metric, string, keyof typeof known][] = [
+      [this.groupRequests, 'group', 'groups'],
+      [this.groupAccessDenied, 'group', 'groups'],
+      [this.invalidStates, 'state', 'states'],
+      [this.stateDuration, 'state', 'states'],
+      [this.stateTransitions, 'from', 'states'],
+      [this.stateTransitions, 'to', 'states'],
+      [this.stateTransitions, 'tool', 'tools'],
+      [this.toolInvocations, 'tool', 'tools'],
+      [this.toolDuration, 'tool', 'tools'],
+      [this.toolErrors, 'tool', 'tools'],
+      [this.toolDenied, 'tool', 'tools'],
+      [this.argumentFailures, 'tool', 'tools'],
+      [this.undeclaredArguments, 'tool', 'tools'],
+    ];
+    this.pruning = this.pruning
+      .then(async () => {
+        for (const [metric, label, kind] of series) await removeSeries(metric, label, removed[kind]);
+      })
+      .catch(() => {});
+  }
+
   workspaceDeleted(workspace: string): void {
     this.registries.delete(workspace);
+    this.refreshKnown();
+    const gone = new Set([workspace]);
+    this.pruning = this.pruning
+      .then(async () => {
+        await removeSeries(this.groupToolsAvailable, 'workspace', gone);
+        await removeSeries(this.stateToolsAvailable, 'workspace', gone);
+      })
+      .catch(() => {});
     const labels = { processor: this.processor, workspace };
     this.registryProblems.remove(labels);
     this.registryTools.remove(labels);
@@ -251,6 +317,23 @@ export class AgentMetrics {
   }
 
   async scrape(): Promise<{ contentType: string; body: string }> {
+    await this.pruning;
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
+
+/** Remove every series of `metric` whose `label` is one of `values` (histogram buckets collapse to one series). */
+async function removeSeries(metric: Metric, label: string, values: ReadonlySet<string>): Promise<void> {
+  if (values.size === 0) return;
+  const { values: samples } = await metric.get();
+  const seen = new Set<string>();
+  for (const sample of samples) {
+    const labels = { ...sample.labels } as Record<string, string | number>;
+    if (!values.has(String(labels[label]))) continue;
+    delete labels.le;
+    const key = JSON.stringify(Object.entries(labels).sort());
+    if (seen.has(key)) continue;
+    seen.add(key);
+    (metric as unknown as { remove(labels: Record<string, string | number>): void }).remove(labels);
   }
 }

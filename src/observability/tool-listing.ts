@@ -1,6 +1,7 @@
 /**
  * The read-only tool listing served at `/tools` (TG-20): every workspace's groups, states and tools, the
- * entries that failed to load with their reasons, the group policy, the running flows, and — with
+ * entries that failed to load with their reasons, the group policy and its problems, the parts of config
+ * changes that failed to apply, the running flows, and — with
  * `?groups=a,b&state=s` — exactly what a request with those groups and state would be offered.
  */
 import type { McpDiscovery } from '../mcp/discovery.js';
@@ -25,6 +26,7 @@ export function toolListing(
       })),
       flows: service.runningFlows().map((f) => ({ workspace: f.workspace, flow: f.flow, request: f.topics.request })),
       flow_problems: service.problemsOfFlows(),
+      config_failures: service.failuresOfConfig(),
     };
   }
   const registry = service.registries.all().find((r) => r.workspace === workspace);
@@ -32,7 +34,15 @@ export function toolListing(
   const policy = gate.policyOf(workspace);
   const body: Record<string, unknown> = {
     ...registry.listing(),
-    policy: policy ? { allowed_groups: [...policy.allowedGroups].sort(), allow_wildcard: policy.allowWildcard } : null,
+    policy: policy
+      ? {
+          allowed_groups: [...policy.allowedGroups].sort(),
+          allow_wildcard: policy.allowWildcard,
+          initial_states: policy.initialStates ? [...policy.initialStates].sort() : null,
+        }
+      : null,
+    policy_problems: gate.problemsOf(workspace),
+    config_failures: service.failuresOfConfig(workspace),
   };
   // DESIGN decision 9: every `mcp` entry's discovery state (each mcp-tool's own report is under tools[].mcp).
   if (mcpDiscovery !== undefined) body.mcpDiscovery = mcpDiscovery.listing(workspace);

@@ -1,50 +1,91 @@
 /**
  * The group policy (TG-13, the spec's §6; TrustGraph has none): per workspace, which tool groups a request
- * may ask for and whether `"*"` is allowed. It lives in its own config type (default `agent-group-policy`),
- * key `policy`, value e.g. `{"allowed-groups": ["default", "read-only"], "allow-wildcard": false}`.
- * A workspace without a policy behaves as TrustGraph does: any group may be asked for.
+ * may ask for, whether `"*"` is allowed, and optionally which states a conversation may start in. It lives in
+ * its own config type (default `agent-group-policy`), key `policy`, value e.g.
+ * `{"allowed-groups": ["default", "read-only"], "allow-wildcard": false, "initial-states": ["undefined"]}`.
+ * A workspace without entries in that type behaves as TrustGraph does: any group, any state.
+ *
+ * Anything else in the type is a problem, never silently "no policy": a malformed or unknown field, or a
+ * policy stored under another key, denies every group (fail closed) until it is fixed; an extra key next to
+ * a valid `policy` is reported and ignored.
  */
 import { z } from 'zod';
 import type { TypeValues } from '../config/workspace-config.js';
-import { normalizeRequestGroups, WILDCARD, type RequestGroups } from '../tools/selection.js';
+import { describeValue, quote } from '../tools/describe-value.js';
+import { normalizeRequestGroups, normalizeRequestState, WILDCARD, type RequestGroups } from '../tools/selection.js';
+import type { AgentRequest } from '../wire/index.js';
 
 export const POLICY_KEY = 'policy';
 
-const PolicySchema = z.object({
+const PolicySchema = z.strictObject({
   'allowed-groups': z.array(z.string()),
   'allow-wildcard': z.boolean().default(false),
+  /** States a conversation may start in; absent: any (TrustGraph's behaviour). */
+  'initial-states': z.array(z.string()).optional(),
 });
 
 export interface GroupPolicy {
   readonly allowedGroups: ReadonlySet<string>;
   readonly allowWildcard: boolean;
+  /** Undefined: a first request may name any state. */
+  readonly initialStates: ReadonlySet<string> | undefined;
 }
 
-export type PolicyParse = { policy: GroupPolicy | undefined; problem?: string };
+export interface PolicyParse {
+  readonly policy: GroupPolicy | undefined;
+  /** Every problem found, each a sentence naming the workspace. Empty when the type is as expected. */
+  readonly problems: readonly string[];
+}
 
-/** Read a workspace's policy entry. A malformed policy denies every group (fail closed) and says why. */
+const FAIL_CLOSED = 'every group is refused until it is fixed';
+
+/** Read a workspace's entries of the policy config type. */
 export function parsePolicy(workspace: string, values: TypeValues): PolicyParse {
-  const raw = values[POLICY_KEY];
-  if (raw === undefined) return { policy: undefined };
+  const where = `workspace ${quote(workspace)}`;
+  const problems: string[] = [];
+  const others = Object.keys(values).filter((key) => key !== POLICY_KEY);
+  const hasPolicy = Object.hasOwn(values, POLICY_KEY);
+  for (const key of others.slice(0, 20)) {
+    problems.push(
+      `${where}: group policy config key ${quote(key)} is not read (the policy must be stored under key "${POLICY_KEY}")` +
+        (hasPolicy ? '; ignored' : `; ${FAIL_CLOSED}`),
+    );
+  }
+  if (others.length > 20) problems.push(`${where}: ${others.length - 20} more group policy config keys other than "${POLICY_KEY}"`);
+  if (!hasPolicy) return { policy: others.length > 0 ? denyAll() : undefined, problems };
+
   let json: unknown;
   try {
-    json = JSON.parse(raw);
+    json = JSON.parse(values[POLICY_KEY] ?? '');
   } catch (error) {
-    return { policy: denyAll(), problem: `workspace "${workspace}": group policy is not valid JSON (${(error as Error).message}); every group is refused until it is fixed` };
+    problems.push(`${where}: group policy is not valid JSON (${(error as Error).message}); ${FAIL_CLOSED}`);
+    return { policy: denyAll(), problems };
   }
   const parsed = PolicySchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    return {
-      policy: denyAll(),
-      problem: `workspace "${workspace}": group policy field "${issue?.path.join('.') ?? ''}": ${issue?.message ?? 'invalid'}; every group is refused until it is fixed`,
-    };
+    const detail =
+      issue?.code === 'unrecognized_keys'
+        ? `unknown field(s) ${issue.keys.slice(0, 10).map((k) => quote(k)).join(', ')} (known: allowed-groups, allow-wildcard, initial-states)`
+        : issue?.path.length
+          ? `field "${issue.path.join('.')}": ${issue.message}`
+          : `must be a JSON object, got ${describeValue(json)}`;
+    problems.push(`${where}: group policy ${detail}; ${FAIL_CLOSED}`);
+    return { policy: denyAll(), problems };
   }
-  return { policy: { allowedGroups: new Set(parsed.data['allowed-groups']), allowWildcard: parsed.data['allow-wildcard'] } };
+  const states = parsed.data['initial-states'];
+  return {
+    policy: {
+      allowedGroups: new Set(parsed.data['allowed-groups']),
+      allowWildcard: parsed.data['allow-wildcard'],
+      initialStates: states === undefined ? undefined : new Set(states),
+    },
+    problems,
+  };
 }
 
 function denyAll(): GroupPolicy {
-  return { allowedGroups: new Set(), allowWildcard: false };
+  return { allowedGroups: new Set(), allowWildcard: false, initialStates: undefined };
 }
 
 export type PolicyDecision = { allowed: true } | { allowed: false; deniedGroups: string[]; wildcard: boolean; message: string };
@@ -64,5 +105,18 @@ export function checkGroups(policy: GroupPolicy | undefined, requested: RequestG
     deniedGroups: denied,
     wildcard: denied.includes(WILDCARD),
     message: `Insufficient permissions for requested tool groups: ${denied.map((g) => `"${g}"`).join(', ')}`,
+  };
+}
+
+/** May a conversation start in the request's state? Only first requests (empty history) are checked. */
+export function checkInitialState(policy: GroupPolicy | undefined, request: AgentRequest): { allowed: true } | { allowed: false; message: string } {
+  const allowed = policy?.initialStates;
+  if (!allowed || request.history.length > 0) return { allowed: true };
+  const state = normalizeRequestState(request.state);
+  if (allowed.has(state)) return { allowed: true };
+  const names = [...allowed].sort().map((s) => quote(s));
+  return {
+    allowed: false,
+    message: `Conversation refused: it may not start in state ${quote(state)}; allowed initial states: ${names.length > 0 ? names.join(', ') : '(none)'}`,
   };
 }

@@ -5,7 +5,8 @@
  * The validator checks the object the LLM wrote after `Args:`. Values may arrive as text — the history
  * TrustGraph replays to the LLM holds every argument as a string, and models imitate it — so text is
  * coerced: `"12"` → 12 for `number`/`integer`, `"true"`/`"False"` → booleans, JSON text → object/list.
- * Undeclared arguments pass through unchanged (TrustGraph forwards them) and are reported as warnings.
+ * Undeclared arguments stay in `value` (TrustGraph forwards them) and are reported as warnings, one per name;
+ * the iteration drops, passes or rejects them (`--undeclared-arguments`).
  */
 import { quote, showValue } from './describe-value.js';
 import type { ProblemDetail } from './problems.js';
@@ -31,9 +32,9 @@ export interface ArgumentIssue {
 export type ArgumentValidation =
   | {
       readonly ok: true;
-      /** The arguments to send: declared ones coerced to their type, undeclared ones unchanged. */
+      /** The arguments: declared ones coerced to their type, undeclared ones unchanged. */
       readonly value: Readonly<Record<string, unknown>>;
-      /** Undeclared arguments that were passed through. */
+      /** Undeclared arguments, one warning each (`argument` names it). */
       readonly warnings: readonly ArgumentIssue[];
     }
   | {
@@ -171,7 +172,7 @@ export function compileArguments(declared: readonly ToolArgument[]): ArgumentVal
         if (list.length > 0) {
           warnings.push({
             argument: name,
-            message: `argument ${quote(name)} is not declared by the tool; passed through unchanged`,
+            message: `argument ${quote(name)} is not declared by the tool`,
           });
         }
         entries.push([name, raw]);

@@ -2,6 +2,9 @@
  * A registry as plain JSON, for the HTTP tool listing (TG-20: "an API listing groups and their tools"):
  * which tools each group holds, which tools each state offers, every tool's normalized configuration,
  * and the problems found while loading.
+ *
+ * Never config values that may be secrets: a tool-service tool's config params are listed by name and JSON
+ * type only (an `api-key` is a config param), and the raw config entries are not served at all.
  */
 import type { McpArgumentsReport } from '../mcp/mcp-tool-arguments.js';
 import type { ToolArgument } from './arguments.js';
@@ -20,10 +23,11 @@ export interface ListedTool {
   readonly states: '*' | readonly string[];
   readonly nextState: string | null;
   readonly arguments: readonly ToolArgument[];
-  /** Type-specific settings after defaults, e.g. `{collection: "default"}` or `{service: "joke", ...}`. */
+  /**
+   * Type-specific settings after defaults, e.g. `{collection: "default"}`; for a tool-service tool
+   * `{service: "joke", configParams: [{name: "style", type: "string"}]}` (names and types, never values).
+   */
   readonly settings: Readonly<Record<string, unknown>>;
-  /** The config entry as written. */
-  readonly config: Readonly<Record<string, unknown>>;
   /**
    * `mcp-tool` tools when MCP discovery is on: where the arguments came from (`declared`, `discovered`,
    * `none`), the discovery status and the drift between declared arguments and the server's schema.
@@ -74,8 +78,16 @@ export function toolSettings(tool: Tool): Record<string, unknown> {
         limit: tool.limit,
       };
     case 'tool-service':
-      return { service: tool.service.key, serviceConfig: tool.serviceConfig };
+      return {
+        service: tool.service.key,
+        configParams: Object.entries(tool.serviceConfig).map(([name, value]) => ({ name, type: jsonType(value) })),
+      };
   }
+}
+
+function jsonType(value: unknown): string {
+  if (value === null) return 'null';
+  return Array.isArray(value) ? 'array' : typeof value;
 }
 
 export function listTool(tool: Tool, mcp?: McpArgumentsReport): ListedTool {
@@ -89,7 +101,6 @@ export function listTool(tool: Tool, mcp?: McpArgumentsReport): ListedTool {
     nextState: tool.nextState ?? null,
     arguments: tool.arguments,
     settings: toolSettings(tool),
-    config: tool.config,
   };
   return mcp === undefined ? listed : { ...listed, mcp };
 }

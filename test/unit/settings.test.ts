@@ -30,6 +30,17 @@ describe('settings', () => {
     expect(settings?.pulsarHost).toBe('pulsar://broker:6650');
   });
 
+  it('reads the security options: HTTP host and token, signing age, undeclared arguments', () => {
+    expect(loadSettings([], {}).settings).toMatchObject({ httpHost: '0.0.0.0', signingMaxAgeSeconds: 600, undeclaredArguments: 'drop' });
+    expect(loadSettings([], {}).settings?.httpToken).toBeUndefined();
+    const { settings } = loadSettings(['--http-host', '127.0.0.1', '--signing-max-age', '30', '--undeclared-arguments', 'reject'], {
+      TG_AGENT_HTTP_TOKEN: 'a-listing-token-of-length',
+    });
+    expect(settings).toMatchObject({ httpHost: '127.0.0.1', httpToken: 'a-listing-token-of-length', signingMaxAgeSeconds: 30, undeclaredArguments: 'reject' });
+    expect(() => loadSettings(['--undeclared-arguments', 'ignore'], {})).toThrow(/--undeclared-arguments/);
+    expect(() => loadSettings([], { TG_AGENT_HTTP_TOKEN: 'short' })).toThrow(/--http-token/);
+  });
+
   it('accepts Python log level spellings', () => {
     expect(loadSettings(['-l', 'WARNING'], {}).settings?.logLevel).toBe('warn');
     expect(loadSettings([], { LOG_LEVEL: 'DEBUG' }).settings?.logLevel).toBe('debug');

@@ -341,7 +341,7 @@ describe('Kubernetes manifests', () => {
 
     const secret = manifest('Secret');
     const secretData = { ...(secret.stringData as Obj | undefined), ...(secret.data as Obj | undefined) };
-    expect(Object.keys(secretData).sort()).toEqual(['PULSAR_API_KEY', 'TG_AGENT_SIGNING_KEY']);
+    expect(Object.keys(secretData).sort()).toEqual(['PULSAR_API_KEY', 'TG_AGENT_HTTP_TOKEN', 'TG_AGENT_SIGNING_KEY']);
     expect(unknownSettingNames(Object.keys(secretData))).toEqual([]);
     const container = deploymentContainer();
     const env = container.env === undefined ? [] : list(container.env, 'env').map((e) => String(obj(e, 'env').name));

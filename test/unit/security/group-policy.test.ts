@@ -33,9 +33,34 @@ describe('group policy', () => {
 
   it('fails closed on a malformed policy and says why', () => {
     const broken = parsePolicy('ws', { policy: '{nope' });
-    expect(broken.problem).toMatch(/workspace "ws": group policy is not valid JSON/);
+    expect(broken.problems).toEqual([expect.stringMatching(/workspace "ws": group policy is not valid JSON/)]);
     expect(checkGroups(broken.policy, ['default'])).toMatchObject({ allowed: false });
     const wrong = policy({ 'allowed-groups': 'default' });
-    expect(wrong.problem).toMatch(/field "allowed-groups"/);
+    expect(wrong.problems).toEqual([expect.stringMatching(/field "allowed-groups"/)]);
+    expect(parsePolicy('ws', {}).problems).toEqual([]);
+  });
+
+  it('fails closed on unknown fields instead of ignoring them', () => {
+    const typo = policy({ 'allowed-groups': ['default'], 'initial_states': ['analysis'] });
+    expect(typo.problems).toEqual([expect.stringMatching(/unknown field\(s\) "initial_states"/)]);
+    expect(checkGroups(typo.policy, ['default'])).toMatchObject({ allowed: false });
+    expect(policy(['default']).problems).toEqual([expect.stringMatching(/must be a JSON object, got a list/)]);
+  });
+
+  it('reports a policy stored under another key, failing closed, never silently "no policy"', () => {
+    const misplaced = parsePolicy('ws', { policies: JSON.stringify({ 'allowed-groups': ['default'] }) });
+    expect(misplaced.problems).toEqual([expect.stringMatching(/config key "policies" is not read .*every group is refused/)]);
+    expect(checkGroups(misplaced.policy, ['default'])).toMatchObject({ allowed: false });
+    const proto = parsePolicy('ws', Object.fromEntries([['__proto__', '{}']]));
+    expect(proto.problems).toEqual([expect.stringMatching(/config key "__proto__" is not read/)]);
+    // Next to a valid policy, an extra key is reported and ignored.
+    const extra = parsePolicy('ws', { policy: JSON.stringify({ 'allowed-groups': ['a'] }), note: 'x' });
+    expect(extra.problems).toEqual([expect.stringMatching(/config key "note" is not read .*ignored/)]);
+    expect(checkGroups(extra.policy, ['a'])).toEqual({ allowed: true });
+  });
+
+  it('reads the initial states', () => {
+    expect(policy({ 'allowed-groups': [] }).policy?.initialStates).toBeUndefined();
+    expect([...(policy({ 'allowed-groups': [], 'initial-states': ['analysis'] }).policy?.initialStates ?? [])]).toEqual(['analysis']);
   });
 });

@@ -1,45 +1,112 @@
 import { describe, expect, it } from 'vitest';
-import { IterationSigner } from '../../../src/security/iteration-signature.js';
-import { agentRequestCodec, makeAgentRequest } from '../../../src/wire/index.js';
+import { IterationSigner, SIGNATURE_PROPERTY, SIGNED_AT_PROPERTY, type IterationRoute } from '../../../src/security/iteration-signature.js';
+import { agentRequestCodec, makeAgentRequest, type AgentRequest } from '../../../src/wire/index.js';
 
-const signer = new IterationSigner('a-signing-key-of-some-length');
+const KEY = 'a-signing-key-of-some-length';
+const route: IterationRoute = { workspace: 'ws', flow: 'default', id: 'id-1' };
 const request = makeAgentRequest({
   question: 'q',
   group: ['read-only'],
   state: 'analysis',
-  history: [{ thought: 't', action: 'knowledge_query', arguments: { question: 'x', limit: '3' }, observation: 'o' }],
+  collection: 'c1',
+  streaming: false,
+  session_id: 's-1',
+  history: [
+    {
+      thought: 't',
+      action: 'knowledge_query',
+      arguments: { question: 'x', limit: '3' },
+      observation: 'o',
+      step_type: 'react',
+      plan: [{ goal: 'g', tool_hint: 'h', depends_on: [1], status: 'pending', result: '' }],
+      subagent_results: { a: 'b' },
+    },
+  ],
 });
 
+/** A signer on a clock the test moves. */
+function clocked(start = 1_700_000_000_000, options: { maxAgeMs?: number; previousKey?: string; key?: string } = {}) {
+  const clock = { now: start };
+  const signer = new IterationSigner(options.key ?? KEY, { ...options, now: () => clock.now });
+  return { signer, clock };
+}
+
 describe('iteration signatures', () => {
-  it('verifies what it signed, also after a wire round trip', () => {
-    const signature = signer.sign('id-1', request);
+  it('verifies what it signed, also after a wire round trip with every field set', () => {
+    const { signer } = clocked();
+    const properties = signer.sign(route, request);
+    expect(properties[SIGNATURE_PROPERTY]).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(properties[SIGNED_AT_PROPERTY]).toMatch(/^\d+$/);
     const decoded = agentRequestCodec.decode(agentRequestCodec.encode(request));
-    expect(signer.verify('id-1', decoded, signature)).toBe('ok');
+    expect(signer.verify(route, decoded, properties)).toBe('ok');
   });
 
-  it('rejects a changed group, state, history or id', () => {
-    const signature = signer.sign('id-1', request);
-    expect(signer.verify('id-1', { ...request, group: ['*'] }, signature)).toBe('bad');
-    expect(signer.verify('id-1', { ...request, state: 'results' }, signature)).toBe('bad');
-    expect(signer.verify('id-2', request, signature)).toBe('bad');
-    const history = [{ ...request.history[0]!, observation: 'forged' }];
-    expect(signer.verify('id-1', { ...request, history }, signature)).toBe('bad');
+  it('rejects any changed field of the request, and a changed workspace, flow, id or signing time', () => {
+    const tampered: [string, AgentRequest][] = [
+      ['group', { ...request, group: ['*'] }],
+      ['state', { ...request, state: 'results' }],
+      ['question', { ...request, question: 'another question' }],
+      ['collection', { ...request, collection: 'other' }],
+      ['streaming', { ...request, streaming: true }],
+      ['session_id', { ...request, session_id: 's-2' }],
+      ['observation', { ...request, history: [{ ...request.history[0]!, observation: 'forged' }] }],
+      ['step_type', { ...request, history: [{ ...request.history[0]!, step_type: 'plan' }] }],
+      ['plan', { ...request, history: [{ ...request.history[0]!, plan: [] }] }],
+      ['subagent_results', { ...request, history: [{ ...request.history[0]!, subagent_results: { a: 'c' } }] }],
+      ['pattern', { ...request, pattern: 'supervisor' }],
+    ];
+    for (const [field, changed] of tampered) {
+      const { signer } = clocked();
+      const properties = signer.sign(route, request);
+      expect(signer.verify(route, changed, properties), field).toBe('bad');
+    }
+    for (const moved of [{ ...route, workspace: 'other' }, { ...route, flow: 'other' }, { ...route, id: 'id-2' }]) {
+      const { signer } = clocked();
+      expect(signer.verify(moved, request, signer.sign(route, request))).toBe('bad');
+    }
+    const { signer } = clocked();
+    const properties = signer.sign(route, request);
+    const at = Number(properties[SIGNED_AT_PROPERTY]);
+    expect(signer.verify(route, request, { ...properties, [SIGNED_AT_PROPERTY]: String(at + 1000) })).toBe('bad');
+    expect(signer.verify(route, request, { [SIGNATURE_PROPERTY]: properties[SIGNATURE_PROPERTY] })).toBe('bad');
   });
 
   it('requires a signature only once a conversation has history', () => {
-    expect(signer.verify('id-1', request, undefined)).toBe('missing');
-    expect(signer.verify('id-1', { ...request, history: [] }, undefined)).toBe('ok');
+    const { signer } = clocked();
+    expect(signer.verify(route, request, {})).toBe('missing');
+    expect(signer.verify(route, { ...request, history: [] }, {})).toBe('ok');
+  });
+
+  it('refuses a signature older than the age limit, or from too far in the future', () => {
+    const { signer, clock } = clocked(1_700_000_000_000, { maxAgeMs: 60_000 });
+    const fresh = signer.sign(route, request);
+    clock.now += 60_001;
+    expect(signer.verify(route, request, fresh)).toBe('stale');
+    const future = signer.sign(route, request);
+    clock.now -= 120_000;
+    expect(signer.verify(route, request, future)).toBe('stale');
+  });
+
+  it('refuses the second copy of a signed iteration on the same replica', () => {
+    const { signer, clock } = clocked();
+    const properties = signer.sign(route, request);
+    expect(signer.verify(route, request, properties)).toBe('ok');
+    clock.now += 1000;
+    expect(signer.verify(route, request, properties)).toBe('replayed');
   });
 
   it('does not accept another key', () => {
-    const other = new IterationSigner('another-signing-key-entirely');
-    expect(signer.verify('id-1', request, other.sign('id-1', request))).toBe('bad');
+    const { signer } = clocked();
+    const other = clocked(1_700_000_000_000, { key: 'another-signing-key-entirely' }).signer;
+    expect(signer.verify(route, request, other.sign(route, request))).toBe('bad');
   });
 
   it('accepts the previous key during a rotation, but signs with the new one', () => {
-    const rotated = new IterationSigner('the-new-signing-key-after-rotation', 'a-signing-key-of-some-length');
-    expect(rotated.verify('id-1', request, signer.sign('id-1', request))).toBe('ok');
-    expect(rotated.sign('id-1', request)).not.toBe(signer.sign('id-1', request));
-    expect(signer.verify('id-1', request, rotated.sign('id-1', request))).toBe('bad');
+    const old = clocked().signer;
+    const rotated = clocked(1_700_000_000_000, { key: 'the-new-signing-key-after-rotation', previousKey: KEY }).signer;
+    expect(rotated.verify(route, request, old.sign(route, request))).toBe('ok');
+    const signedByRotated = rotated.sign(route, request);
+    expect(signedByRotated[SIGNATURE_PROPERTY]).not.toBe(old.sign(route, request)[SIGNATURE_PROPERTY]);
+    expect(clocked().signer.verify(route, request, signedByRotated)).toBe('bad');
   });
 });

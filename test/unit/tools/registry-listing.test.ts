@@ -70,7 +70,7 @@ describe('listing', () => {
       settings: {},
     });
     expect(listing.tools[2]).toMatchObject({ states: '*', nextState: null, groups: ['default'] });
-    expect(listing.tools[4]).toMatchObject({ settings: { service: 'joke', serviceConfig: { audience: 'kids' } } });
+    expect(listing.tools[4]).toMatchObject({ settings: { service: 'joke', configParams: [{ name: 'audience', type: 'string' }] } });
     expect(listing.toolServices).toEqual([{ key: 'joke', requestQueue: 'rq', responseQueue: 'rs', configParams: [{ name: 'audience', required: false }] }]);
   });
 
