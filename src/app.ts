@@ -84,6 +84,7 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
       },
     },
   });
+  metrics.watchReadiness(() => service.readiness().ready);
   const http = new HttpServer(
     {
       readiness: () => service.readiness(),
