@@ -78,6 +78,8 @@ export interface FlowRuntimeDeps {
   /** TrustGraph's generic consumer, producer and downstream-call metrics. */
   instrument?: {
     consumed(consumer: string, seconds: number, ok: boolean): void;
+    /** The request consumer is subscribed (before its first message). */
+    subscribing?(consumer: string): void;
     produced(producer: string): void;
     /** A call to a TrustGraph service ended; `targetService` is the request spec name, e.g. `prompt-request`. */
     downstream(targetService: string, outcome: { seconds: number; status: 'ok' | 'timeout' | 'error'; errorType?: string }): void;
@@ -348,6 +350,7 @@ export class FlowRuntime {
       }
     };
 
+    this.deps.instrument?.subscribing?.(this.definition.topics.request ?? '');
     this.consumer = await this.deps.transport.subscribe({
       topic: this.topic('request')!,
       subscription: flowSubscriptionName(this.deps.processorId, workspace, flow, 'request'),

@@ -149,6 +149,10 @@ export class AgentMetrics {
 
     for (const outcome of ['completed', 'error', 'max-iterations']) this.sessions.inc({ ...p, outcome }, 0);
     for (const reason of ['missing-signature', 'bad-signature', 'policy-wildcard']) this.escalationAttempts.inc({ ...p, reason }, 0);
+    // Counters an alert watches start at 0 (a series born at 1 shows no increase), `other` included.
+    this.invalidStates.inc({ ...p, state: OTHER }, 0);
+    this.groupAccessDenied.inc({ ...p, group: OTHER }, 0);
+    this.toolDenied.inc({ ...p, tool: OTHER }, 0);
     this.configVersion.set(p, 0);
   }
 

@@ -102,10 +102,17 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Prome
 
   const until = async (check: () => Promise<boolean>, what: string, timeoutMs = 30_000) => {
     const deadline = Date.now() + timeoutMs;
+    let lastError = '';
     for (;;) {
       if (child.exitCode !== null) throw new Error(`prometheus exited (${child.exitCode}) while waiting for ${what}:\n${log}`);
-      if (await check().catch(() => false)) return;
-      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; prometheus log:\n${log}`);
+      const done = await check().catch((error: unknown) => {
+        lastError = error instanceof Error ? error.message : String(error);
+        return false;
+      });
+      if (done) return;
+      if (Date.now() > deadline) {
+        throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? ` (last error: ${lastError})` : ''}; prometheus log:\n${log}`);
+      }
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   };
