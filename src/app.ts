@@ -90,6 +90,10 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
         metrics.consumerDuration.observe({ processor: settings.id, consumer }, seconds);
         metrics.consumerProcessing.inc({ processor: settings.id, consumer, status: ok ? 'ok' : 'error' });
       },
+      // Both statuses from 0, so the first lost request shows as an increase (the TgAgentLostConversations alert).
+      subscribing: (consumer) => {
+        for (const status of ['ok', 'error']) metrics.consumerProcessing.inc({ processor: settings.id, consumer, status }, 0);
+      },
       produced: (producer) => metrics.producerMessages.inc({ processor: settings.id, producer }),
       downstream: (target_service, { seconds, status, errorType }) => {
         const labels = { processor: settings.id, target_service };
@@ -99,6 +103,7 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
       },
     },
   });
+  metrics.watchReadiness(() => service.readiness().ready);
   const http = new HttpServer(
     {
       readiness: () => service.readiness(),

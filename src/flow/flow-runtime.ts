@@ -97,6 +97,8 @@ export interface FlowRuntimeDeps {
     /** A request was refused because `maxQueued` requests were waiting. */
     overloaded?(): void;
     consumed(consumer: string, seconds: number, ok: boolean): void;
+    /** The request consumer is subscribed (before its first message). */
+    subscribing?(consumer: string): void;
     produced(producer: string): void;
     /** A call to a TrustGraph service ended; `targetService` is the request spec name, e.g. `prompt-request`. */
     downstream(targetService: string, outcome: { seconds: number; status: 'ok' | 'timeout' | 'error'; errorType?: string }): void;
@@ -261,6 +263,7 @@ export class FlowRuntime {
       whenConnected: () => this.whenConnected(),
     });
 
+    this.deps.instrument?.subscribing?.(this.definition.topics.request ?? '');
     this.consumer = await this.deps.transport.subscribe({
       topic: this.topic('request')!,
       subscription: flowSubscriptionName(this.deps.processorId, this.definition.workspace, this.definition.flow, 'request'),

@@ -4,7 +4,8 @@
  * - TrustGraph's own names and labels (wire.md §3.5, agent.md §3.13), so its Grafana dashboards keep working:
  *   `tg_agent_session_total`, `tg_agent_iteration_count`, `tg_agent_tool_*`, `tg_agent_llm_duration_seconds`,
  *   `tg_consumer_*`, `tg_producer_messages_total`, `tg_config_version`, label `processor`.
- * - The tool-group spec's metrics (TG-16) under `tg_agent_`, plus denials and argument failures.
+ * - The tool-group spec's nine metrics (its §8.1 names, e.g. `agent_tool_group_requests_total`) with TrustGraph's
+ *   `tg_` prefix, plus denials, argument failures and readiness.
  *
  * Label values for groups, states and tools come only from configuration (anything else is `other`), so a
  * client cannot create series by sending made-up names (DESIGN decision 11).
@@ -76,6 +77,9 @@ export class AgentMetrics {
   readonly nextMessages: Counter<'processor' | 'event'>;
   readonly overloadRefusals: Counter<'processor'>;
   readonly configVersion: Gauge<'processor'>;
+  /** 1 while /readyz would answer ready, 0 otherwise; read at each scrape (see `watchReadiness`). */
+  readonly ready: Gauge<'processor'>;
+  private isReady: () => boolean = () => false;
   readonly downstreamDuration: Histogram<'processor' | 'target_service'>;
   readonly downstreamTimeouts: Counter<'processor' | 'target_service'>;
   readonly downstreamErrors: Counter<'processor' | 'target_service' | 'error_type'>;
@@ -142,16 +146,26 @@ export class AgentMetrics {
     this.downstreamTimeouts = new Counter({ name: 'tg_downstream_timeout_total', help: 'Calls to TrustGraph services that timed out', labelNames: ['processor', 'target_service'], registers });
     this.downstreamErrors = new Counter({ name: 'tg_downstream_error_total', help: 'Calls to TrustGraph services that failed, by error type', labelNames: ['processor', 'target_service', 'error_type'], registers });
     this.configVersion = new Gauge({ name: 'tg_config_version', help: 'Configuration version in use', labelNames: ['processor'], registers });
+    const readiness = () => this.isReady();
+    this.ready = new Gauge({
+      name: 'tg_agent_ready',
+      help: 'Whether the agent is ready (1) or not (0), as /readyz answers',
+      labelNames: ['processor'],
+      registers,
+      collect() {
+        this.set(p, readiness() ? 1 : 0);
+      },
+    });
 
-    this.groupRequests = new Counter({ name: 'tg_agent_group_requests_total', help: 'Iterations by requested tool group (TG-16)', labelNames: ['processor', 'group'], registers });
-    this.groupToolsAvailable = new Gauge({ name: 'tg_agent_group_tools_available', help: 'Tools in each group (TG-16)', labelNames: ['processor', 'workspace', 'group'], registers });
-    this.stateToolsAvailable = new Gauge({ name: 'tg_agent_state_tools_available', help: 'Tools offered in each state (TG-16)', labelNames: ['processor', 'workspace', 'state'], registers });
-    this.offeredTools = new Histogram({ name: 'tg_agent_offered_tools', help: 'Number of tools offered to the model after filtering (TG-16)', labelNames: ['processor'], buckets: TOOL_COUNT_BUCKETS, registers });
+    this.groupRequests = new Counter({ name: 'tg_agent_tool_group_requests_total', help: 'Iterations by requested tool group (TG-16)', labelNames: ['processor', 'group'], registers });
+    this.groupToolsAvailable = new Gauge({ name: 'tg_agent_tool_group_availability', help: 'Tools in each group (TG-16)', labelNames: ['processor', 'workspace', 'group'], registers });
+    this.stateToolsAvailable = new Gauge({ name: 'tg_agent_state_availability', help: 'Tools offered in each state (TG-16)', labelNames: ['processor', 'workspace', 'state'], registers });
+    this.offeredTools = new Histogram({ name: 'tg_agent_filtered_tools_count', help: 'Number of tools offered to the model after filtering (TG-16)', labelNames: ['processor'], buckets: TOOL_COUNT_BUCKETS, registers });
     this.stateTransitions = new Counter({ name: 'tg_agent_state_transitions_total', help: 'State transitions by tool (TG-16)', labelNames: ['processor', 'tool', 'from', 'to'], registers });
-    this.stateDuration = new Histogram({ name: 'tg_agent_state_duration_seconds', help: 'Time spent in each state: iteration time attributed to the state it ran in (TG-16)', labelNames: ['processor', 'state'], buckets: STATE_BUCKETS, registers });
+    this.stateDuration = new Histogram({ name: 'tg_agent_workflow_duration_seconds', help: 'Time spent in each state: iteration time attributed to the state it ran in (TG-16)', labelNames: ['processor', 'state'], buckets: STATE_BUCKETS, registers });
     this.groupAccessDenied = new Counter({ name: 'tg_agent_group_access_denied_total', help: 'Requests refused by the group policy, by group (TG-13, TG-16)', labelNames: ['processor', 'group'], registers });
-    this.invalidStates = new Counter({ name: 'tg_agent_invalid_state_transitions_total', help: 'Requests in a state no tool of the workspace knows (TG-16)', labelNames: ['processor', 'state'], registers });
-    this.escalationAttempts = new Counter({ name: 'tg_agent_escalation_attempts_total', help: 'Suspected privilege escalation attempts (TG-16)', labelNames: ['processor', 'reason'], registers });
+    this.invalidStates = new Counter({ name: 'tg_agent_invalid_state_transition_total', help: 'Requests in a state no tool of the workspace knows (TG-16)', labelNames: ['processor', 'state'], registers });
+    this.escalationAttempts = new Counter({ name: 'tg_agent_privilege_escalation_attempts_total', help: 'Suspected privilege escalation attempts (TG-16)', labelNames: ['processor', 'reason'], registers });
     this.toolDenied = new Counter({ name: 'tg_agent_tool_denied_total', help: 'Actions naming a tool that was not offered', labelNames: ['processor', 'tool'], registers });
     this.argumentFailures = new Counter({ name: 'tg_agent_argument_validation_failures_total', help: 'Tool calls refused for invalid arguments', labelNames: ['processor', 'tool'], registers });
     this.iterationFailures = new Counter({ name: 'tg_agent_iteration_failures_total', help: 'Iterations that ended in an error response or a nack for more than the dialog logic, by reason', labelNames: ['processor', 'reason'], registers });
@@ -176,7 +190,16 @@ export class AgentMetrics {
     }
     for (const reason of REFUSAL_REASONS) this.refusals.inc({ ...p, reason }, 0);
     for (const part of ['tools', 'hooks', 'flows']) this.configFailures.inc({ ...p, part }, 0);
+    // Counters an alert watches start at 0 (a series born at 1 shows no increase), `other` included.
+    this.invalidStates.inc({ ...p, state: OTHER }, 0);
+    this.groupAccessDenied.inc({ ...p, group: OTHER }, 0);
+    this.toolDenied.inc({ ...p, tool: OTHER }, 0);
     this.configVersion.set(p, 0);
+  }
+
+  /** Where `tg_agent_ready` reads readiness from at each scrape (until set: not ready). */
+  watchReadiness(isReady: () => boolean): void {
+    this.isReady = isReady;
   }
 
   /** A group, state or tool name as a label value: configured ones as-is, anything else `other`. */

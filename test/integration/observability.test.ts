@@ -13,23 +13,9 @@ import { knowledgeQueryTool } from '../support/flow-config.js';
 import { readFileSync } from 'node:fs';
 import { checkDashboardMetrics, parseExposition as metricFamilies } from '../support/dashboard-metrics.js';
 import { sample, scrape } from '../support/prometheus-text.js';
-import { loadSpecExample, WORKFLOW_GROUPS } from '../support/spec-tools.js';
+import { loadSpecExample, WORKFLOW_GROUPS, workflowScript } from '../support/spec-tools.js';
 
 const history = (terms: PromptTerms) => terms.history as unknown[];
-
-/** The §5.2 workflow's model (see spec-workflow.test.ts). */
-function workflowModel(terms: PromptTerms): string {
-  switch (history(terms).length) {
-    case 0:
-      return 'Thought: look\nAction: Knowledge Graph Query\nArgs: {"question": "Company X?"}';
-    case 1:
-      return 'Thought: analyse\nAction: Complex Analysis Tool\nArgs: {"dataset": "x"}';
-    case 2:
-      return 'Thought: reset\nAction: Reset Workflow\nArgs: {}';
-    default:
-      return 'Thought: done\nFinal Answer: done';
-  }
-}
 
 /** Collects the app's log lines (JSON) so the audit records can be read. */
 function capturingLogger() {
@@ -63,7 +49,7 @@ describe('metrics of the §5.2 workflow, scraped over HTTP', () => {
     const h = await start({
       app: {},
       tools: loadSpecExample().tool,
-      script: workflowModel,
+      script: workflowScript,
       mcpTools: { 'analysis-server': () => 'analysed', 'workflow-server': () => 'reset' },
     });
     await h.ask({ question: 'Company X?', group: WORKFLOW_GROUPS, state: 'undefined' });
@@ -72,18 +58,18 @@ describe('metrics of the §5.2 workflow, scraped over HTTP', () => {
     const ws = { ...p, workspace: h.workspace };
 
     // Requests per group: one conversation asked for each of the five groups.
-    for (const group of WORKFLOW_GROUPS) expect(sample(text, 'tg_agent_group_requests_total', { ...p, group })).toBe(1);
-    expect(sample(text, 'tg_agent_group_requests_total', { ...p, group: 'write' })).toBe(0);
+    for (const group of WORKFLOW_GROUPS) expect(sample(text, 'tg_agent_tool_group_requests_total', { ...p, group })).toBe(1);
+    expect(sample(text, 'tg_agent_tool_group_requests_total', { ...p, group: 'write' })).toBe(0);
     // Tools available per group and per state, from the configuration.
-    expect(sample(text, 'tg_agent_group_tools_available', { ...ws, group: 'admin' })).toBe(2);
-    expect(sample(text, 'tg_agent_group_tools_available', { ...ws, group: 'knowledge' })).toBe(2);
-    expect(sample(text, 'tg_agent_group_tools_available', { ...ws, group: 'advanced' })).toBe(1);
-    expect(sample(text, 'tg_agent_state_tools_available', { ...ws, state: 'analysis' })).toBe(4);
-    expect(sample(text, 'tg_agent_state_tools_available', { ...ws, state: 'undefined' })).toBe(2);
-    expect(sample(text, 'tg_agent_state_tools_available', { ...ws, state: 'results' })).toBe(2);
+    expect(sample(text, 'tg_agent_tool_group_availability', { ...ws, group: 'admin' })).toBe(2);
+    expect(sample(text, 'tg_agent_tool_group_availability', { ...ws, group: 'knowledge' })).toBe(2);
+    expect(sample(text, 'tg_agent_tool_group_availability', { ...ws, group: 'advanced' })).toBe(1);
+    expect(sample(text, 'tg_agent_state_availability', { ...ws, state: 'analysis' })).toBe(4);
+    expect(sample(text, 'tg_agent_state_availability', { ...ws, state: 'undefined' })).toBe(2);
+    expect(sample(text, 'tg_agent_state_availability', { ...ws, state: 'results' })).toBe(2);
     // Offered-tool counts: 2, 4, 2, 2 over four iterations.
-    expect(sample(text, 'tg_agent_offered_tools_count', p)).toBe(4);
-    expect(sample(text, 'tg_agent_offered_tools_sum', p)).toBe(10);
+    expect(sample(text, 'tg_agent_filtered_tools_count_count', p)).toBe(4);
+    expect(sample(text, 'tg_agent_filtered_tools_count_sum', p)).toBe(10);
     // State transitions by tool.
     const transition = (tool: string, from: string, to: string) =>
       sample(text, 'tg_agent_state_transitions_total', { ...p, tool, from, to });
@@ -91,14 +77,17 @@ describe('metrics of the §5.2 workflow, scraped over HTTP', () => {
     expect(transition('Complex Analysis Tool', 'analysis', 'results')).toBe(1);
     expect(transition('Reset Workflow', 'results', 'undefined')).toBe(1);
     // Time in each state: iterations that ran in it.
-    expect(sample(text, 'tg_agent_state_duration_seconds_count', { ...p, state: 'undefined' })).toBe(2);
-    expect(sample(text, 'tg_agent_state_duration_seconds_count', { ...p, state: 'analysis' })).toBe(1);
-    expect(sample(text, 'tg_agent_state_duration_seconds_count', { ...p, state: 'results' })).toBe(1);
+    expect(sample(text, 'tg_agent_workflow_duration_seconds_count', { ...p, state: 'undefined' })).toBe(2);
+    expect(sample(text, 'tg_agent_workflow_duration_seconds_count', { ...p, state: 'analysis' })).toBe(1);
+    expect(sample(text, 'tg_agent_workflow_duration_seconds_count', { ...p, state: 'results' })).toBe(1);
     // Nothing was denied, refused or invalid — and those series exist at 0.
     expect(sample(text, 'tg_agent_group_access_denied_total', { ...p, group: 'admin' })).toBe(0);
-    expect(sample(text, 'tg_agent_escalation_attempts_total', { ...p, reason: 'bad-signature' })).toBe(0);
+    expect(sample(text, 'tg_agent_privilege_escalation_attempts_total', { ...p, reason: 'bad-signature' })).toBe(0);
     expect(sample(text, 'tg_agent_tool_denied_total', { ...p, tool: 'Graph Update' })).toBe(0);
-    expect(sample(text, 'tg_agent_invalid_state_transitions_total', { ...p, state: 'other' })).toBeUndefined();
+    // Series that counters of unconfigured names (`other`) start from, so alerts see their first increase.
+    expect(sample(text, 'tg_agent_invalid_state_transition_total', { ...p, state: 'other' })).toBe(0);
+    expect(sample(text, 'tg_agent_group_access_denied_total', { ...p, group: 'other' })).toBe(0);
+    expect(sample(text, 'tg_agent_tool_denied_total', { ...p, tool: 'other' })).toBe(0);
     // TrustGraph's own metrics.
     expect(sample(text, 'tg_agent_session_total', { ...p, outcome: 'completed' })).toBe(1);
     expect(sample(text, 'tg_agent_iteration_count_sum', p)).toBe(4);
@@ -107,6 +96,8 @@ describe('metrics of the §5.2 workflow, scraped over HTTP', () => {
     expect(sample(text, 'tg_config_version', p)).toBe(h.config.version);
     const request = h.flows.default!.topics.request!;
     expect(sample(text, 'tg_consumer_processing_total', { ...p, consumer: request, status: 'ok' })).toBe(4);
+    expect(sample(text, 'tg_consumer_processing_total', { ...p, consumer: request, status: 'error' })).toBe(0);
+    expect(sample(text, 'tg_agent_ready', p)).toBe(1);
     expect(sample(text, 'tg_producer_messages_total', { ...p, producer: request })).toBe(3);
 
     // TrustGraph's downstream-call metrics: four prompt calls, one graph RAG query, two MCP tool calls.
@@ -129,10 +120,10 @@ describe('metrics of the §5.2 workflow, scraped over HTTP', () => {
     await h.ask({ question: 'q', group: ['read-only', 'group-nobody-configured'], state: 'state-nobody-knows' });
     const text = await scrape(h.httpUrl());
     const p = { processor: 'agent-manager' };
-    expect(sample(text, 'tg_agent_group_requests_total', { ...p, group: 'other' })).toBe(1);
-    expect(sample(text, 'tg_agent_group_requests_total', { ...p, group: 'read-only' })).toBe(1);
+    expect(sample(text, 'tg_agent_tool_group_requests_total', { ...p, group: 'other' })).toBe(1);
+    expect(sample(text, 'tg_agent_tool_group_requests_total', { ...p, group: 'read-only' })).toBe(1);
     expect(sample(text, 'tg_agent_tool_denied_total', { ...p, tool: 'other' })).toBe(1);
-    expect(sample(text, 'tg_agent_invalid_state_transitions_total', { ...p, state: 'other' })).toBe(2);
+    expect(sample(text, 'tg_agent_invalid_state_transition_total', { ...p, state: 'other' })).toBe(2);
     expect(text).not.toContain('group-nobody-configured');
     expect(text).not.toContain('state-nobody-knows');
     expect(text).not.toContain('made_up_tool');
@@ -162,7 +153,7 @@ describe('the group policy', () => {
     const p = { processor: 'agent-manager' };
     expect(sample(text, 'tg_agent_group_access_denied_total', { ...p, group: 'admin' })).toBe(1);
     expect(sample(text, 'tg_agent_group_access_denied_total', { ...p, group: '*' })).toBe(1);
-    expect(sample(text, 'tg_agent_escalation_attempts_total', { ...p, reason: 'policy-wildcard' })).toBe(1);
+    expect(sample(text, 'tg_agent_privilege_escalation_attempts_total', { ...p, reason: 'policy-wildcard' })).toBe(1);
     expect(sample(text, 'tg_agent_group_access_denied_total', { ...p, group: 'read-only' })).toBe(0);
 
     const listing = (await (await fetch(`${h.httpUrl()}/tools/${h.workspace}`)).json()) as { policy: unknown };
@@ -210,8 +201,8 @@ describe('signed iterations', () => {
 
     const text = await scrape(h.httpUrl());
     const p = { processor: 'agent-manager' };
-    expect(sample(text, 'tg_agent_escalation_attempts_total', { ...p, reason: 'bad-signature' })).toBe(2);
-    expect(sample(text, 'tg_agent_escalation_attempts_total', { ...p, reason: 'missing-signature' })).toBe(1);
+    expect(sample(text, 'tg_agent_privilege_escalation_attempts_total', { ...p, reason: 'bad-signature' })).toBe(2);
+    expect(sample(text, 'tg_agent_privilege_escalation_attempts_total', { ...p, reason: 'missing-signature' })).toBe(1);
   });
 });
 
@@ -222,7 +213,7 @@ describe('the audit trail', () => {
       app: {},
       logger,
       tools: loadSpecExample().tool,
-      script: workflowModel,
+      script: workflowScript,
       mcpTools: { 'analysis-server': () => 'analysed', 'workflow-server': () => 'reset' },
     });
     const result = await h.ask({ question: 'Company X?', group: ['read-only', 'knowledge', 'advanced', 'compute', 'admin'] });

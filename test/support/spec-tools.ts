@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
+import type { PromptTerms } from '../stand-ins/prompt-service.js';
 
 const FILE = fileURLToPath(new URL('../../examples/spec-tools.yaml', import.meta.url));
 
@@ -16,3 +17,21 @@ export function loadSpecExample(): SpecExample {
 
 /** Every group the §5.2 workflow needs in one conversation. */
 export const WORKFLOW_GROUPS = ['read-only', 'knowledge', 'advanced', 'compute', 'admin'];
+
+/**
+ * A scripted model for the §5.2 workflow: undefined →(Knowledge Graph Query)→ analysis →(Complex Analysis
+ * Tool)→ results →(Reset Workflow)→ undefined, then a final answer; one step per iteration, chosen by how much
+ * history there is.
+ */
+export function workflowScript(terms: PromptTerms): string {
+  switch ((terms.history as unknown[]).length) {
+    case 0:
+      return 'Thought: look\nAction: Knowledge Graph Query\nArgs: {"question": "Company X?"}';
+    case 1:
+      return 'Thought: analyse\nAction: Complex Analysis Tool\nArgs: {"dataset": "x"}';
+    case 2:
+      return 'Thought: reset\nAction: Reset Workflow\nArgs: {}';
+    default:
+      return 'Thought: done\nFinal Answer: done';
+  }
+}

@@ -5,17 +5,15 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AgentMetrics } from '../../../src/observability/metrics.js';
-import { buildRegistry } from '../../../src/tools/registry.js';
 import {
   checkDashboardMetrics,
   checkExpression,
   dashboardQueries,
   metricIdentifiers,
-  parseExposition,
   resolveMetric,
   type MetricFamilies,
 } from '../../support/dashboard-metrics.js';
+import { freshMetricFamilies } from '../../support/fresh-metrics.js';
 
 const ROOT = join(import.meta.dirname, '../../..');
 const DASHBOARD_PATH = join(ROOT, 'deploy/grafana/dashboards/tg-agent.json');
@@ -47,34 +45,9 @@ function allPanels(panels: Panel[] | undefined): Panel[] {
 let dashboard: Dashboard;
 let families: MetricFamilies;
 
-/** A scrape of the agent's registry, with label names completed from the metric declarations. */
-async function scrapeFreshMetrics(): Promise<MetricFamilies> {
-  const metrics = new AgentMetrics('agent-manager');
-  const { registry } = buildRegistry({
-    workspace: 'default',
-    version: 3,
-    tools: {
-      search: JSON.stringify({ type: 'knowledge-query', name: 'search', group: ['research'], 'applicable-states': ['undefined'], state: 'analysis' }),
-      summarise: JSON.stringify({ type: 'text-completion', name: 'summarise', group: ['research', 'writing'], 'applicable-states': ['analysis'] }),
-    },
-  });
-  expect(registry.tools.map((t) => t.name).sort()).toEqual(['search', 'summarise']);
-  metrics.registryRebuilt(registry, 0.002);
-  const scraped = parseExposition((await metrics.scrape()).body);
-  // Histograms nobody observed yet have no samples; their label names come from the declarations.
-  for (const metric of metrics.registry.getMetricsAsArray()) {
-    const family = scraped.get(metric.name);
-    const declared = (metric as unknown as { labelNames?: readonly string[] }).labelNames;
-    if (!family || !declared) continue;
-    declared.forEach((label) => family.labels.add(label));
-    family.labelsKnown = true;
-  }
-  return scraped;
-}
-
 beforeAll(async () => {
   dashboard = JSON.parse(readFileSync(DASHBOARD_PATH, 'utf8')) as Dashboard;
-  families = await scrapeFreshMetrics();
+  families = await freshMetricFamilies();
 });
 
 describe('Grafana dashboard: structure', () => {
@@ -161,15 +134,15 @@ describe('Grafana dashboard: metric names and labels', () => {
       'tg_agent_tool_duration_seconds',
       'tg_agent_tool_invocation_total',
       'tg_agent_tool_error_total',
-      'tg_agent_group_requests_total',
-      'tg_agent_group_tools_available',
-      'tg_agent_state_tools_available',
-      'tg_agent_offered_tools',
+      'tg_agent_tool_group_requests_total',
+      'tg_agent_tool_group_availability',
+      'tg_agent_state_availability',
+      'tg_agent_filtered_tools_count',
       'tg_agent_state_transitions_total',
-      'tg_agent_state_duration_seconds',
+      'tg_agent_workflow_duration_seconds',
       'tg_agent_group_access_denied_total',
-      'tg_agent_escalation_attempts_total',
-      'tg_agent_invalid_state_transitions_total',
+      'tg_agent_privilege_escalation_attempts_total',
+      'tg_agent_invalid_state_transition_total',
       'tg_agent_tool_denied_total',
       'tg_agent_argument_validation_failures_total',
       'tg_agent_registry_rebuild_seconds',

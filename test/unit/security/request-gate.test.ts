@@ -32,7 +32,7 @@ describe('the request gate', () => {
       reason: 'invalid-state',
       message: 'Invalid state "nowhere": no tool of workspace "w" uses it',
     });
-    expect(await counter(metrics, 'tg_agent_invalid_state_transitions_total', { state: 'other' })).toBe(2);
+    expect(await counter(metrics, 'tg_agent_invalid_state_transition_total', { state: 'other' })).toBe(2);
     // Known states (including a tool's target state and "undefined") pass.
     for (const state of ['analysis', 'results', 'undefined', '']) {
       expect(strict.check(flow, makeAgentRequest({ question: 'q', state }), {}, registry)).toBeUndefined();
