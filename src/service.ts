@@ -46,7 +46,8 @@ export type ServiceSettings = Pick<
   | 'configResponseQueue'
   | 'configPushQueue'
   | 'configTimeoutSeconds'
->;
+> &
+  Partial<Pick<Settings, 'librarianTimeoutSeconds' | 'librarianMaxInFlight'>>;
 
 export class AgentService {
   readonly registries: WorkspaceRegistries;
@@ -85,6 +86,8 @@ export class AgentService {
         toolServices: this.toolServices,
         eventsFor: hooks.eventsFor ?? (() => ({})),
         ...(hooks.gate ? { gate: hooks.gate } : {}),
+        ...(settings.librarianTimeoutSeconds !== undefined ? { librarianTimeoutMs: settings.librarianTimeoutSeconds * 1000 } : {}),
+        ...(settings.librarianMaxInFlight !== undefined ? { librarianMaxInFlight: settings.librarianMaxInFlight } : {}),
         ...(hooks.instrument ? { instrument: hooks.instrument } : {}),
       },
       logger,

@@ -32,6 +32,7 @@ import {
   provenanceUris,
   sessionTriples,
 } from './explainability.js';
+import { agentDocuments, type AgentDocument, type DocumentSink } from './agent-documents.js';
 import { agentReactTerms } from './prompt-terms.js';
 import { PARSE_ERROR_ACTION, parseFailureObservation, type ParsedAction, type ParsedResponse } from './react-output.js';
 import { reason } from './reasoning.js';
@@ -43,6 +44,8 @@ export interface IterationOutput {
   next(request: AgentRequest): Promise<void>;
   /** Absent when the flow has no `explainability` queue. */
   explain?(triples: Triples): Promise<void>;
+  /** Librarian documents of thoughts, observations and answers; absent when the flow has no librarian queues. */
+  documents?: DocumentSink;
 }
 
 export type SessionOutcome = 'completed' | 'error' | 'max-iterations';
@@ -151,7 +154,8 @@ async function iterate(ctx: IterationContext, request: AgentRequest, result: Ite
   if (!request.streaming) await ctx.output.respond(thoughtResponse(parsed.thought, thoughtId, true));
 
   if (parsed.kind === 'final') {
-    await explain(ctx, request, finalId, conclusionTriples(sessionId, n));
+    const answerDocument = saveDocument(ctx, agentDocuments.answer(sessionId, request.question, parsed.answer));
+    await explain(ctx, request, finalId, conclusionTriples(sessionId, n, answerDocument));
     const content = request.streaming ? '' : parsed.answer;
     await ctx.output.respond(answerResponse(content, finalId, { message: true, dialog: true }));
     ctx.events.sessionEnded?.('completed', n);
@@ -160,7 +164,15 @@ async function iterate(ctx: IterationContext, request: AgentRequest, result: Ite
 
   const action = parsed.kind === 'action' ? parsed.name : PARSE_ERROR_ACTION;
   const modelArgs = parsed.kind === 'action' ? parsed.args : {};
-  await explain(ctx, request, provenanceUris.iteration(sessionId, n), iterationTriples(sessionId, n, action, modelArgs));
+  // A parse failure has no thought to save (TrustGraph's parse-error action carries an empty thought).
+  const thoughtDocument =
+    parsed.kind === 'action' ? saveDocument(ctx, agentDocuments.thought(sessionId, n, action, parsed.thought)) : undefined;
+  await explain(
+    ctx,
+    request,
+    provenanceUris.iteration(sessionId, n),
+    iterationTriples(sessionId, n, action, modelArgs, thoughtDocument),
+  );
 
   const step =
     parsed.kind === 'action'
@@ -168,7 +180,8 @@ async function iterate(ctx: IterationContext, request: AgentRequest, result: Ite
       : { observation: parseFailureObservation(parsed), nextState: request.state };
 
   await ctx.output.respond(observationResponse(step.observation, provenanceUris.observation(sessionId, n)));
-  await explain(ctx, request, provenanceUris.observation(sessionId, n), observationTriples(sessionId, n));
+  const observationDocument = saveDocument(ctx, agentDocuments.observation(sessionId, n, step.observation));
+  await explain(ctx, request, provenanceUris.observation(sessionId, n), observationTriples(sessionId, n, observationDocument));
 
   const history: AgentStep[] = [
     ...request.history,
@@ -242,6 +255,15 @@ function notOfferedObservation(name: string, toolSet: ToolSet): string {
 /** History arguments are a string map: each value as Python's `str()` would write it (agent.md §3.7). */
 function stringifyArguments(args: Readonly<Record<string, unknown>>): Record<string, string> {
   return Object.fromEntries(Object.entries(args).map(([name, value]) => [name, pythonStr(value)]));
+}
+
+/**
+ * Hand a document to the librarian saver (never waits); its id when the save started, for the explain triples to
+ * link. Empty text is not saved, as in TrustGraph.
+ */
+function saveDocument(ctx: IterationContext, document: AgentDocument): string | undefined {
+  if (!ctx.output.documents || document.content === '') return undefined;
+  return ctx.output.documents.save(document) ? document.id : undefined;
 }
 
 /** Publish provenance triples and the inline explain response. Provenance never fails a dialog. */

@@ -21,6 +21,8 @@ import {
   embeddingsResponseCodec,
   graphRagQueryCodec,
   graphRagResponseCodec,
+  librarianRequestCodec,
+  librarianResponseCodec,
   promptRequestCodec,
   promptResponseCodec,
   rowEmbeddingsRequestCodec,
@@ -35,6 +37,7 @@ import {
   type Codec,
 } from '../wire/index.js';
 import type { ConcurrencyLimit } from './concurrency-limit.js';
+import { DocumentSaver, type DocumentSaveOutcome } from './document-saver.js';
 
 /** Why a request was refused before it ran. */
 export interface Refusal {
@@ -75,17 +78,28 @@ export interface FlowRuntimeDeps {
    * Default 60000 ms.
    */
   publishRetryMs?: number;
+  /** Per-save timeout of librarian documents. Default 120000 ms (TrustGraph's `--librarian-timeout`). */
+  librarianTimeoutMs?: number;
+  /** Librarian saves waiting for an answer at most; more are skipped. Default 64. */
+  librarianMaxInFlight?: number;
   /** TrustGraph's generic consumer, producer and downstream-call metrics. */
   instrument?: {
     consumed(consumer: string, seconds: number, ok: boolean): void;
     produced(producer: string): void;
     /** A call to a TrustGraph service ended; `targetService` is the request spec name, e.g. `prompt-request`. */
     downstream(targetService: string, outcome: { seconds: number; status: 'ok' | 'timeout' | 'error'; errorType?: string }): void;
+    /** A librarian document save ended (or was skipped). */
+    documentSaved?(outcome: DocumentSaveOutcome): void;
   };
 }
 
 /** Default of `FlowRuntimeDeps.publishRetryMs`. */
 export const DEFAULT_PUBLISH_RETRY_MS = 60_000;
+/** Defaults of `FlowRuntimeDeps.librarianTimeoutMs` / `librarianMaxInFlight`. */
+export const DEFAULT_LIBRARIAN_TIMEOUT_MS = 120_000;
+export const DEFAULT_LIBRARIAN_MAX_IN_FLIGHT = 64;
+/** How long a stopping flow waits for librarian saves still in flight. */
+const DOCUMENT_DRAIN_MS = 5_000;
 /** The transports' code for "never written: sending again cannot duplicate it" (websocket-transport.ts). */
 const NOT_CONNECTED = 'TG_TRANSPORT_NOT_CONNECTED';
 /** Error texts sent back to clients are cut to this many characters. */
@@ -120,6 +134,7 @@ export class FlowRuntime {
   private consumer: Consumer | undefined;
   private readonly producers: Producer[] = [];
   private readonly clients: RequestClient<unknown, unknown>[] = [];
+  private documents: DocumentSaver | undefined;
   private inFlight = 0;
 
   private constructor(
@@ -150,6 +165,7 @@ export class FlowRuntime {
     await this.consumer?.close().catch((error: unknown) => this.logger.warn({ err: error }, 'Closing the request consumer failed'));
     this.consumer = undefined;
     while (this.inFlight > 0) await new Promise((r) => setTimeout(r, 20));
+    await this.documents?.drain(DOCUMENT_DRAIN_MS);
     await Promise.allSettled([...this.clients.map((c) => c.close()), ...this.producers.map((p) => p.close())]);
     this.logger.info('Flow stopped');
   }
@@ -268,6 +284,17 @@ export class FlowRuntime {
       rowEmbeddings: await this.client('row-embeddings-query', rowEmbeddingsRequestCodec, rowEmbeddingsResponseCodec),
       toolService: (descriptor) => this.deps.toolServices.get(descriptor),
     };
+    const librarian = await this.client('librarian', librarianRequestCodec, librarianResponseCodec);
+    const documents = librarian
+      ? new DocumentSaver({
+          client: librarian,
+          maxInFlight: this.deps.librarianMaxInFlight ?? DEFAULT_LIBRARIAN_MAX_IN_FLIGHT,
+          timeoutMs: this.deps.librarianTimeoutMs ?? DEFAULT_LIBRARIAN_TIMEOUT_MS,
+          logger: this.logger,
+          onOutcome: (outcome) => this.deps.instrument?.documentSaved?.(outcome),
+        })
+      : undefined;
+    this.documents = documents;
 
     const { workspace, flow } = this.definition;
     const outputFor = (id: string, request: AgentRequest | undefined, dialog: DialogState): IterationOutput => ({
@@ -295,6 +322,7 @@ export class FlowRuntime {
               ),
           }
         : {}),
+      ...(documents ? { documents } : {}),
     });
 
     const handle = async (message: IncomingMessage, dialog: DialogState): Promise<void> => {
