@@ -36,6 +36,7 @@ import { agentDocuments, type AgentDocument, type DocumentSink } from './agent-d
 import { agentReactTerms } from './prompt-terms.js';
 import { PARSE_ERROR_ACTION, parseFailureObservation, type ParsedAction, type ParsedResponse } from './react-output.js';
 import { reason } from './reasoning.js';
+import { ThoughtStream } from './thought-stream.js';
 import { answerResponse, errorResponse, explainResponse, observationResponse, thoughtResponse } from './responses.js';
 
 /** Where one iteration's messages go; the caller adds the `id` property (and any signature). */
@@ -139,15 +140,25 @@ async function iterate(ctx: IterationContext, request: AgentRequest, result: Ite
 
   const thoughtId = provenanceUris.thought(sessionId, n);
   const finalId = provenanceUris.final(sessionId);
+  // Streamed thoughts keep TrustGraph's shape: a held-back tail, `end_of_message` on the last chunk.
+  const thoughts = new ThoughtStream();
+  const sendThought = async (text: string | undefined, end: boolean): Promise<void> => {
+    if (text !== undefined) await ctx.output.respond(thoughtResponse(text, thoughtId, end));
+  };
   const started = performance.now();
   const parsed: ParsedResponse = await reason({
     client: ctx.prompt,
     terms: agentReactTerms(request.question, toolSet, request.history),
     streaming: request.streaming,
     onEvent: async (event) => {
-      if (event.type === 'thought') await ctx.output.respond(thoughtResponse(event.text, thoughtId, event.final));
-      else await ctx.output.respond(answerResponse(event.text, finalId, { message: false, dialog: false }));
+      if (event.type === 'thought') {
+        thoughts.add(event.text);
+        if (event.final) await sendThought(thoughts.end(), true);
+      } else {
+        await ctx.output.respond(answerResponse(event.text, finalId, { message: false, dialog: false }));
+      }
     },
+    onChunkEnd: (heldBack) => sendThought(thoughts.release(heldBack), false),
   });
   ctx.events.llmFinished?.((performance.now() - started) / 1000);
 
