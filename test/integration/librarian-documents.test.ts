@@ -18,6 +18,15 @@ import type { PromptTerms } from '../stand-ins/prompt-service.js';
 const { webSocketUrl } = brokerUrls();
 const TG_DOCUMENT = 'https://trustgraph.ai/ns/document';
 
+const fixture = (name: string): unknown =>
+  JSON.parse(readFileSync(new URL(`../fixtures/trustgraph-2.11.1/${name}`, import.meta.url), 'utf8'));
+
+/** TrustGraph 2.11.1's all-defaults GraphRagQuery (test/fixtures/trustgraph-2.11.1/messages.json). */
+const trustgraphGraphRagQuery = JSON.parse((fixture('messages.json') as Record<string, string[]>).GraphRagQuery?.[0] ?? '{}') as Record<
+  string,
+  unknown
+>;
+
 /** What TrustGraph 2.11.1's `save_document` sends (test/fixtures/trustgraph-2.11.1/librarian.json). */
 const trustgraphRequest = JSON.parse(
   (JSON.parse(readFileSync(new URL('../fixtures/trustgraph-2.11.1/librarian.json', import.meta.url), 'utf8')) as { requests: string[] })
@@ -102,6 +111,11 @@ describe('librarian documents', () => {
       expect(raw).toMatchObject({ operation: 'add-document', document_id: (raw.document_metadata as { id: string }).id });
       expect(received.properties.id).toMatch(/^[0-9a-f-]{36}$/);
     }
+
+    // The knowledge-query tool's GraphRagQuery carries every 2.11 field, with TrustGraph's defaults.
+    const graphRag = JSON.parse(h.graphRag.bus.received[0]?.payload.toString('utf8') ?? '{}') as Record<string, unknown>;
+    expect(Object.keys(graphRag)).toEqual(Object.keys(trustgraphGraphRagQuery));
+    expect(graphRag).toEqual({ ...trustgraphGraphRagQuery, query: 'weather in Paris?', collection: 'default', streaming: false });
 
     // 13 / 5 / 6 triples, each entity linked to its document, inline and on the explainability topic.
     const iteration = explainOf(result, '/i1');
