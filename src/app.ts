@@ -101,6 +101,7 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
         if (status === 'timeout') metrics.downstreamTimeouts.inc(labels);
         if (status === 'error') metrics.downstreamErrors.inc({ ...labels, error_type: errorType ?? 'unknown' });
       },
+      documentSaved: (outcome) => metrics.librarianDocuments.inc({ processor: settings.id, outcome }),
     },
   });
   metrics.watchReadiness(() => service.readiness().ready);

@@ -67,7 +67,8 @@ export type ServiceSettings = Partial<
   | 'configResponseQueue'
   | 'configPushQueue'
   | 'configTimeoutSeconds'
->;
+> &
+  Partial<Pick<Settings, 'librarianTimeoutSeconds' | 'librarianMaxInFlight'>>;
 
 export class AgentService {
   readonly registries: WorkspaceRegistries;
@@ -121,6 +122,8 @@ export class AgentService {
         toolServices: this.toolServices,
         eventsFor: hooks.eventsFor ?? (() => ({})),
         ...(hooks.gate ? { gate: hooks.gate } : {}),
+        ...(settings.librarianTimeoutSeconds !== undefined ? { librarianTimeoutMs: settings.librarianTimeoutSeconds * 1000 } : {}),
+        ...(settings.librarianMaxInFlight !== undefined ? { librarianMaxInFlight: settings.librarianMaxInFlight } : {}),
         ...(hooks.instrument ? { instrument: hooks.instrument } : {}),
       },
       logger,

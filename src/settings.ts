@@ -55,6 +55,10 @@ export const SettingsSchema = z.object({
   requestTimeoutSeconds: z.coerce.number().positive().default(600),
   /** Larger requests are refused with an error. Unset: three quarters of what the transport carries in one message. */
   maxRequestBytes: positiveInt(1, 2 ** 31).optional(),
+  /** Per-save timeout of the agent's librarian documents (TrustGraph's `--librarian-timeout`). */
+  librarianTimeoutSeconds: z.coerce.number().positive().default(120),
+  /** Librarian document saves waiting for an answer at most; further documents are not saved. */
+  librarianMaxInFlight: positiveInt(1, 100_000).default(64),
   /** An action naming a tool that was not offered ends the dialog with an error (TrustGraph's behaviour). */
   strictTools: booleanish.default(false),
   /** Refuse requests whose state no tool of the workspace knows (else they are only counted). */
@@ -118,6 +122,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'configTimeoutSeconds', flag: 'config-timeout', env: 'TG_CONFIG_TIMEOUT', help: 'seconds per config request (default 60)' },
   { key: 'requestTimeoutSeconds', flag: 'request-timeout', env: 'TG_AGENT_REQUEST_TIMEOUT', help: 'seconds to wait for each reply of a TrustGraph service (default 600)' },
   { key: 'maxRequestBytes', flag: 'max-request-bytes', env: 'TG_AGENT_MAX_REQUEST_BYTES', help: 'refuse larger requests with an error (default: 3/4 of what the transport carries: ~589 KB on websocket, ~3.9 MB on native)' },
+  { key: 'librarianTimeoutSeconds', flag: 'librarian-timeout', env: 'TG_AGENT_LIBRARIAN_TIMEOUT', help: 'seconds to wait for the librarian to confirm a saved document (default 120)' },
+  { key: 'librarianMaxInFlight', flag: 'librarian-max-in-flight', env: 'TG_AGENT_LIBRARIAN_MAX_IN_FLIGHT', help: 'document saves awaiting the librarian at most; more are skipped (default 64)' },
   { key: 'strictTools', flag: 'strict-tools', env: 'TG_AGENT_STRICT_TOOLS', boolean: true, help: 'a not-offered tool ends the dialog with an error, as TrustGraph does' },
   { key: 'strictStates', flag: 'strict-states', env: 'TG_AGENT_STRICT_STATES', boolean: true, help: 'refuse requests whose state no tool knows' },
   { key: 'signingKey', flag: 'signing-key', env: 'TG_AGENT_SIGNING_KEY', help: 'HMAC key signing next messages (min 16 chars)' },

@@ -13,6 +13,8 @@ const RDF_TYPE = 'http://www.w3.org/1999/02/22-rdf-syntax-ns#type';
 const RDFS_LABEL = 'http://www.w3.org/2000/01/rdf-schema#label';
 const PROV = 'http://www.w3.org/ns/prov#';
 const TG = 'https://trustgraph.ai/ns/';
+/** Links an entity to its librarian document. */
+const TG_DOCUMENT = `${TG}document`;
 
 const iri = iriTerm;
 const literal = (value: string): Term => literalTerm(value);
@@ -58,14 +60,19 @@ export function sessionTriples(sessionId: string, question: string, startedAt: D
   ];
 }
 
+/**
+ * With `thoughtDocumentId` (the thought was saved to the librarian) six more triples describe the thought:
+ * the iteration's `tg:thought`, the thought's types, label, derivation and `tg:document` — 13 in all, as TrustGraph.
+ */
 export function iterationTriples(
   sessionId: string,
   n: number,
   action: string,
   args: Readonly<Record<string, unknown>>,
+  thoughtDocumentId?: string,
 ): Triple[] {
   const uri = provenanceUris.iteration(sessionId, n);
-  return [
+  const triples = [
     triple(uri, RDF_TYPE, iri(`${PROV}Entity`)),
     triple(uri, RDF_TYPE, iri(`${TG}Analysis`)),
     triple(uri, RDF_TYPE, iri(`${TG}ToolUse`)),
@@ -74,19 +81,34 @@ export function iterationTriples(
     triple(uri, `${TG}arguments`, literal(pythonJsonDumps(args))),
     triple(uri, `${PROV}wasDerivedFrom`, iri(derivedFrom(sessionId, n))),
   ];
+  if (thoughtDocumentId !== undefined) {
+    const thought = provenanceUris.thought(sessionId, n);
+    triples.push(
+      triple(uri, `${TG}thought`, iri(thought)),
+      triple(thought, RDF_TYPE, iri(`${TG}Reflection`)),
+      triple(thought, RDF_TYPE, iri(`${TG}Thought`)),
+      triple(thought, RDFS_LABEL, literal('Thought')),
+      triple(thought, `${PROV}wasDerivedFrom`, iri(uri)),
+      triple(thought, TG_DOCUMENT, iri(thoughtDocumentId)),
+    );
+  }
+  return triples;
 }
 
-export function observationTriples(sessionId: string, n: number): Triple[] {
+/** With `documentId` (the observation was saved to the librarian): a fifth triple, `tg:document`. */
+export function observationTriples(sessionId: string, n: number, documentId?: string): Triple[] {
   const uri = provenanceUris.observation(sessionId, n);
   return [
     triple(uri, RDF_TYPE, iri(`${PROV}Entity`)),
     triple(uri, RDF_TYPE, iri(`${TG}Observation`)),
     triple(uri, RDFS_LABEL, literal('Observation')),
     triple(uri, `${PROV}wasDerivedFrom`, iri(provenanceUris.iteration(sessionId, n))),
+    ...(documentId !== undefined ? [triple(uri, TG_DOCUMENT, iri(documentId))] : []),
   ];
 }
 
-export function conclusionTriples(sessionId: string, n: number): Triple[] {
+/** With `documentId` (the answer was saved to the librarian): a sixth triple, `tg:document`. */
+export function conclusionTriples(sessionId: string, n: number, documentId?: string): Triple[] {
   const uri = provenanceUris.final(sessionId);
   return [
     triple(uri, RDF_TYPE, iri(`${PROV}Entity`)),
@@ -94,5 +116,6 @@ export function conclusionTriples(sessionId: string, n: number): Triple[] {
     triple(uri, RDF_TYPE, iri(`${TG}Answer`)),
     triple(uri, RDFS_LABEL, literal('Conclusion')),
     triple(uri, `${PROV}wasDerivedFrom`, iri(derivedFrom(sessionId, n))),
+    ...(documentId !== undefined ? [triple(uri, TG_DOCUMENT, iri(documentId))] : []),
   ];
 }

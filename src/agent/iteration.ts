@@ -34,9 +34,11 @@ import {
   sessionUriKey,
 } from './explainability.js';
 import { describeFailure } from './failure.js';
+import { agentDocuments, type AgentDocument, type DocumentSink } from './agent-documents.js';
 import { agentReactTerms } from './prompt-terms.js';
 import { PARSE_ERROR_ACTION, parseFailureObservation, type ParsedAction, type ParsedResponse } from './react-output.js';
 import { reason } from './reasoning.js';
+import { ThoughtStream } from './thought-stream.js';
 import { answerResponse, errorResponse, explainResponse, observationResponse, thoughtResponse } from './responses.js';
 
 /** Where one iteration's messages go; the caller adds the `id` property (and any signature). */
@@ -45,6 +47,8 @@ export interface IterationOutput {
   next(request: AgentRequest): Promise<void>;
   /** Absent when the flow has no `explainability` queue. */
   explain?(triples: Triples): Promise<void>;
+  /** Librarian documents of thoughts, observations and answers; absent when the flow has no librarian queues. */
+  documents?: DocumentSink;
 }
 
 export type SessionOutcome = 'completed' | 'error' | 'max-iterations';
@@ -156,22 +160,33 @@ async function iterate(ctx: IterationContext, request: AgentRequest, result: Ite
 
   const thoughtId = provenanceUris.thought(uriKey, n);
   const finalId = provenanceUris.final(uriKey);
+  // Streamed thoughts keep TrustGraph's shape: a held-back tail, `end_of_message` on the last chunk.
+  const thoughts = new ThoughtStream();
+  const sendThought = async (text: string | undefined, end: boolean): Promise<void> => {
+    if (text !== undefined) await ctx.output.respond(thoughtResponse(text, thoughtId, end));
+  };
   const started = performance.now();
   const parsed: ParsedResponse = await reason({
     client: ctx.prompt,
     terms: agentReactTerms(request.question, toolSet, request.history),
     streaming: request.streaming,
     onEvent: async (event) => {
-      if (event.type === 'thought') await ctx.output.respond(thoughtResponse(event.text, thoughtId, event.final));
-      else await ctx.output.respond(answerResponse(event.text, finalId, { message: false, dialog: false }));
+      if (event.type === 'thought') {
+        thoughts.add(event.text);
+        if (event.final) await sendThought(thoughts.end(), true);
+      } else {
+        await ctx.output.respond(answerResponse(event.text, finalId, { message: false, dialog: false }));
+      }
     },
+    onChunkEnd: (heldBack) => sendThought(thoughts.release(heldBack), false),
   });
   ctx.events.llmFinished?.((performance.now() - started) / 1000);
 
   if (!request.streaming) await ctx.output.respond(thoughtResponse(parsed.thought, thoughtId, true));
 
   if (parsed.kind === 'final') {
-    await explain(ctx, request, finalId, conclusionTriples(uriKey, n));
+    const answerDocument = saveDocument(ctx, agentDocuments.answer(uriKey, request.question, parsed.answer));
+    await explain(ctx, request, finalId, conclusionTriples(uriKey, n, answerDocument));
     const content = request.streaming ? '' : parsed.answer;
     await ctx.output.respond(answerResponse(content, finalId, { message: true, dialog: true }));
     ctx.events.sessionEnded?.('completed', n);
@@ -180,7 +195,15 @@ async function iterate(ctx: IterationContext, request: AgentRequest, result: Ite
 
   const action = parsed.kind === 'action' ? parsed.name : PARSE_ERROR_ACTION;
   const modelArgs = parsed.kind === 'action' ? parsed.args : {};
-  await explain(ctx, request, provenanceUris.iteration(uriKey, n), iterationTriples(uriKey, n, action, modelArgs));
+  // A parse failure has no thought to save (TrustGraph's parse-error action carries an empty thought).
+  const thoughtDocument =
+    parsed.kind === 'action' ? saveDocument(ctx, agentDocuments.thought(uriKey, n, action, parsed.thought)) : undefined;
+  await explain(
+    ctx,
+    request,
+    provenanceUris.iteration(uriKey, n),
+    iterationTriples(uriKey, n, action, modelArgs, thoughtDocument),
+  );
 
   const step =
     parsed.kind === 'action'
@@ -188,7 +211,8 @@ async function iterate(ctx: IterationContext, request: AgentRequest, result: Ite
       : { observation: parseFailureObservation(parsed), nextState: request.state };
 
   await ctx.output.respond(observationResponse(step.observation, provenanceUris.observation(uriKey, n)));
-  await explain(ctx, request, provenanceUris.observation(uriKey, n), observationTriples(uriKey, n));
+  const observationDocument = saveDocument(ctx, agentDocuments.observation(uriKey, n, step.observation));
+  await explain(ctx, request, provenanceUris.observation(uriKey, n), observationTriples(uriKey, n, observationDocument));
 
   const history: AgentStep[] = [
     ...request.history,
@@ -278,6 +302,15 @@ function notOfferedObservation(name: string, toolSet: ToolSet): string {
 /** History arguments are a string map: each value as Python's `str()` would write it (agent.md §3.7). */
 function stringifyArguments(args: Readonly<Record<string, unknown>>): Record<string, string> {
   return Object.fromEntries(Object.entries(args).map(([name, value]) => [name, pythonStr(value)]));
+}
+
+/**
+ * Hand a document to the librarian saver (never waits); its id when the save started, for the explain triples to
+ * link. Empty text is not saved, as in TrustGraph.
+ */
+function saveDocument(ctx: IterationContext, document: AgentDocument): string | undefined {
+  if (!ctx.output.documents || document.content === '') return undefined;
+  return ctx.output.documents.save(document) ? document.id : undefined;
 }
 
 /**

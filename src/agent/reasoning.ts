@@ -19,6 +19,11 @@ export interface ReasonOptions {
   terms: Record<string, string>;
   streaming: boolean;
   onEvent: (event: StreamEvent) => Promise<void>;
+  /**
+   * Streaming only: called after the events of each prompt-service chunk, with the number of characters the
+   * parser received after its last thought text and still holds (see `StreamingReactParser.heldBack`).
+   */
+  onChunkEnd?: (heldBack: number) => Promise<void>;
 }
 
 export async function reason(options: ReasonOptions): Promise<ParsedResponse> {
@@ -32,6 +37,7 @@ export async function reason(options: ReasonOptions): Promise<ParsedResponse> {
   for await (const response of options.client.stream(request, { isLast: (r) => r.end_of_stream || r.error !== null })) {
     raise(response);
     for (const event of parser.feed(response.text)) await options.onEvent(event);
+    await options.onChunkEnd?.(parser.heldBack);
   }
   const { events, result } = parser.finish();
   for (const event of events) await options.onEvent(event);

@@ -71,12 +71,19 @@ interface PendingEvent {
   final: boolean;
 }
 
+/** Characters consumed, and the count when the last thought character was emitted. */
+interface RawCount {
+  consumed: number;
+  atLastThought: number;
+}
+
 export class StreamingReactParser {
   private readonly core = new ReactLineParser();
   private out: PendingEvent[] = [];
   private pendingCR = false;
   private stopped = false;
   private finalResult: ParsedResponse | null = null;
+  private readonly raw: RawCount = { consumed: 0, atLastThought: 0 };
 
   // The current line.
   private lineSegments: string[] = [];
@@ -126,6 +133,15 @@ export class StreamingReactParser {
     }
   }
 
+  /**
+   * Characters of the model's text received after the last thought character emitted and not (yet) part of
+   * any event: held-back whitespace, a line start that may be a label. TrustGraph's parser counts them in its
+   * 20-character hold-back; src/agent/thought-stream.ts does the same.
+   */
+  get heldBack(): number {
+    return this.raw.consumed - this.raw.atLastThought;
+  }
+
   /** Feed the next chunk of model text; returns the events it makes certain. */
   feed(chunk: string): StreamEvent[] {
     if (this.finalResult !== null) throw new Error('StreamingReactParser.feed() called after finish()');
@@ -166,6 +182,7 @@ export class StreamingReactParser {
     let segmentStart = 0;
     for (let i = 0; i < text.length && !this.stopped; i++) {
       const ch = text.charAt(i);
+      this.raw.consumed++;
       if (ch === '\n') {
         this.appendSegment(text.slice(segmentStart, i));
         segmentStart = i + 1;
@@ -382,6 +399,7 @@ export class StreamingReactParser {
   }
 
   private emitThought(text: string): void {
+    this.raw.atLastThought = this.raw.consumed;
     this.thoughtAny = true;
     this.blockOpen = true;
     const last = this.out.at(-1);

@@ -20,6 +20,8 @@ import {
   embeddingsResponseCodec,
   graphRagQueryCodec,
   graphRagResponseCodec,
+  librarianRequestCodec,
+  librarianResponseCodec,
   promptRequestCodec,
   promptResponseCodec,
   rowEmbeddingsRequestCodec,
@@ -33,6 +35,7 @@ import {
 } from '../wire/index.js';
 import type { ConcurrencyLimit } from './concurrency-limit.js';
 import { RequestHandler } from './request-handler.js';
+import { DocumentSaver, type DocumentSaveOutcome } from './document-saver.js';
 
 /** Why a request was refused before it ran. */
 export interface Refusal {
@@ -90,6 +93,10 @@ export interface FlowRuntimeDeps {
    * error response. Default DEFAULT_MAX_QUEUED (request-handler.ts).
    */
   maxQueued?: number;
+  /** Per-save timeout of librarian documents. Default 120000 ms (TrustGraph's `--librarian-timeout`). */
+  librarianTimeoutMs?: number;
+  /** Librarian saves waiting for an answer at most; more are skipped. Default 64. */
+  librarianMaxInFlight?: number;
   /** TrustGraph's generic consumer, producer and downstream-call metrics. */
   instrument?: {
     /** A `next` message was handed to the broker / one arrived (TrustGraph's agent counts neither). */
@@ -102,11 +109,18 @@ export interface FlowRuntimeDeps {
     produced(producer: string): void;
     /** A call to a TrustGraph service ended; `targetService` is the request spec name, e.g. `prompt-request`. */
     downstream(targetService: string, outcome: { seconds: number; status: 'ok' | 'timeout' | 'error'; errorType?: string }): void;
+    /** A librarian document save ended (or was skipped). */
+    documentSaved?(outcome: DocumentSaveOutcome): void;
   };
 }
 
 /** Default of `FlowRuntimeDeps.publishRetryMs`. */
 export const DEFAULT_PUBLISH_RETRY_MS = 60_000;
+/** Defaults of `FlowRuntimeDeps.librarianTimeoutMs` / `librarianMaxInFlight`. */
+export const DEFAULT_LIBRARIAN_TIMEOUT_MS = 120_000;
+export const DEFAULT_LIBRARIAN_MAX_IN_FLIGHT = 64;
+/** How long a stopping flow waits for librarian saves still in flight. */
+const DOCUMENT_DRAIN_MS = 5_000;
 /** The transports' code for "never written: sending again cannot duplicate it" (websocket-transport.ts). */
 const NOT_CONNECTED = 'TG_TRANSPORT_NOT_CONNECTED';
 
@@ -114,6 +128,7 @@ export class FlowRuntime {
   private consumer: Consumer | undefined;
   private readonly producers: Producer[] = [];
   private readonly clients: RequestClient<unknown, unknown>[] = [];
+  private documents: DocumentSaver | undefined;
   private inFlight = 0;
 
   private constructor(
@@ -144,6 +159,7 @@ export class FlowRuntime {
     await this.consumer?.close().catch((error: unknown) => this.logger.warn({ err: error }, 'Closing the request consumer failed'));
     this.consumer = undefined;
     while (this.inFlight > 0) await new Promise((r) => setTimeout(r, 20));
+    await this.documents?.drain(DOCUMENT_DRAIN_MS);
     await Promise.allSettled([...this.clients.map((c) => c.close()), ...this.producers.map((p) => p.close())]);
     this.logger.info('Flow stopped');
   }
@@ -251,6 +267,17 @@ export class FlowRuntime {
       rowEmbeddings: await this.client('row-embeddings-query', rowEmbeddingsRequestCodec, rowEmbeddingsResponseCodec),
       toolService: (descriptor) => this.deps.toolServices.get(descriptor),
     };
+    const librarian = await this.client('librarian', librarianRequestCodec, librarianResponseCodec);
+    const documents = librarian
+      ? new DocumentSaver({
+          client: librarian,
+          maxInFlight: this.deps.librarianMaxInFlight ?? DEFAULT_LIBRARIAN_MAX_IN_FLIGHT,
+          timeoutMs: this.deps.librarianTimeoutMs ?? DEFAULT_LIBRARIAN_TIMEOUT_MS,
+          logger: this.logger,
+          onOutcome: (outcome) => this.deps.instrument?.documentSaved?.(outcome),
+        })
+      : undefined;
+    this.documents = documents;
 
     const handler = new RequestHandler({
       definition: this.definition,
@@ -261,6 +288,7 @@ export class FlowRuntime {
       tools,
       publish: (producer, message, onlyIfUnsent) => this.publish(producer, message, onlyIfUnsent),
       whenConnected: () => this.whenConnected(),
+      ...(documents ? { documents } : {}),
     });
 
     this.deps.instrument?.subscribing?.(this.definition.topics.request ?? '');

@@ -13,6 +13,7 @@ import type { RequestClient } from '../bus/request-client.js';
 import type { IncomingMessage, OutgoingMessage, Producer } from '../bus/transport.js';
 import type { FlowDefinition } from '../config/flows.js';
 import { clipErrorText, describeFailure, type Failure } from '../agent/failure.js';
+import type { DocumentSink } from '../agent/agent-documents.js';
 import { runIteration, type IterationOutput, type IterationResult } from '../agent/iteration.js';
 import { budgetFor, checkFits, fitResponse, fitTriples, type MessageBudget } from '../agent/message-budget.js';
 import { errorResponse } from '../agent/responses.js';
@@ -46,6 +47,8 @@ export interface RequestHandlerContext {
   publish(producer: Producer, message: OutgoingMessage, onlyIfUnsent: boolean): Promise<void>;
   /** Resolves once the broker connection is whole (for `next` messages). */
   whenConnected(): Promise<void>;
+  /** Where the iteration's librarian documents go, when the flow has librarian queues. */
+  documents?: DocumentSink;
 }
 
 export class RequestHandler {
@@ -178,7 +181,9 @@ export class RequestHandler {
     const budget: MessageBudget = budgetFor(this.ctx.deps.transport, properties);
     const warn = (text: string): void => logger.warn({ id }, `Shortened a message to fit the transport: ${text}`);
     const explainability = producers.explainability;
+    const documents = this.ctx.documents;
     return {
+      ...(documents && request ? { documents } : {}),
       respond: (response: AgentResponse) => {
         const payload = fitResponse(response, budget, warn);
         const final = response.end_of_dialog;

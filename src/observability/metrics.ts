@@ -108,6 +108,7 @@ export class AgentMetrics {
 
   // MCP argument discovery (DESIGN decision 9)
   readonly mcpDiscoveryFailures: Counter<'processor' | 'reason'>;
+  readonly librarianDocuments: Counter<'processor' | 'outcome'>;
   readonly mcpDiscoveryFailing: Gauge<'processor' | 'workspace'>;
   readonly mcpArgumentDrift: Gauge<'processor' | 'workspace' | 'tool'>;
   readonly mcpToolArguments: Gauge<'processor' | 'workspace' | 'source'>;
@@ -179,6 +180,7 @@ export class AgentMetrics {
     this.policyProblems = new Gauge({ name: 'tg_agent_policy_problems', help: 'Problems in the group policy config type, per workspace', labelNames: ['processor', 'workspace'], registers });
     this.configFailures = new Counter({ name: 'tg_agent_config_apply_failures_total', help: 'Parts of config changes (tools, hooks, flows) that failed to apply', labelNames: ['processor', 'part'], registers });
 
+    this.librarianDocuments = new Counter({ name: 'tg_agent_librarian_documents_total', help: 'Thought, observation and answer documents sent to the librarian, by outcome (saved, failed, skipped)', labelNames: ['processor', 'outcome'], registers });
     this.mcpDiscoveryFailures = new Counter({ name: 'tg_agent_mcp_discovery_failures_total', help: 'MCP tools/list discoveries that failed, per mcp entry and attempt, by reason', labelNames: ['processor', 'reason'], registers });
     this.mcpDiscoveryFailing = new Gauge({ name: 'tg_agent_mcp_discovery_failing', help: 'mcp config entries whose last discovery failed, per workspace', labelNames: ['processor', 'workspace'], registers });
     this.mcpArgumentDrift = new Gauge({ name: 'tg_agent_mcp_argument_drift', help: "Differences between an mcp-tool's declared arguments and its server's input schema", labelNames: ['processor', 'workspace', 'tool'], registers });

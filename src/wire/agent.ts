@@ -1,5 +1,5 @@
 /**
- * `trustgraph-base/trustgraph/schema/services/agent.py` (TrustGraph 2.8): PlanStep, AgentStep, AgentRequest,
+ * `trustgraph-base/trustgraph/schema/agent.py` (TrustGraph 2.11.1, unchanged since 2.8): PlanStep, AgentStep, AgentRequest,
  * AgentResponse. Field order is the dataclass order.
  */
 import { z } from 'zod';

@@ -1,5 +1,5 @@
 /**
- * `trustgraph-base/trustgraph/schema/services/config.py`: ConfigRequest, ConfigResponse, ConfigPush.
+ * `trustgraph-base/trustgraph/schema/config.py` (TrustGraph 2.11.1, unchanged since 2.8): ConfigRequest, ConfigResponse, ConfigPush.
  * System queues `request:tg:config` / `response:tg:config`, push on `notify:tg:config`.
  */
 import { z } from 'zod';

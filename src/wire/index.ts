@@ -103,6 +103,7 @@ export {
   type EmbeddingsRequestInput,
   type EmbeddingsResponse,
   type EmbeddingsResponseInput,
+  type ModelInfo,
   type TextCompletionRequest,
   type TextCompletionRequestInput,
   type TextCompletionResponse,
@@ -123,6 +124,9 @@ export {
   type GraphRagResponse,
   type GraphRagResponseInput,
   type Source,
+  type TraversalStep,
+  type UserContext,
+  type UserContextInput,
 } from './retrieval.js';
 
 export {
@@ -146,6 +150,7 @@ export {
   type RowEmbeddingsResponse,
   type RowEmbeddingsResponseInput,
   type RowIndexMatch,
+  type RowIndexMatchInput,
 } from './query.js';
 
 export {

@@ -1,10 +1,10 @@
 /**
- * `schema/core/metadata.py` + `schema/knowledge/graph.py` (2.8): `Triples`, published fire-and-forget on the
+ * `schema/core/metadata.py` + `schema/triples.py` (TrustGraph 2.11.1, unchanged since 2.8): `Triples`, published fire-and-forget on the
  * `explainability` flow topic.
  */
 import { z } from 'zod';
 import { TripleSchema } from './primitives.js';
-import { defineMessage, list, str } from './schema-kit.js';
+import { defineMessage, list, optRecord, str } from './schema-kit.js';
 
 export const MetadataSchema = z.object({
   /** The entity URI the triples describe. */
@@ -15,12 +15,9 @@ export const MetadataSchema = z.object({
 export type Metadata = z.output<typeof MetadataSchema>;
 export type MetadataInput = z.input<typeof MetadataSchema>;
 
-/** `metadata` is always an object on the wire; `null` or missing reads as the default Metadata. */
-const metadataField = () =>
-  MetadataSchema.nullish().transform((v): Metadata => v ?? { id: '', root: '', collection: '' });
-
 export const TriplesSchema = z.object({
-  metadata: metadataField(),
+  /** `null` only in the all-defaults message; the agent always fills it. */
+  metadata: optRecord(MetadataSchema),
   triples: list(TripleSchema),
 });
 export type Triples = z.output<typeof TriplesSchema>;

@@ -1,6 +1,6 @@
 /**
- * `trustgraph-base/trustgraph/schema/services/library.py`: the subset of the librarian protocol the agent uses
- * (`add-document` of thought / observation / answer documents). The request carries the dataclass fields in order
+ * `trustgraph-base/trustgraph/schema/documents.py` (TrustGraph 2.11.1): the subset of the librarian protocol the agent uses
+ * (`add-document` of thought / observation / answer documents, as `save_document` writes them). The request carries the dataclass fields in order
  * (without the pre-workspace `user` fields); the response schema keeps only what the agent reads, so any other
  * librarian reply fields are ignored rather than validated.
  */

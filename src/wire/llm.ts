@@ -1,11 +1,15 @@
 /**
- * `trustgraph-base/trustgraph/schema/services/llm.py` (2.8): text completion, embeddings and MCP tool messages.
+ * `trustgraph-base/trustgraph/schema/llm.py` and `embeddings.py` (TrustGraph 2.11.1): text completion,
+ * embeddings and MCP tool messages. 2.11 added `TextCompletionRequest.operation` (`completion` or `list-models`)
+ * and `TextCompletionResponse.models`; 2.8 messages without them decode to the defaults.
  */
 import { z } from 'zod';
 import { errorField } from './primitives.js';
 import { bool, defineMessage, list, optJsonObject, optNum, optStr, str } from './schema-kit.js';
 
 export const TextCompletionRequestSchema = z.object({
+  /** `completion` (the default) or `list-models`. */
+  operation: str('completion'),
   system: str(),
   prompt: str(),
   streaming: bool(),
@@ -16,6 +20,27 @@ export const TextCompletionRequestSchema = z.object({
 export type TextCompletionRequest = z.output<typeof TextCompletionRequestSchema>;
 export type TextCompletionRequestInput = z.input<typeof TextCompletionRequestSchema>;
 
+/** One model in a `list-models` answer (2.11). */
+export const ModelInfoSchema = z.object({
+  id: str(),
+  name: optStr(),
+  owned_by: optStr(),
+  created: optNum(),
+  description: optStr(),
+  context_length: optNum(),
+  max_output_length: optNum(),
+  input_modalities: list(z.string()),
+  output_modalities: list(z.string()),
+  supported_features: list(z.string()),
+  input_price: optNum(),
+  output_price: optNum(),
+  family: optStr(),
+  parameter_size: optStr(),
+  quantization: optStr(),
+  format: optStr(),
+});
+export type ModelInfo = z.output<typeof ModelInfoSchema>;
+
 export const TextCompletionResponseSchema = z.object({
   error: errorField(),
   response: str(),
@@ -23,6 +48,8 @@ export const TextCompletionResponseSchema = z.object({
   out_token: optNum(),
   model: optStr(),
   end_of_stream: bool(),
+  /** Answer to `list-models`. */
+  models: list(ModelInfoSchema),
 });
 export type TextCompletionResponse = z.output<typeof TextCompletionResponseSchema>;
 export type TextCompletionResponseInput = z.input<typeof TextCompletionResponseSchema>;

@@ -1,5 +1,5 @@
 /**
- * `trustgraph-base/trustgraph/schema/services/prompt.py`: PromptRequest / PromptResponse (the agent uses the
+ * `trustgraph-base/trustgraph/schema/llm.py` (TrustGraph 2.11.1, unchanged since 2.8): PromptRequest / PromptResponse (the agent uses the
  * `prompt-rag` instance). Every term value is a JSON-encoded string (Python `json.dumps`, see `pythonJsonDumps`).
  */
 import { z } from 'zod';

@@ -1,15 +1,23 @@
-/** `trustgraph-base/trustgraph/schema/services/query.py` (2.8): row-embeddings query (RowIndexMatch). */
+/**
+ * `trustgraph-base/trustgraph/schema/embeddings.py` (TrustGraph 2.11.1): row-embeddings query (RowIndexMatch).
+ * 2.11 added `attributes` (a string or a list of strings per key) to the request and to each match.
+ */
 import { z } from 'zod';
 import { errorField } from './primitives.js';
-import { defineMessage, list, num, optStr, str } from './schema-kit.js';
+import { defineMessage, dict, list, num, optStr, str } from './schema-kit.js';
+
+/** `dict[str, str | list[str]]`; `null` or missing → `{}`. */
+const attributesField = () => dict(z.union([z.string(), z.array(z.string())]));
 
 export const RowIndexMatchSchema = z.object({
   index_name: str(),
   index_value: list(z.string()),
   text: str(),
   score: num(),
+  attributes: attributesField(),
 });
 export type RowIndexMatch = z.output<typeof RowIndexMatchSchema>;
+export type RowIndexMatchInput = z.input<typeof RowIndexMatchSchema>;
 
 export const RowEmbeddingsRequestSchema = z.object({
   /** The query vector. */
@@ -19,6 +27,8 @@ export const RowEmbeddingsRequestSchema = z.object({
   schema_name: str(),
   /** Restrict to one index, or null for all. */
   index_name: optStr(),
+  /** Attribute filter (2.11). */
+  attributes: attributesField(),
 });
 export type RowEmbeddingsRequest = z.output<typeof RowEmbeddingsRequestSchema>;
 export type RowEmbeddingsRequestInput = z.input<typeof RowEmbeddingsRequestSchema>;

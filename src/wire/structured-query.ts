@@ -1,4 +1,4 @@
-/** `trustgraph-base/trustgraph/schema/services/structured_query.py`: StructuredQueryRequest / Response. */
+/** `trustgraph-base/trustgraph/schema/structured.py` (TrustGraph 2.11.1, unchanged since 2.8): StructuredQueryRequest / Response. */
 import { z } from 'zod';
 import { errorField } from './primitives.js';
 import { defineMessage, list, str } from './schema-kit.js';

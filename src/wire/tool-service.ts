@@ -1,5 +1,5 @@
 /**
- * `ToolServiceRequest` / `ToolServiceResponse` (defined next to the agent schemas in 2.8): requests to a
+ * `ToolServiceRequest` / `ToolServiceResponse` (defined next to the agent schemas; TrustGraph 2.11.1, unchanged since 2.8): requests to a
  * config-defined `tool-service` queue. The client reads until `end_of_stream`.
  */
 import { z } from 'zod';

@@ -1,6 +1,6 @@
 /**
  * TrustGraph's row-embeddings query service (agent.md §4.3), step 2 of a `row-embeddings-query` tool:
- * RowEmbeddingsRequest `{vector, limit, collection, schema_name, index_name}` → `{error, matches}`
+ * RowEmbeddingsRequest `{vector, limit, collection, schema_name, index_name, attributes}` → `{error, matches}`
  * (`search` decides the matches; at most `limit` are sent).
  */
 import {
@@ -9,12 +9,12 @@ import {
   rowEmbeddingsResponseCodec,
   type RowEmbeddingsRequest,
   type RowEmbeddingsResponse,
-  type RowIndexMatch,
+  type RowIndexMatchInput,
 } from '../../src/wire/index.js';
 import type { Queues } from './embeddings.js';
 import { isErrorReply, isRawReply, startStandIn, type ServiceStandIn, type SpecialReply } from './service-stand-in.js';
 
-export type RowSearch = (request: RowEmbeddingsRequest) => RowIndexMatch[] | SpecialReply;
+export type RowSearch = (request: RowEmbeddingsRequest) => RowIndexMatchInput[] | SpecialReply;
 
 export interface RowEmbeddingsStandIn {
   readonly bus: ServiceStandIn<RowEmbeddingsRequest, RowEmbeddingsResponse>;
@@ -24,7 +24,7 @@ export interface RowEmbeddingsStandIn {
 }
 
 export async function startRowEmbeddings(options: Queues & { search?: RowSearch }): Promise<RowEmbeddingsStandIn> {
-  const state = { search: options.search ?? ((): RowIndexMatch[] => []) };
+  const state = { search: options.search ?? ((): RowIndexMatchInput[] => []) };
   const bus = await startStandIn<RowEmbeddingsRequest, RowEmbeddingsResponse>({
     ...options,
     requestCodec: rowEmbeddingsRequestCodec,

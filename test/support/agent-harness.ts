@@ -4,7 +4,8 @@
  *
  *   config stand-in ── processor:agent-manager / tool / tool-service ──▶ AgentService ◀── ask() (the "gateway")
  *   prompt, graph-rag, mcp-tool, structured-query, embeddings, row-embeddings stand-ins per flow,
- *   tool-service stand-ins on their own queues, an observer of the flow's explainability topic.
+ *   tool-service stand-ins on their own queues, an observer of the flow's explainability topic, and
+ *   (per flow, with the `librarian` option) a librarian stand-in shared by the workspace's flows.
  *
  * Isolation: each harness uses its own workspace (`ws-<random>`; every flow topic carries it) and, unless
  * `configQueues: 'trustgraph'`, its own config queues (`request:tg:config-<random>`, ...), so harnesses never
@@ -39,6 +40,7 @@ import { startConfigService, TRUSTGRAPH_CONFIG_QUEUES, type ConfigEntry, type Co
 import { startEmbeddings, type EmbeddingsStandIn } from '../stand-ins/embeddings.js';
 import { startRowEmbeddings, type RowEmbeddingsStandIn } from '../stand-ins/row-embeddings.js';
 import { startGraphRag, type GraphRagAnswer, type GraphRagStandIn } from '../stand-ins/graph-rag.js';
+import { startLibrarian, type LibrarianAnswer, type LibrarianStandIn } from '../stand-ins/librarian.js';
 import { startMcpTool, type McpHandler, type McpToolStandIn } from '../stand-ins/mcp-tool.js';
 import { startPromptService, type PromptScript, type PromptServiceStandIn } from '../stand-ins/prompt-service.js';
 import { startStructuredQuery, type StructuredQueryStandIn } from '../stand-ins/structured-query.js';
@@ -73,6 +75,12 @@ export interface FlowBehaviour {
   templates?: Record<string, PromptScript>;
   graphRag?: GraphRagAnswer;
   mcpTools?: Record<string, McpHandler>;
+  /**
+   * Keep the librarian queues in the flow's `processor:agent-manager` entry and answer them with the workspace's
+   * librarian stand-in (`true`: it stores every document; a function decides per request). Default: the queues
+   * are left out, so the agent saves no documents (a flow whose blueprint has no librarian).
+   */
+  librarian?: boolean | LibrarianAnswer;
 }
 
 export interface AgentHarnessOptions extends FlowBehaviour {
@@ -225,6 +233,8 @@ export interface AgentHarness {
   readonly embeddings: EmbeddingsStandIn;
   readonly rowEmbeddings: RowEmbeddingsStandIn;
   readonly explainability: Triples[];
+  /** The workspace's librarian stand-in, once a flow asked for one (the `librarian` option). */
+  readonly librarian: LibrarianStandIn | undefined;
   readonly flows: Record<string, FlowStandIns>;
   readonly toolServices: Record<string, ToolServiceStandIn>;
   /** The config type of the agent's flows: `processor:<id>`. */
@@ -353,6 +363,12 @@ async function startFlowStandIns(
   }
 }
 
+/** The flow's `processor:agent-manager` options: without the librarian queues unless the flow has a librarian. */
+function flowConfigOptions(behaviour: FlowBehaviour, options: AgentFlowConfigOptions = {}): AgentFlowConfigOptions {
+  if (behaviour.librarian) return options;
+  return { ...options, topics: { 'librarian-request': undefined, 'librarian-response': undefined, ...options.topics } };
+}
+
 export async function startAgentHarness(options: AgentHarnessOptions): Promise<AgentHarness> {
   const logger = options.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'silent' });
   const workspace = options.workspace ?? uniqueWorkspace();
@@ -424,14 +440,33 @@ export async function startAgentHarness(options: AgentHarnessOptions): Promise<A
       ...(options.templates ? { templates: options.templates } : {}),
       ...(options.graphRag ? { graphRag: options.graphRag } : {}),
       ...(options.mcpTools ? { mcpTools: options.mcpTools } : {}),
+      ...(options.librarian ? { librarian: options.librarian } : {}),
     };
     const main = await startFlowStandIns(transport, workspace, defaultFlow, behaviour);
     cleanups.push(() => main.stop());
     flows[defaultFlow] = main;
 
+    // One librarian per workspace: its queues are `request:tg:librarian:<workspace>` for every flow.
+    let librarian: LibrarianStandIn | undefined;
+    const useLibrarian = async (setting: FlowBehaviour['librarian']): Promise<void> => {
+      if (!setting) return;
+      if (!librarian) {
+        const topics = agentFlowTopics(workspace, defaultFlow);
+        const standIn = await startLibrarian({
+          transport,
+          requestQueue: topics['librarian-request'] ?? '',
+          responseQueue: topics['librarian-response'] ?? '',
+        });
+        cleanups.push(() => standIn.stop());
+        librarian = standIn;
+      }
+      if (typeof setting === 'function') librarian.answer = setting;
+    };
+    await useLibrarian(behaviour.librarian);
+
     const toolServices: Record<string, ToolServiceStandIn> = {};
     const entries: ConfigEntry[] = [
-      { type: flowConfigType, key: defaultFlow, value: agentFlowConfig(workspace, defaultFlow, options.flowConfig) },
+      { type: flowConfigType, key: defaultFlow, value: agentFlowConfig(workspace, defaultFlow, flowConfigOptions(behaviour, options.flowConfig)) },
       { type: 'flow', key: defaultFlow, value: flowRecordConfig(workspace, defaultFlow) },
     ];
     for (const [id, spec] of Object.entries(options.toolServices ?? {})) {
@@ -625,6 +660,9 @@ export async function startAgentHarness(options: AgentHarnessOptions): Promise<A
       embeddings: main.embeddings,
       rowEmbeddings: main.rowEmbeddings,
       explainability: main.explainability,
+      get librarian() {
+        return librarian;
+      },
       flows,
       toolServices,
       flowConfigType,
@@ -649,8 +687,9 @@ export async function startAgentHarness(options: AgentHarnessOptions): Promise<A
           flows[flow] = standIns;
           cleanups.push(() => standIns.stop());
         }
+        await useLibrarian(flowBehaviour?.librarian);
         await config.putMany(workspace, [
-          { type: flowConfigType, key: flow, value: agentFlowConfig(workspace, flow, flowOptions) },
+          { type: flowConfigType, key: flow, value: agentFlowConfig(workspace, flow, flowConfigOptions(flowBehaviour ?? {}, flowOptions)) },
           { type: 'flow', key: flow, value: flowRecordConfig(workspace, flow) },
         ]);
         return standIns;

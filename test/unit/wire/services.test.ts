@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   embeddingsRequestCodec,
@@ -50,6 +51,13 @@ import {
 
 const keysOf = (buffer: Buffer): string[] => Object.keys(JSON.parse(buffer.toString('utf8')) as object);
 
+/** TrustGraph 2.11.1's all-defaults message (see trustgraph-2-11.test.ts) and its keys. */
+const golden = JSON.parse(
+  readFileSync(new URL('../../fixtures/trustgraph-2.11.1/messages.json', import.meta.url), 'utf8'),
+) as Record<string, string[]>;
+const tgDefaults = (name: string): Record<string, unknown> => JSON.parse(golden[name]?.[0] ?? '{}') as Record<string, unknown>;
+const tgKeys = (name: string): string[] => Object.keys(tgDefaults(name));
+
 interface Case {
   name: string;
   codec: Codec<unknown>;
@@ -85,30 +93,24 @@ const cases: Case[] = [
     name: 'TextCompletionRequest',
     codec: textCompletionRequestCodec as Codec<unknown>,
     make: () => makeTextCompletionRequest(),
-    defaults: { system: '', prompt: '', streaming: false, response_format: null, schema: null },
-    keys: ['system', 'prompt', 'streaming', 'response_format', 'schema'],
+    defaults: tgDefaults('TextCompletionRequest'),
+    keys: tgKeys('TextCompletionRequest'),
     full: makeTextCompletionRequest({ system: 's', prompt: 'p', streaming: true, response_format: 'json', schema: { type: 'object', properties: { a: { type: 'string' } } } }),
   },
   {
     name: 'TextCompletionResponse',
     codec: textCompletionResponseCodec as Codec<unknown>,
     make: () => makeTextCompletionResponse(),
-    defaults: { error: null, response: '', in_token: null, out_token: null, model: null, end_of_stream: false },
-    keys: ['error', 'response', 'in_token', 'out_token', 'model', 'end_of_stream'],
+    defaults: tgDefaults('TextCompletionResponse'),
+    keys: tgKeys('TextCompletionResponse'),
     full: makeTextCompletionResponse({ error: err, response: 'r', in_token: 3, out_token: 4, model: 'm', end_of_stream: true }),
   },
   {
     name: 'GraphRagQuery',
     codec: graphRagQueryCodec as Codec<unknown>,
     make: () => makeGraphRagQuery(),
-    defaults: {
-      query: '', collection: '', entity_limit: 0, triple_limit: 0, max_subgraph_size: 0, max_path_length: 0,
-      edge_score_limit: 0, edge_limit: 0, max_reranker_input: 0, streaming: false, parent_uri: '',
-    },
-    keys: [
-      'query', 'collection', 'entity_limit', 'triple_limit', 'max_subgraph_size', 'max_path_length', 'edge_score_limit',
-      'edge_limit', 'max_reranker_input', 'streaming', 'parent_uri',
-    ],
+    defaults: tgDefaults('GraphRagQuery'),
+    keys: tgKeys('GraphRagQuery'),
     full: makeGraphRagQuery({
       query: 'q', collection: 'c', entity_limit: 1, triple_limit: 2, max_subgraph_size: 3, max_path_length: 4,
       edge_score_limit: 5, edge_limit: 6, max_reranker_input: 7, streaming: true, parent_uri: 'urn:p',
@@ -183,8 +185,8 @@ const cases: Case[] = [
     name: 'RowEmbeddingsRequest',
     codec: rowEmbeddingsRequestCodec as Codec<unknown>,
     make: () => makeRowEmbeddingsRequest(),
-    defaults: { vector: [], limit: 10, collection: '', schema_name: '', index_name: null },
-    keys: ['vector', 'limit', 'collection', 'schema_name', 'index_name'],
+    defaults: tgDefaults('RowEmbeddingsRequest'),
+    keys: tgKeys('RowEmbeddingsRequest'),
     full: makeRowEmbeddingsRequest({ vector: [0.5, 0.25], limit: 3, collection: 'c', schema_name: 'customers', index_name: 'name' }),
   },
   {
@@ -215,8 +217,8 @@ const cases: Case[] = [
     name: 'Triples',
     codec: triplesCodec as Codec<unknown>,
     make: () => makeTriples(),
-    defaults: { metadata: { id: '', root: '', collection: '' }, triples: [] },
-    keys: ['metadata', 'triples'],
+    defaults: tgDefaults('Triples'),
+    keys: tgKeys('Triples'),
     full: makeTriples({ metadata: { id: 'urn:trustgraph:agent:s1', collection: 'default' }, triples: [triple] }),
   },
   {
@@ -282,7 +284,6 @@ describe.each(cases)('$name', ({ name, codec, make, defaults, keys, full }) => {
   it('decodes all-null fields to the defaults', () => {
     const nulls = Object.fromEntries(keys.map((k) => [k, null]));
     const decoded = codec.decode(JSON.stringify({ ...nulls, unknown_field: { x: 1 } })) as Record<string, unknown>;
-    // Record-valued fields that are never null on the wire (Triples.metadata) come back as their default record.
     expect(decoded).toEqual(defaults);
   });
 

@@ -1,0 +1,70 @@
+/**
+ * Saves the agent's librarian documents in the background: an iteration hands a document over and goes on at
+ * once (TrustGraph's agent waits for each save, up to 120 s when no librarian answers). At most `maxInFlight`
+ * saves run at a time; beyond that a document is not saved (and not linked from the explain triples), so a slow or
+ * absent librarian can neither delay a dialog nor pile up memory. Every outcome is logged and counted; a failed
+ * save never touches the dialog's responses.
+ */
+import type { Logger } from 'pino';
+import type { RequestClient } from '../bus/request-client.js';
+import { addDocumentRequest, type AgentDocument, type DocumentSink } from '../agent/agent-documents.js';
+import type { LibrarianRequest, LibrarianResponse } from '../wire/index.js';
+
+/** `saved`: the librarian confirmed; `failed`: error reply, timeout or publish failure; `skipped`: too many in flight. */
+export type DocumentSaveOutcome = 'saved' | 'failed' | 'skipped';
+
+export interface DocumentSaverOptions {
+  client: RequestClient<LibrarianRequest, LibrarianResponse>;
+  maxInFlight: number;
+  timeoutMs: number;
+  logger: Logger;
+  onOutcome?(outcome: DocumentSaveOutcome): void;
+}
+
+export class DocumentSaver implements DocumentSink {
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(private readonly options: DocumentSaverOptions) {}
+
+  /** Saves currently waiting for the librarian. */
+  get pending(): number {
+    return this.inFlight.size;
+  }
+
+  save(document: AgentDocument): boolean {
+    if (this.inFlight.size >= this.options.maxInFlight) {
+      this.options.logger.warn(
+        { document: document.id, inFlight: this.inFlight.size },
+        `Not saving a librarian document: ${this.options.maxInFlight} saves are already waiting for the librarian`,
+      );
+      this.options.onOutcome?.('skipped');
+      return false;
+    }
+    const saving = this.run(document).finally(() => this.inFlight.delete(saving));
+    this.inFlight.add(saving);
+    return true;
+  }
+
+  /** Wait (at most `timeoutMs`) for the saves in flight, e.g. before the flow's clients close. */
+  async drain(timeoutMs: number): Promise<void> {
+    if (this.inFlight.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, timeoutMs);
+    });
+    await Promise.race([Promise.allSettled([...this.inFlight]), deadline]);
+    clearTimeout(timer);
+  }
+
+  private async run(document: AgentDocument): Promise<void> {
+    try {
+      const response = await this.options.client.request(addDocumentRequest(document), { timeoutMs: this.options.timeoutMs });
+      if (response.error) throw new Error(`librarian error (${response.error.type}): ${response.error.message}`);
+      this.options.onOutcome?.('saved');
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.options.logger.warn({ err: error, document: document.id }, `Failed to save a librarian document: ${message}`);
+      this.options.onOutcome?.('failed');
+    }
+  }
+}
