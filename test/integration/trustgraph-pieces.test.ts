@@ -34,6 +34,8 @@ type Json = Record<string, unknown>;
 
 /** One response as gateway_agent.py reports it. */
 interface GatewayResponse {
+  /** The JSON payload as it came off the bus. */
+  raw: Json;
   /** The AgentResponse as TrustGraph's Pulsar backend deserialised it (dataclass → dict). */
   message: Json;
   /** What the gateway hands its client (AgentResponseTranslator.encode_with_completion). */
@@ -80,11 +82,12 @@ const contentOf = (result: GatewayResult, type: string): string =>
     .map((r) => String(r.message.content))
     .join('');
 
-/** Exactly one final message, the last, and every message a complete 2.11.1 AgentResponse. */
+/** Exactly one final message, the last, and every payload carrying every 2.11.1 AgentResponse field. */
 function expectOneFinal(result: GatewayResult): void {
   expect(result.responses.length).toBeGreaterThan(0);
   expect(result.responses.map((r) => r.final)).toEqual([...result.responses.map(() => false).slice(1), true]);
   for (const response of result.responses) {
+    expect(Object.keys(response.raw).sort()).toEqual(AGENT_RESPONSE_FIELDS);
     expect(Object.keys(response.message).sort()).toEqual(AGENT_RESPONSE_FIELDS);
     expect(response.message.end_of_dialog).toBe(response.final);
     expect(response.translated.end_of_dialog).toBe(response.final);
