@@ -34,6 +34,8 @@ type Json = Record<string, unknown>;
 
 /** One response as gateway_agent.py reports it. */
 interface GatewayResponse {
+  /** The JSON payload as it came off the bus. */
+  raw: Json;
   /** The AgentResponse as TrustGraph's Pulsar backend deserialised it (dataclass → dict). */
   message: Json;
   /** What the gateway hands its client (AgentResponseTranslator.encode_with_completion). */
@@ -80,11 +82,12 @@ const contentOf = (result: GatewayResult, type: string): string =>
     .map((r) => String(r.message.content))
     .join('');
 
-/** Exactly one final message, the last, and every message a complete 2.11.1 AgentResponse. */
+/** Exactly one final message, the last, and every payload carrying every 2.11.1 AgentResponse field. */
 function expectOneFinal(result: GatewayResult): void {
   expect(result.responses.length).toBeGreaterThan(0);
   expect(result.responses.map((r) => r.final)).toEqual([...result.responses.map(() => false).slice(1), true]);
   for (const response of result.responses) {
+    expect(Object.keys(response.raw).sort()).toEqual(AGENT_RESPONSE_FIELDS);
     expect(Object.keys(response.message).sort()).toEqual(AGENT_RESPONSE_FIELDS);
     expect(response.message.end_of_dialog).toBe(response.final);
     expect(response.translated.end_of_dialog).toBe(response.final);
@@ -202,7 +205,8 @@ describe("TrustGraph's gateway request path (translator, serialiser, native clie
   });
 });
 
-describe("TrustGraph's mcp-tool service in front of a real MCP server", () => {
+// Each test starts a TrustGraph processor (a few seconds of Python imports and config loading on a busy machine).
+describe("TrustGraph's mcp-tool service in front of a real MCP server", { timeout: 120_000 }, () => {
   /** Our agent's mcp-tool topics for this flow, away from the harness's mcp-tool stand-in. */
   const tgMcpTopics = (workspace: string, flow: string) => ({
     request: `request:tg:mcp-tool-tg:${workspace}:${flow}`,
@@ -221,8 +225,8 @@ describe("TrustGraph's mcp-tool service in front of a real MCP server", () => {
     ]);
     const processor = await startTrustGraphProcess('mcp-tool', TG_COMMON_ARGS);
     cleanups.push(() => processor.stop());
-    await processor.waitForOutput(new RegExp(`Started flow: ${h.workspace}/${h.flow}\\b`));
-    await processor.waitForOutput(/Applied startup config version/);
+    await processor.waitForOutput(new RegExp(`Started flow: ${h.workspace}/${h.flow}\\b`), 45_000);
+    await processor.waitForOutput(/Applied startup config version/, 45_000);
     return processor;
   }
 
@@ -308,13 +312,13 @@ describe("TrustGraph's api-gateway (no-auth IAM) and the tg-invoke-agent CLI, en
     ]);
     cleanups.push(() => iam.stop());
     // Its IAM consumer is subscribed (requests before that would be lost on the non-persistent topic).
-    await iam.waitForOutput(/Added consumer: request:tg:iam\b/, 20_000);
+    await iam.waitForOutput(/Added consumer: request:tg:iam\b/, 45_000);
     const port = await freePort();
     // trustgraph-flow's api-gateway entry point, with its minute-long wait for a signing key cut (see the file).
     const gateway = await startTrustGraphProcess('api_gateway.py', [...TG_COMMON_ARGS, '--port', String(port), '--timeout', '60']);
     cleanups.push(() => gateway.stop());
-    await gateway.waitForOutput(new RegExp(`Starting flow: ${workspace}/${h.flow}\\b`), 20_000);
-    await gateway.waitForOutput(/Running on http/, 20_000);
+    await gateway.waitForOutput(new RegExp(`Starting flow: ${workspace}/${h.flow}\\b`), 45_000);
+    await gateway.waitForOutput(/Running on http/, 45_000);
 
     const invoke = (...extra: string[]) =>
       runCommand('tg-invoke-agent', [

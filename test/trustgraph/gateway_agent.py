@@ -10,7 +10,8 @@ AgentResponse objects and turned into what the gateway hands its client by Agent
 Usage: python gateway_agent.py PULSAR_URL REQUEST_QUEUE RESPONSE_QUEUE BODY_JSON [TIMEOUT_SECONDS]
 
 Prints one JSON document on stdout:
-  {"responses": [{"message": <AgentResponse as deserialised, as a dict>,
+  {"responses": [{"raw": <the JSON payload as received>,
+                  "message": <AgentResponse as deserialised, as a dict>,
                   "translated": <what the gateway sends its client>, "final": <bool>}, ...],
    "request": <the AgentRequest as serialised onto the bus>}
 Exits 2 with a message on stderr when no final response comes within the timeout.
@@ -21,9 +22,25 @@ import json
 import logging
 import sys
 
+from trustgraph.base import async_pulsar_backend
 from trustgraph.base.pubsub import get_async_pubsub
 from trustgraph.base.serialization import dataclass_to_dict
 from trustgraph.gateway.dispatch.agent import AgentRequestor
+from trustgraph.schema import AgentResponse
+
+# The payloads as they came off the bus, before TrustGraph's deserialiser filled in dataclass defaults: the
+# backend decodes a message (PulsarMessage.value) only once its id matched a pending request, in arrival order.
+raw_payloads = []
+_decode = async_pulsar_backend.PulsarMessage.value
+
+
+def _recording_decode(self):
+    if self._value is None and self._schema_cls is AgentResponse:
+        raw_payloads.append(json.loads(self._msg.data().decode("utf-8")))
+    return _decode(self)
+
+
+async_pulsar_backend.PulsarMessage.value = _recording_decode
 
 
 class RecordingAgentRequestor(AgentRequestor):
@@ -77,8 +94,8 @@ async def ask(pulsar_url, request_queue, response_queue, body, timeout):
     return {
         "request": requestor.requests[0],
         "responses": [
-            {"message": message, **entry}
-            for message, entry in zip(requestor.messages, translated)
+            {"raw": raw, "message": message, **entry}
+            for raw, message, entry in zip(raw_payloads, requestor.messages, translated)
         ],
     }
 
