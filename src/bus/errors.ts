@@ -44,7 +44,7 @@ export class FrameTooLargeError extends TransportError {
         `message for ${topic} is ${frameBytes} bytes as a WebSocket text frame (payload ${payloadBytes} bytes, ` +
           `base64 adds a third), over the ${limitBytes}-byte limit; it was not sent. Keep payloads under about ` +
           `${Math.floor((limitBytes * 3) / 4) - 1024} bytes, or raise webSocketMaxTextFrameSize on the broker and ` +
-          `maxFrameBytes in the transport together, or use transport=native (5 MB messages)`,
+          `maxFrameBytes in the transport together, or use --transport native (5 MB messages)`,
       { retriable: false },
     );
   }
