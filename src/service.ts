@@ -37,7 +37,7 @@ export interface ServiceHooks {
   instrument?: FlowRuntimeDeps['instrument'];
 }
 
-export type ServiceSettings = Partial<Pick<Settings, 'brokerPingTimeoutSeconds' | 'slotsHeldSeconds' | 'maxQueued'>> &
+export type ServiceSettings = Partial<Pick<Settings, 'brokerPingTimeoutSeconds' | 'slotsHeldSeconds' | 'maxQueued' | 'requestConsumers'>> &
   Pick<
   Settings,
   | 'id'
@@ -96,6 +96,7 @@ export class AgentService {
         registryFor: (workspace) => this.registries.get(workspace),
         limit: this.limit,
         ...(settings.maxQueued !== undefined ? { maxQueued: settings.maxQueued } : {}),
+        ...(settings.requestConsumers !== undefined ? { requestConsumers: settings.requestConsumers } : {}),
         toolServices: this.toolServices,
         eventsFor: hooks.eventsFor ?? (() => ({})),
         ...(hooks.gate ? { gate: hooks.gate } : {}),

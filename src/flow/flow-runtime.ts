@@ -81,6 +81,8 @@ export interface FlowRuntimeDeps {
    * error response. Default DEFAULT_MAX_QUEUED.
    */
   maxQueued?: number;
+  /** Consumers on the flow's Shared request subscription. Default DEFAULT_REQUEST_CONSUMERS. */
+  requestConsumers?: number;
   /** TrustGraph's generic consumer, producer and downstream-call metrics. */
   instrument?: {
     /** A `next` message was handed to the broker / one arrived (TrustGraph's agent counts neither). */
@@ -96,6 +98,8 @@ export interface FlowRuntimeDeps {
 
 /** Default of `FlowRuntimeDeps.maxQueued`: a burst this large waits in memory (each holds its payload). */
 export const DEFAULT_MAX_QUEUED = 10_000;
+/** Default of `FlowRuntimeDeps.requestConsumers`. */
+export const DEFAULT_REQUEST_CONSUMERS = 4;
 /** Default of `FlowRuntimeDeps.publishRetryMs`. */
 export const DEFAULT_PUBLISH_RETRY_MS = 60_000;
 /** The transports' code for "never written: sending again cannot duplicate it" (websocket-transport.ts). */
@@ -129,7 +133,7 @@ async function settle(list: Promise<void>[]): Promise<void> {
 }
 
 export class FlowRuntime {
-  private consumer: Consumer | undefined;
+  private readonly consumers: Consumer[] = [];
   private readonly producers: Producer[] = [];
   private readonly clients: RequestClient<unknown, unknown>[] = [];
   private inFlight = 0;
@@ -159,8 +163,11 @@ export class FlowRuntime {
 
   /** Stop receiving, let in-flight iterations finish, then close everything. */
   async stop(): Promise<void> {
-    await this.consumer?.close().catch((error: unknown) => this.logger.warn({ err: error }, 'Closing the request consumer failed'));
-    this.consumer = undefined;
+    await Promise.all(
+      this.consumers
+        .splice(0)
+        .map((c) => c.close().catch((error: unknown) => this.logger.warn({ err: error }, 'Closing a request consumer failed'))),
+    );
     while (this.inFlight > 0) await new Promise((r) => setTimeout(r, 20));
     await Promise.allSettled([...this.clients.map((c) => c.close()), ...this.producers.map((p) => p.close())]);
     this.logger.info('Flow stopped');
@@ -367,7 +374,21 @@ export class FlowRuntime {
     // own `next` messages). So such requests are acked on arrival and wait here for a slot, up to `maxQueued`.
     const ackOnArrival = requestTopic.startsWith('non-persistent://');
     const maxQueued = this.deps.maxQueued ?? DEFAULT_MAX_QUEUED;
-    this.consumer = await this.deps.transport.subscribe({
+    // Each consumer of the Shared subscription has its own flow-control window (the WebSocket API caps one at
+    // 1000 messages, plus 1000 in the broker's own queue for it): several consumers absorb a larger burst.
+    const consumers = this.deps.requestConsumers ?? DEFAULT_REQUEST_CONSUMERS;
+    for (let i = 0; i < consumers; i++) await this.subscribeRequests(requestTopic, ackOnArrival, maxQueued, handle, refuseOverloaded);
+  }
+
+  private async subscribeRequests(
+    requestTopic: string,
+    ackOnArrival: boolean,
+    maxQueued: number,
+    handle: (message: IncomingMessage, dialog: DialogState) => Promise<void>,
+    refuseOverloaded: (message: IncomingMessage, dialog: DialogState) => Promise<void>,
+  ): Promise<void> {
+    const { workspace, flow } = this.definition;
+    const consumer = await this.deps.transport.subscribe({
       topic: requestTopic,
       subscription: flowSubscriptionName(this.deps.processorId, workspace, flow, 'request'),
       subscriptionType: 'Shared',
@@ -404,6 +425,7 @@ export class FlowRuntime {
         }
       },
     });
+    this.consumers.push(consumer);
   }
 }
 
