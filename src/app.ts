@@ -4,10 +4,11 @@
  */
 import type { Logger } from 'pino';
 import type { Transport } from './bus/transport.js';
-import { queueToTopic } from './bus/topics.js';
+import { flowSubscriptionName, queueToTopic } from './bus/topics.js';
 import { McpDiscovery } from './mcp/discovery.js';
 import { MCP_CONFIG_TYPE } from './mcp/mcp-config.js';
 import { AuditTrail } from './observability/audit.js';
+import { BrokerDropStats } from './observability/broker-drop-stats.js';
 import { HttpServer } from './observability/http-server.js';
 import { IterationRecorder } from './observability/iteration-recorder.js';
 import { AgentMetrics } from './observability/metrics.js';
@@ -15,7 +16,7 @@ import { toolListing } from './observability/tool-listing.js';
 import { IterationSigner } from './security/iteration-signature.js';
 import { SecurityGate } from './security/request-gate.js';
 import { AgentService } from './service.js';
-import type { Settings } from './settings.js';
+import { brokerAdminUrlFor, type Settings } from './settings.js';
 
 export interface AgentApp {
   readonly service: AgentService;
@@ -105,6 +106,21 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
     },
   });
   metrics.watchReadiness(() => service.readiness().ready);
+  const adminUrl = brokerAdminUrlFor(settings);
+  const dropStats = adminUrl
+    ? new BrokerDropStats({
+        adminUrl,
+        ...(settings.pulsarApiKey ? { token: settings.pulsarApiKey } : {}),
+        intervalMs: 30_000,
+        subscriptions: () =>
+          service.runningFlows().flatMap((flow) => {
+            const queue = flow.topics.request;
+            return queue ? [{ topic: queueToTopic(queue), subscription: flowSubscriptionName(settings.id, flow.workspace, flow.flow, 'request') }] : [];
+          }),
+        onRate: ({ topic, subscription }, rate) => metrics.brokerDropRate.set({ processor: settings.id, topic, subscription }, rate),
+        logger: logger.child({ component: 'broker-drop-stats' }),
+      })
+    : undefined;
   const http = new HttpServer(
     {
       readiness: () => service.readiness(),
@@ -124,11 +140,13 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
       // Health and readiness are always served (probes need them); --no-metrics only drops /metrics.
       const port = await http.listen(settings.metricsPort, settings.httpHost);
       discovery?.start();
+      dropStats?.start();
       await service.start();
       return port;
     },
     async stop() {
       await discovery?.stop();
+      dropStats?.stop();
       await service.stop(settings.shutdownGraceSeconds * 1000);
       await auditProducer?.close().catch(() => {});
       await http.close();

@@ -53,7 +53,7 @@ export interface ConfigFailure {
 }
 
 export type ServiceSettings = Partial<
-  Pick<Settings, 'brokerPingTimeoutSeconds' | 'slotsHeldSeconds' | 'maxQueued' | 'undeclaredArguments'>
+  Pick<Settings, 'brokerPingTimeoutSeconds' | 'slotsHeldSeconds' | 'maxQueued' | 'requestConsumers' | 'undeclaredArguments'>
 > &
   Pick<
   Settings,
@@ -119,6 +119,7 @@ export class AgentService {
         registryFor: (workspace) => this.registries.get(workspace),
         limit: this.limit,
         ...(settings.maxQueued !== undefined ? { maxQueued: settings.maxQueued } : {}),
+        ...(settings.requestConsumers !== undefined ? { requestConsumers: settings.requestConsumers } : {}),
         toolServices: this.toolServices,
         eventsFor: hooks.eventsFor ?? (() => ({})),
         ...(hooks.gate ? { gate: hooks.gate } : {}),

@@ -77,6 +77,10 @@ export const SettingsSchema = z.object({
   auditTopic: z.string().min(1).optional(),
   /** Requests waiting for a concurrency slot beyond which new ones are refused with an error response. */
   maxQueued: positiveInt(1, 10_000_000).default(10_000),
+  /** Consumers per flow on its Shared request subscription: each adds a flow-control window for bursts. */
+  requestConsumers: positiveInt(1, 64).default(4),
+  /** The broker's admin API, read for its drop statistics; `none` turns that off. Default: http://<pulsar host>:8080. */
+  brokerAdminUrl: z.string().regex(/^(https?:\/\/|none$)/, 'must start with http:// or https://, or be none').optional(),
   /** Not ready while a probe message has waited this many seconds for the broker's acknowledgement. */
   brokerPingTimeoutSeconds: z.coerce.number().positive().max(3_600).default(5),
   /** Not ready while every concurrency slot has been held this many seconds. */
@@ -133,6 +137,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'policyConfigType', flag: 'policy-config-type', env: 'TG_AGENT_POLICY_CONFIG_TYPE', help: 'config type of the group policy (default agent-group-policy)' },
   { key: 'auditTopic', flag: 'audit-topic', env: 'TG_AGENT_AUDIT_TOPIC', help: 'also publish audit records to this queue' },
   { key: 'maxQueued', flag: 'max-queued', env: 'TG_AGENT_MAX_QUEUED', help: 'requests waiting for a slot beyond which new ones get an "overloaded" error response (default 10000)' },
+  { key: 'requestConsumers', flag: 'request-consumers', env: 'TG_AGENT_REQUEST_CONSUMERS', help: 'consumers per flow on its request subscription; each absorbs up to ~2000 messages of a burst (default 4)' },
+  { key: 'brokerAdminUrl', flag: 'broker-admin-url', env: 'TG_AGENT_BROKER_ADMIN_URL', help: "broker admin API read for its drop statistics every 30 s (default http://<pulsar host>:8080; none = off)" },
   { key: 'brokerPingTimeoutSeconds', flag: 'broker-ping-timeout', env: 'TG_AGENT_BROKER_PING_TIMEOUT', help: 'seconds a probe message may wait for the broker before /readyz reports it unresponsive (default 5)' },
   { key: 'slotsHeldSeconds', flag: 'slots-held-timeout', env: 'TG_AGENT_SLOTS_HELD_TIMEOUT', help: 'seconds every concurrency slot may be held before /readyz reports the agent stuck (default 120)' },
   { key: 'shutdownGraceSeconds', flag: 'shutdown-grace', env: 'TG_AGENT_SHUTDOWN_GRACE', help: 'seconds to finish in-flight iterations on SIGTERM (default 30)' },
@@ -221,6 +227,13 @@ function readConfigFile(path: string): Record<string, unknown> {
     out[option.key] = value;
   }
   return out;
+}
+
+/** The broker's admin API: `--broker-admin-url`, else the web service of `pulsarHost`; undefined when `none`. */
+export function brokerAdminUrlFor(settings: Settings): string | undefined {
+  if (settings.brokerAdminUrl === 'none') return undefined;
+  if (settings.brokerAdminUrl) return settings.brokerAdminUrl.replace(/\/+$/, '');
+  return webSocketUrlFor(settings).replace(/^ws/, 'http');
 }
 
 /** `pulsar://host:6650` → `ws://host:8080`, the broker's default web service port. */

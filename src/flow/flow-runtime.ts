@@ -97,6 +97,8 @@ export interface FlowRuntimeDeps {
   librarianTimeoutMs?: number;
   /** Librarian saves waiting for an answer at most; more are skipped. Default 64. */
   librarianMaxInFlight?: number;
+  /** Consumers on the flow's Shared request subscription. Default DEFAULT_REQUEST_CONSUMERS. */
+  requestConsumers?: number;
   /** TrustGraph's generic consumer, producer and downstream-call metrics. */
   instrument?: {
     /** A `next` message was handed to the broker / one arrived (TrustGraph's agent counts neither). */
@@ -114,6 +116,8 @@ export interface FlowRuntimeDeps {
   };
 }
 
+/** Default of `FlowRuntimeDeps.requestConsumers`. */
+export const DEFAULT_REQUEST_CONSUMERS = 4;
 /** Default of `FlowRuntimeDeps.publishRetryMs`. */
 export const DEFAULT_PUBLISH_RETRY_MS = 60_000;
 /** Defaults of `FlowRuntimeDeps.librarianTimeoutMs` / `librarianMaxInFlight`. */
@@ -125,7 +129,7 @@ const DOCUMENT_DRAIN_MS = 5_000;
 const NOT_CONNECTED = 'TG_TRANSPORT_NOT_CONNECTED';
 
 export class FlowRuntime {
-  private consumer: Consumer | undefined;
+  private readonly consumers: Consumer[] = [];
   private readonly producers: Producer[] = [];
   private readonly clients: RequestClient<unknown, unknown>[] = [];
   private documents: DocumentSaver | undefined;
@@ -156,8 +160,11 @@ export class FlowRuntime {
 
   /** Stop receiving, let in-flight iterations finish, then close everything. */
   async stop(): Promise<void> {
-    await this.consumer?.close().catch((error: unknown) => this.logger.warn({ err: error }, 'Closing the request consumer failed'));
-    this.consumer = undefined;
+    await Promise.all(
+      this.consumers
+        .splice(0)
+        .map((c) => c.close().catch((error: unknown) => this.logger.warn({ err: error }, 'Closing a request consumer failed'))),
+    );
     while (this.inFlight > 0) await new Promise((r) => setTimeout(r, 20));
     await this.documents?.drain(DOCUMENT_DRAIN_MS);
     await Promise.allSettled([...this.clients.map((c) => c.close()), ...this.producers.map((p) => p.close())]);
@@ -292,20 +299,27 @@ export class FlowRuntime {
     });
 
     this.deps.instrument?.subscribing?.(this.definition.topics.request ?? '');
-    this.consumer = await this.deps.transport.subscribe({
-      topic: this.topic('request')!,
-      subscription: flowSubscriptionName(this.deps.processorId, this.definition.workspace, this.definition.flow, 'request'),
-      subscriptionType: 'Shared',
-      handler: async (message) => {
-        this.inFlight++;
-        try {
-          await handler.handle(message);
-        } finally {
-          this.inFlight--;
-        }
-      },
-    });
+    // Each consumer of the Shared subscription has its own flow-control window (the WebSocket API caps one at
+    // 1000 messages, plus 1000 in the broker's own queue for it): several consumers absorb a larger burst.
+    const consumers = this.deps.requestConsumers ?? DEFAULT_REQUEST_CONSUMERS;
+    for (let i = 0; i < consumers; i++) {
+      const consumer = await this.deps.transport.subscribe({
+        topic: this.topic('request')!,
+        subscription: flowSubscriptionName(this.deps.processorId, this.definition.workspace, this.definition.flow, 'request'),
+        subscriptionType: 'Shared',
+        handler: async (message) => {
+          this.inFlight++;
+          try {
+            await handler.handle(message);
+          } finally {
+            this.inFlight--;
+          }
+        },
+      });
+      this.consumers.push(consumer);
+    }
   }
+
 }
 
 function sleep(ms: number): Promise<void> {

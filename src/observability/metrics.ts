@@ -76,6 +76,7 @@ export class AgentMetrics {
   readonly producerMessages: Counter<'processor' | 'producer'>;
   readonly nextMessages: Counter<'processor' | 'event'>;
   readonly overloadRefusals: Counter<'processor'>;
+  readonly brokerDropRate: Gauge<'processor' | 'topic' | 'subscription'>;
   readonly configVersion: Gauge<'processor'>;
   /** 1 while /readyz would answer ready, 0 otherwise; read at each scrape (see `watchReadiness`). */
   readonly ready: Gauge<'processor'>;
@@ -140,6 +141,12 @@ export class AgentMetrics {
       name: 'tg_agent_next_messages_total',
       help: 'next messages published and received (summed over replicas, published minus received is what the broker lost, plus those in transit)',
       labelNames: ['processor', 'event'],
+      registers,
+    });
+    this.brokerDropRate = new Gauge({
+      name: 'tg_agent_broker_drop_rate',
+      help: "Messages per second the broker dropped for the flow's request subscription (its admin API's msgDropRate)",
+      labelNames: ['processor', 'topic', 'subscription'],
       registers,
     });
     this.overloadRefusals = new Counter({ name: 'tg_agent_overload_refusals_total', help: 'Requests refused with an error because --max-queued requests were waiting for a slot', labelNames: ['processor'], registers });

@@ -21,6 +21,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Transport } from '../../src/bus/transport.js';
+import { NativeTransport } from '../../src/bus/native-transport.js';
 import { WebSocketTransport } from '../../src/bus/websocket-transport.js';
 import { startAgentHarness, waitUntil, type AgentHarness } from '../support/agent-harness.js';
 import { knowledgeQueryTool, mcpTool } from '../support/flow-config.js';
@@ -235,6 +236,8 @@ export type BrokerTransportFactory = (broker: RestartableBroker) => Transport | 
 
 const BROKER_TRANSPORTS: Record<string, BrokerTransportFactory> = {
   websocket: (b) => new WebSocketTransport({ url: b.webSocketUrl, reconnect: { initialDelayMs: 100, maxDelayMs: 2000 } }),
+  // The C++ client's own reconnect backoff (100 ms doubling up to 60 s) is not configurable from the binding.
+  native: (b) => NativeTransport.create({ serviceUrl: b.serviceUrl }),
 };
 
 const CROWD = 40;
