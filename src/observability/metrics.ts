@@ -61,6 +61,8 @@ export class AgentMetrics {
   readonly consumerProcessing: Counter<'processor' | 'consumer' | 'status'>;
   readonly producerMessages: Counter<'processor' | 'producer'>;
   readonly configVersion: Gauge<'processor'>;
+  /** 1 for the transport in use (`native` or `websocket`). */
+  readonly transportInfo: Gauge<'processor' | 'transport'>;
   readonly downstreamDuration: Histogram<'processor' | 'target_service'>;
   readonly downstreamTimeouts: Counter<'processor' | 'target_service'>;
   readonly downstreamErrors: Counter<'processor' | 'target_service' | 'error_type'>;
@@ -112,6 +114,7 @@ export class AgentMetrics {
     this.downstreamTimeouts = new Counter({ name: 'tg_downstream_timeout_total', help: 'Calls to TrustGraph services that timed out', labelNames: ['processor', 'target_service'], registers });
     this.downstreamErrors = new Counter({ name: 'tg_downstream_error_total', help: 'Calls to TrustGraph services that failed, by error type', labelNames: ['processor', 'target_service', 'error_type'], registers });
     this.configVersion = new Gauge({ name: 'tg_config_version', help: 'Configuration version in use', labelNames: ['processor'], registers });
+    this.transportInfo = new Gauge({ name: 'tg_agent_transport_info', help: 'The broker transport in use (value 1)', labelNames: ['processor', 'transport'], registers });
 
     this.groupRequests = new Counter({ name: 'tg_agent_group_requests_total', help: 'Iterations by requested tool group (TG-16)', labelNames: ['processor', 'group'], registers });
     this.groupToolsAvailable = new Gauge({ name: 'tg_agent_group_tools_available', help: 'Tools in each group (TG-16)', labelNames: ['processor', 'workspace', 'group'], registers });
