@@ -32,6 +32,7 @@ export interface AgentApp {
 
 export async function createAgentApp(settings: Settings, transport: Transport, logger: Logger): Promise<AgentApp> {
   const metrics = new AgentMetrics(settings.id);
+  metrics.transportInfo.set({ processor: settings.id, transport: transport.kind }, 1);
   const auditProducer = settings.auditTopic ? await transport.createProducer(queueToTopic(settings.auditTopic)) : undefined;
   const audit = new AuditTrail(logger.child({ component: 'audit' }), auditProducer);
   const gate = new SecurityGate({
@@ -123,7 +124,10 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
     : undefined;
   const http = new HttpServer(
     {
-      readiness: () => service.readiness(),
+      readiness: () => {
+        const { ready, detail } = service.readiness();
+        return { ready, detail: `${detail}; transport ${transport.kind}` };
+      },
       ...(settings.metrics ? { metrics: () => metrics.scrape() } : {}),
       tools: (workspace, query) => toolListing(service, gate, workspace, query, discovery),
     },

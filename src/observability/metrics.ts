@@ -81,6 +81,8 @@ export class AgentMetrics {
   /** 1 while /readyz would answer ready, 0 otherwise; read at each scrape (see `watchReadiness`). */
   readonly ready: Gauge<'processor'>;
   private isReady: () => boolean = () => false;
+  /** 1 for the transport in use (`native` or `websocket`). */
+  readonly transportInfo: Gauge<'processor' | 'transport'>;
   readonly downstreamDuration: Histogram<'processor' | 'target_service'>;
   readonly downstreamTimeouts: Counter<'processor' | 'target_service'>;
   readonly downstreamErrors: Counter<'processor' | 'target_service' | 'error_type'>;
@@ -164,6 +166,7 @@ export class AgentMetrics {
         this.set(p, readiness() ? 1 : 0);
       },
     });
+    this.transportInfo = new Gauge({ name: 'tg_agent_transport_info', help: 'The broker transport in use (value 1)', labelNames: ['processor', 'transport'], registers });
 
     this.groupRequests = new Counter({ name: 'tg_agent_tool_group_requests_total', help: 'Iterations by requested tool group (TG-16)', labelNames: ['processor', 'group'], registers });
     this.groupToolsAvailable = new Gauge({ name: 'tg_agent_tool_group_availability', help: 'Tools in each group (TG-16)', labelNames: ['processor', 'workspace', 'group'], registers });

@@ -11,6 +11,7 @@ import type { PromptTerms } from '../stand-ins/prompt-service.js';
 import { AskTimeoutError, startAgentHarness, type AgentHarness } from '../support/agent-harness.js';
 import { agentFlowConfig, knowledgeQueryTool } from '../support/flow-config.js';
 import { freePort } from '../support/ports.js';
+import { nativeUnavailable } from '../support/transports.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -45,6 +46,9 @@ describe('the built service as a process', () => {
       process.execPath,
       [
         'dist/src/main.js',
+        // --transport auto (the default): native where the binding loads, else WebSocket.
+        '--pulsar-host',
+        inject('pulsarServiceUrl'),
         '--pulsar-ws-url',
         inject('pulsarWebSocketUrl'),
         '--config-request-queue',
@@ -75,7 +79,11 @@ describe('the built service as a process', () => {
     await harness.waitFor(() => output.includes('Flow started'), 'the flow to start', 15_000);
     const response = await fetch(`http://127.0.0.1:${port}/readyz`);
     expect(response.status).toBe(200);
-    expect(await response.text()).toMatch(/^ready: config version \d+, 1 flow\(s\)/);
+    const expected = nativeUnavailable === undefined ? 'native' : 'websocket';
+    expect(await response.text()).toMatch(new RegExp(`^ready: config version \\d+, 1 flow\\(s\\); transport ${expected}\n$`));
+    expect(output).toContain(`"msg":"Transport: ${expected}, broker `);
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    expect(metrics).toMatch(new RegExp(`^tg_agent_transport_info\\{processor="agent-manager",transport="${expected}"\\} 1$`, 'm'));
   });
 
   it('finishes the in-flight iteration on SIGTERM and exits 0', async () => {

@@ -37,7 +37,7 @@ describe('config service absent at start (real broker, HTTP /readyz)', () => {
       first = await get(`${base}/readyz`);
       if (!first) await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    expect(first).toEqual({ status: 503, body: 'not ready: configuration not loaded yet\n' });
+    expect(first).toEqual({ status: 503, body: 'not ready: configuration not loaded yet; transport websocket\n' });
     expect((await get(`${base}/healthz`))?.status).toBe(200);
 
     // The agent keeps asking the silent config service (each ask times out after 2 s, then 2 s pause).
@@ -58,7 +58,7 @@ describe('config service absent at start (real broker, HTTP /readyz)', () => {
       }
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    expect(ready?.body).toMatch(/^ready: config version \d+, 1 flow\(s\)\n$/);
+    expect(ready?.body).toMatch(/^ready: config version \d+, 1 flow\(s\); transport websocket\n$/);
     // Only 503s before the first 200.
     expect(statuses.slice(0, -1).every((status) => status === 503)).toBe(true);
     await harness.started;

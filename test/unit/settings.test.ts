@@ -15,7 +15,7 @@ describe('settings', () => {
       metricsPort: 8000,
       metrics: true,
       logLevel: 'info',
-      transport: 'websocket',
+      transport: 'auto',
     });
     expect(Object.isFrozen(settings)).toBe(true);
   });
@@ -54,7 +54,7 @@ describe('settings', () => {
   it('names the bad option and the accepted values', () => {
     expect(() => loadSettings(['--concurrency', 'lots'], {})).toThrow(/--concurrency \(TG_AGENT_CONCURRENCY\).*accepted: iterations processed at once/s);
     expect(() => loadSettings(['--transport', 'carrier-pigeon'], {})).toThrow(SettingsError);
-    expect(() => loadSettings(['--transport', 'carrier-pigeon'], {})).toThrow(/--transport.*websocket \| native/s);
+    expect(() => loadSettings(['--transport', 'carrier-pigeon'], {})).toThrow(/--transport.*accepted: auto \| native \| websocket/s);
   });
 
   it('refuses unknown flags with a pointer to --help', () => {
