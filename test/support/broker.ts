@@ -8,13 +8,13 @@
  *  2. A Docker engine, if one answers: `apachepulsar/pulsar:4.0.13` (`PULSAR_IMAGE` overrides) via
  *     testcontainers.
  *  3. The local launcher `tools/pulsar-standalone/pulsar.sh` (Pulsar from Maven Central jars; needs Java 17+
- *     and Maven). Ports: `PULSAR_WEB_PORT` / `PULSAR_BROKER_PORT`, else 8080/6650 when free, else free ports.
+ *     and Maven). Ports: `PULSAR_WEB_PORT` / `PULSAR_BROKER_PORT`, else free ephemeral ports (never the fixed
+ *     8080/6650: two runs on one machine would both take them).
  *
  * In every case the tenant `tg` and namespaces `tg/flow`, `tg/request`, `tg/response`, `tg/notify` exist
  * afterwards (created as TrustGraph's bootstrapper does). No broker is a failure, never a skip.
  */
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './ports.js';
@@ -160,8 +160,8 @@ async function startWithTestcontainers(env: NodeJS.ProcessEnv): Promise<BrokerHa
 // ------------------------------------------------------------------------------------------------------
 
 async function startWithLauncher(env: NodeJS.ProcessEnv): Promise<BrokerHandle> {
-  const webPort = await choosePort(env.PULSAR_WEB_PORT, 8080, 'PULSAR_WEB_PORT');
-  const brokerPort = await choosePort(env.PULSAR_BROKER_PORT, 6650, 'PULSAR_BROKER_PORT', webPort);
+  const webPort = await choosePort(env.PULSAR_WEB_PORT, 'PULSAR_WEB_PORT');
+  const brokerPort = await choosePort(env.PULSAR_BROKER_PORT, 'PULSAR_BROKER_PORT', webPort);
   const launcherEnv: NodeJS.ProcessEnv = {
     ...env,
     PULSAR_WEB_PORT: String(webPort),
@@ -253,13 +253,8 @@ function parseVars(stdout: string): Record<string, string> {
   return vars;
 }
 
-/** The env value if given; else the default when free; else any free port (another broker may hold 8080). */
-async function choosePort(
-  fromEnv: string | undefined,
-  preferred: number,
-  name: string,
-  avoid?: number,
-): Promise<number> {
+/** The env value if given; else a free ephemeral port (other than `avoid`). */
+async function choosePort(fromEnv: string | undefined, name: string, avoid?: number): Promise<number> {
   if (fromEnv !== undefined && fromEnv.trim() !== '') {
     const port = Number(fromEnv);
     if (!Number.isInteger(port) || port < 1 || port > 65535) {
@@ -267,21 +262,10 @@ async function choosePort(
     }
     return port;
   }
-  if (preferred !== avoid && (await portIsFree(preferred))) return preferred;
   for (;;) {
     const port = await freePort();
     if (port !== avoid) return port;
   }
-}
-
-function portIsFree(port: number): Promise<boolean> {
-  return new Promise((resolvePromise) => {
-    const server = createServer();
-    server.once('error', () => resolvePromise(false));
-    server.listen({ port, host: '127.0.0.1', exclusive: true }, () => {
-      server.close(() => resolvePromise(true));
-    });
-  });
 }
 
 // ------------------------------------------------------------------------------------------------------
