@@ -149,7 +149,7 @@ describe('2. signatures bind the whole iteration', () => {
     expect(h.prompt.reactCalls()).toHaveLength(reactCalls);
 
     const text = await scrape(h.httpUrl());
-    expect(sample(text, 'tg_agent_escalation_attempts_total', { ...p, reason: 'bad-signature' })).toBe(5);
+    expect(sample(text, 'tg_agent_privilege_escalation_attempts_total', { ...p, reason: 'bad-signature' })).toBe(5);
     expect(sample(text, 'tg_agent_requests_refused_total', { ...p, reason: 'bad-signature' })).toBe(5);
   });
 
@@ -175,7 +175,7 @@ describe('2. signatures bind the whole iteration', () => {
     const text = await scrape(h.httpUrl());
     for (const reason of ['replayed-signature', 'stale-signature']) {
       expect(sample(text, 'tg_agent_requests_refused_total', { ...p, reason }), reason).toBe(1);
-      expect(sample(text, 'tg_agent_escalation_attempts_total', { ...p, reason }), reason).toBe(1);
+      expect(sample(text, 'tg_agent_privilege_escalation_attempts_total', { ...p, reason }), reason).toBe(1);
     }
     const refusedAudits = capture.audits().filter((a) => a.outcome === 'refused');
     expect(refusedAudits.map((a) => (a.denials as { reason: string }[])[0]?.reason)).toEqual(['replayed-signature', 'stale-signature']);
@@ -206,7 +206,7 @@ describe('2. signatures bind the whole iteration', () => {
     expect(allowed.last.error).toBeFalsy();
 
     const text = await scrape(h.httpUrl());
-    expect(sample(text, 'tg_agent_escalation_attempts_total', { ...p, reason: 'initial-state' })).toBe(1);
+    expect(sample(text, 'tg_agent_privilege_escalation_attempts_total', { ...p, reason: 'initial-state' })).toBe(1);
     expect(sample(text, 'tg_agent_requests_refused_total', { ...p, reason: 'initial-state' })).toBe(1);
     const audit = capture.audits().find((a) => a.outcome === 'refused');
     expect(audit?.denials).toEqual([expect.objectContaining({ kind: 'initial-state', reason: 'initial-state' })]);

@@ -69,7 +69,7 @@ describe('the request gate', () => {
     // A continuing iteration is not a start (under signing its state is covered by the signature).
     expect(gate.check(flow, makeAgentRequest({ question: 'q', state: 'results', history: [{ action: 'lookup' }] }), {}, registry)).toBeUndefined();
     expect(gate.problemsOf('w')).toEqual([expect.stringMatching(/without --signing-key a client can send a made-up history/)]);
-    expect(await counter(metrics, 'tg_agent_escalation_attempts_total', { reason: 'initial-state' })).toBe(1);
+    expect(await counter(metrics, 'tg_agent_privilege_escalation_attempts_total', { reason: 'initial-state' })).toBe(1);
     expect(await counter(metrics, 'tg_agent_requests_refused_total', { reason: 'initial-state' })).toBe(1);
   });
 });
