@@ -10,8 +10,12 @@
  * drops a conversation it was processing.
  *
  *  - agent "patient" (request timeout longer than the outage): conversations waiting on an MCP tool reply and
- *    on a prompt reply across the restart get their replies once the stand-ins are released, and end with
- *    answers within a grace period (consumers re-subscribed under the same names, producers re-created);
+ *    on a prompt reply across the restart do not wait for that timeout: the calls fail as soon as the
+ *    connection is back (their replies may have been published while the subscription was away), and the
+ *    conversations end within a grace period — the tool's with an answer built on the error observation, the
+ *    prompt's with an error response. The agent shares its transport with its stand-ins, so it counts as
+ *    reconnected only once they are too (otherwise its next prompt call could be published before the prompt
+ *    stand-in is back, and be lost, which no agent can prevent);
  *  - agent "hasty" (request timeout 6 s, send timeout 2 s): conversations whose MCP tool never answers time out
  *    DURING the outage, so the agent must publish the observation and the `next` message while the broker is
  *    away: it retries the publish and hands `next` over only once its own subscription is back;
@@ -90,8 +94,10 @@ describe('broker stopped and restarted mid-conversation (dedicated broker)', () 
 
   beforeAll(async () => {
     broker = await startRestartableBroker();
+    const patientTransport = new WebSocketTransport({ url: broker.webSocketUrl, ...fastReconnect });
     patient = await startAgentHarness({
       webSocketUrl: broker.webSocketUrl,
+      transports: { standIns: patientTransport, agent: patientTransport },
       script: script(() => patient),
       tools: { slow: mcpTool('slow', 'slow-mcp', [{ name: 'n', type: 'string', description: 'anything' }]) },
       mcpTools: {
@@ -101,8 +107,6 @@ describe('broker stopped and restarted mid-conversation (dedicated broker)', () 
         },
       },
       settings: { requestTimeoutSeconds: PATIENT_TIMEOUT_S, concurrency: 16 },
-      transportOptions: fastReconnect,
-      agentTransportOptions: { reconnect: { initialDelayMs: 100, maxDelayMs: 1000 } },
     });
     hasty = await startAgentHarness({
       webSocketUrl: broker.webSocketUrl,
@@ -166,19 +170,22 @@ describe('broker stopped and restarted mid-conversation (dedicated broker)', () 
       slowTool.open();
       slowPrompt.open();
 
-      // Released replies flow at once: nothing is left to time out on the patient agent.
-      await pg.waitEnded([...toolIds, ...promptIds], GRACE_MS);
+      // The calls in flight failed once the connection was back: nothing waits for the patient timeout.
+      await pg.waitEnded([...toolIds, ...promptIds], Math.max(0, backAt + GRACE_MS - Date.now()));
       // The hasty agent: its remaining waits (a prompt call) are bounded by its request timeout.
       await qg.waitEnded(lostIds, Math.max(0, backAt + 2 * HASTY_TIMEOUT_S * 1000 + GRACE_MS - Date.now()));
       await new Promise((resolve) => setTimeout(resolve, 1000));
 
-      for (const [i, id] of toolIds.entries()) {
+      const lostCall = /the broker connection was lost while request \S+ on \S+ waited for its response/;
+      for (const id of toolIds) {
         expect(pg.conversation(id).ends).toBe(1);
-        expect(pg.last(id)).toMatchObject({ message_type: 'answer', content: `slow result for use slow ${i}`, error: null });
+        expect(pg.last(id)).toMatchObject({ message_type: 'answer', error: null });
+        expect(pg.last(id).content).toMatch(/^Error: the broker connection was lost while request \S+ on \S*mcp-tool\S* waited for its response/);
       }
       for (const id of promptIds) {
         expect(pg.conversation(id).ends).toBe(1);
-        expect(pg.last(id)).toMatchObject({ message_type: 'answer', content: 'thought it over', error: null });
+        expect(pg.last(id)).toMatchObject({ message_type: 'error', error: { type: 'agent-error' } });
+        expect(pg.last(id).error?.message).toMatch(lostCall);
       }
       for (const id of lostIds) {
         expect(qg.conversation(id).ends).toBe(1);
