@@ -10,8 +10,12 @@
  * drops a conversation it was processing.
  *
  *  - agent "patient" (request timeout longer than the outage): conversations waiting on an MCP tool reply and
- *    on a prompt reply across the restart get their replies once the stand-ins are released, and end with
- *    answers within a grace period (consumers re-subscribed under the same names, producers re-created);
+ *    on a prompt reply across the restart do not wait for that timeout: the calls fail as soon as the
+ *    connection is back (their replies may have been published while the subscription was away), and the
+ *    conversations end within a grace period — the tool's with an answer built on the error observation, the
+ *    prompt's with an error response. The agent shares its transport with its stand-ins, so it counts as
+ *    reconnected only once they are too (otherwise its next prompt call could be published before the prompt
+ *    stand-in is back, and be lost, which no agent can prevent);
  *  - agent "hasty" (request timeout 6 s, send timeout 2 s): conversations whose MCP tool never answers time out
  *    DURING the outage, so the agent must publish the observation and the `next` message while the broker is
  *    away: it retries the publish and hands `next` over only once its own subscription is back;
@@ -19,6 +23,7 @@
  *    again after a reconnect);
  *  - readiness goes not-ready during the outage and ready after.
  */
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Transport } from '../../src/bus/transport.js';
 import { NativeTransport } from '../../src/bus/native-transport.js';
@@ -27,7 +32,7 @@ import { startAgentHarness, waitUntil, type AgentHarness } from '../support/agen
 import { knowledgeQueryTool, mcpTool } from '../support/flow-config.js';
 import { startGatewayClient, type GatewayClient } from '../support/gateway-client.js';
 import { startRestartableBroker, type RestartableBroker } from '../support/restartable-broker.js';
-import { testTransports } from '../support/transports.js';
+import { createTestTransport, testTransports, type TransportKind } from '../support/transports.js';
 import type { PromptScript } from '../stand-ins/prompt-service.js';
 
 /** Longer than any outage here (a loaded machine may take a minute to restart the broker). */
@@ -91,10 +96,17 @@ describe.each(testTransports())('broker stopped and restarted mid-conversation (
 
   beforeAll(async () => {
     broker = await startRestartableBroker();
+    const patientTransport = createTestTransport(transportKind, {
+      webSocketUrl: broker.webSocketUrl,
+      serviceUrl: broker.serviceUrl,
+      logger: pino({ level: process.env.LOG_LEVEL ?? 'silent' }),
+      webSocket: fastReconnect,
+      native: { sendTimeoutMs: fastReconnect.sendTimeoutMs },
+    });
     patient = await startAgentHarness({
       transport: transportKind,
       webSocketUrl: broker.webSocketUrl,
-      serviceUrl: broker.serviceUrl,
+      transports: { standIns: patientTransport, agent: patientTransport },
       script: script(() => patient),
       tools: { slow: mcpTool('slow', 'slow-mcp', [{ name: 'n', type: 'string', description: 'anything' }]) },
       mcpTools: {
@@ -104,9 +116,6 @@ describe.each(testTransports())('broker stopped and restarted mid-conversation (
         },
       },
       settings: { requestTimeoutSeconds: PATIENT_TIMEOUT_S, concurrency: 16 },
-      transportOptions: fastReconnect,
-      nativeTransportOptions: { sendTimeoutMs: fastReconnect.sendTimeoutMs },
-      agentTransportOptions: { reconnect: { initialDelayMs: 100, maxDelayMs: 1000 } },
     });
     hasty = await startAgentHarness({
       transport: transportKind,
@@ -174,19 +183,22 @@ describe.each(testTransports())('broker stopped and restarted mid-conversation (
       slowTool.open();
       slowPrompt.open();
 
-      // Released replies flow at once: nothing is left to time out on the patient agent.
-      await pg.waitEnded([...toolIds, ...promptIds], GRACE_MS);
+      // The calls in flight failed once the connection was back: nothing waits for the patient timeout.
+      await pg.waitEnded([...toolIds, ...promptIds], Math.max(0, backAt + GRACE_MS - Date.now()));
       // The hasty agent: its remaining waits (a prompt call) are bounded by its request timeout.
       await qg.waitEnded(lostIds, Math.max(0, backAt + 2 * HASTY_TIMEOUT_S * 1000 + GRACE_MS - Date.now()));
       await new Promise((resolve) => setTimeout(resolve, 1000));
 
-      for (const [i, id] of toolIds.entries()) {
+      const lostCall = /the broker connection was lost while request \S+ on \S+ waited for its response/;
+      for (const id of toolIds) {
         expect(pg.conversation(id).ends).toBe(1);
-        expect(pg.last(id)).toMatchObject({ message_type: 'answer', content: `slow result for use slow ${i}`, error: null });
+        expect(pg.last(id)).toMatchObject({ message_type: 'answer', error: null });
+        expect(pg.last(id).content).toMatch(/^Error: the broker connection was lost while request \S+ on \S*mcp-tool\S* waited for its response/);
       }
       for (const id of promptIds) {
         expect(pg.conversation(id).ends).toBe(1);
-        expect(pg.last(id)).toMatchObject({ message_type: 'answer', content: 'thought it over', error: null });
+        expect(pg.last(id)).toMatchObject({ message_type: 'error', error: { type: 'agent-error' } });
+        expect(pg.last(id).error?.message).toMatch(lostCall);
       }
       for (const id of lostIds) {
         expect(qg.conversation(id).ends).toBe(1);
@@ -228,13 +240,10 @@ describe.each(testTransports())('broker stopped and restarted mid-conversation (
   }, 300_000);
 });
 
-/**
- * How the crowded agent below and its stand-ins reach the dedicated broker. Another transport runs this
- * describe by adding a factory here and naming it in TG_TEST_BROKER_TRANSPORT (default websocket).
- */
+/** How the crowded agent below and its stand-ins reach the dedicated broker, per transport. */
 export type BrokerTransportFactory = (broker: RestartableBroker) => Transport | Promise<Transport>;
 
-const BROKER_TRANSPORTS: Record<string, BrokerTransportFactory> = {
+const BROKER_TRANSPORTS: Record<TransportKind, BrokerTransportFactory> = {
   websocket: (b) => new WebSocketTransport({ url: b.webSocketUrl, reconnect: { initialDelayMs: 100, maxDelayMs: 2000 } }),
   // The C++ client's own reconnect backoff (100 ms doubling up to 60 s) is not configurable from the binding.
   native: (b) => NativeTransport.create({ serviceUrl: b.serviceUrl }),
@@ -258,9 +267,7 @@ const ENDED_WITHIN_MS = 30_000;
  * into a subscription that is not back yet (on a non-persistent topic that message would be lost, which no
  * agent can prevent: docs/reliability.md).
  */
-const transportName = process.env.TG_TEST_BROKER_TRANSPORT ?? 'websocket';
-
-describe(`broker restart with calls in flight and every slot taken (${transportName}, default request timeout)`, () => {
+describe.each(testTransports())('broker restart with calls in flight and every slot taken (%s, default request timeout)', (transportName) => {
   let broker: RestartableBroker | undefined;
   let agent: AgentHarness | undefined;
   let gateway: GatewayClient | undefined;
@@ -274,10 +281,8 @@ describe(`broker restart with calls in flight and every slot taken (${transportN
   const healthz = async (): Promise<number> => (await fetch(`${(agent as AgentHarness).httpUrl()}/healthz`)).status;
 
   beforeAll(async () => {
-    const factory = BROKER_TRANSPORTS[transportName];
-    if (!factory) throw new Error(`TG_TEST_BROKER_TRANSPORT=${transportName}: known are ${Object.keys(BROKER_TRANSPORTS).join(', ')}`);
     broker = await startRestartableBroker();
-    const transport = await factory(broker);
+    const transport = await BROKER_TRANSPORTS[transportName](broker);
     agent = await startAgentHarness({
       webSocketUrl: broker.webSocketUrl,
       transports: { standIns: transport, agent: transport },

@@ -79,3 +79,53 @@ describe.each(testTransports())(`${CONVERSATIONS} concurrent conversations (real
     expect(h.service.limit.inFlight).toBe(0);
   }, BOUND_MS + 30_000);
 });
+
+describe('more requests waiting for a slot than --max-queued (real broker)', () => {
+  let harness: AgentHarness | undefined;
+  let gateway: GatewayClient | undefined;
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((resolve) => (release = resolve));
+
+  beforeAll(async () => {
+    harness = await startAgentHarness({
+      webSocketUrl,
+      script: async (terms: PromptTerms) => {
+        if (String(terms.question).startsWith('hold')) await held;
+        return 'Thought: I can answer directly\nFinal Answer: ok';
+      },
+      settings: { concurrency: 1, maxQueued: 2, requestTimeoutSeconds: 120 },
+    });
+    gateway = await startGatewayClient({ transport: harness.transport, workspace: harness.workspace });
+  }, 120_000);
+
+  afterAll(async () => {
+    release();
+    await gateway?.close();
+    await harness?.stop();
+  }, 60_000);
+
+  it('answers the requests over the limit at once with an "overloaded" error, and the waiting ones later', async () => {
+    const h = harness as AgentHarness;
+    const g = gateway as GatewayClient;
+    const holding = [await g.send({ question: 'hold 0' })];
+    await h.waitFor(() => h.prompt.calls.length === 1, 'the first request to take the only slot', 15_000);
+    holding.push(await g.send({ question: 'hold 1' }), await g.send({ question: 'hold 2' }));
+    await h.waitFor(() => h.service.limit.queued === 2, 'two requests waiting for the slot', 15_000);
+
+    const refused = await Promise.all([0, 1, 2].map((i) => g.send({ question: `over ${i}` })));
+    await g.waitEnded(refused, 15_000);
+    for (const id of refused) {
+      expect(g.conversation(id).ends).toBe(1);
+      expect(g.last(id)).toMatchObject({ message_type: 'error', end_of_dialog: true, error: { type: 'agent-error' } });
+      expect(g.last(id).error?.message).toMatch(/^the agent is overloaded: 2 requests are waiting for one of its 1 concurrency slots \(limit 2\)/);
+    }
+    expect(holding.every((id) => g.conversation(id).ends === 0)).toBe(true);
+
+    release();
+    await g.waitEnded(holding, 30_000);
+    for (const id of holding) {
+      expect(g.conversation(id).ends).toBe(1);
+      expect(g.last(id)).toMatchObject({ message_type: 'answer', content: 'ok' });
+    }
+  }, 90_000);
+});
