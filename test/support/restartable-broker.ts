@@ -35,9 +35,16 @@ export interface RestartableBroker {
   start(): Promise<void>;
   /** Stop it for good (idempotent); call in afterAll. */
   close(): Promise<void>;
+  /** With `auth: 'token'`: a token the broker accepts (made for this broker's secret key, per start). */
+  readonly token: string | undefined;
 }
 
-export async function startRestartableBroker(): Promise<RestartableBroker> {
+export interface RestartableBrokerOptions {
+  /** `token`: token authentication with a secret key made per start (pulsar.sh PULSAR_AUTH=token). */
+  auth?: 'none' | 'token';
+}
+
+export async function startRestartableBroker(options: RestartableBrokerOptions = {}): Promise<RestartableBroker> {
   const webPort = await freePort();
   let brokerPort = await freePort();
   while (brokerPort === webPort) brokerPort = await freePort();
@@ -46,11 +53,13 @@ export async function startRestartableBroker(): Promise<RestartableBroker> {
     PULSAR_WEB_PORT: String(webPort),
     PULSAR_BROKER_PORT: String(brokerPort),
     PULSAR_BOOKIE_PORT: '0',
+    PULSAR_AUTH: options.auth ?? 'none',
   };
   delete env.PULSAR_URL;
   delete env.PULSAR_WEB_URL;
   let running = false;
   let closed = false;
+  let token: string | undefined;
 
   const broker: RestartableBroker = {
     webSocketUrl: `ws://127.0.0.1:${webPort}`,
@@ -61,10 +70,14 @@ export async function startRestartableBroker(): Promise<RestartableBroker> {
     get running() {
       return running;
     },
+    get token() {
+      return token;
+    },
     async start() {
       if (closed) throw new Error('the dedicated broker is closed');
       if (running) return;
-      await runLauncher('start', { ...env, PULSAR_WATCH_PID: String(process.pid) });
+      const output = await runLauncher('start', { ...env, PULSAR_WATCH_PID: String(process.pid) });
+      token = /^PULSAR_TOKEN=(.+)$/m.exec(output)?.[1];
       running = true;
     },
     async stop() {
@@ -86,7 +99,8 @@ export async function startRestartableBroker(): Promise<RestartableBroker> {
   return broker;
 }
 
-function runLauncher(command: 'start' | 'stop', env: NodeJS.ProcessEnv): Promise<void> {
+/** Resolves with the launcher's output. */
+function runLauncher(command: 'start' | 'stop', env: NodeJS.ProcessEnv): Promise<string> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn('bash', [LAUNCHER, command], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
@@ -102,7 +116,7 @@ function runLauncher(command: 'start' | 'stop', env: NodeJS.ProcessEnv): Promise
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      if (code === 0) resolvePromise();
+      if (code === 0) resolvePromise(output);
       else
         reject(
           new Error(
