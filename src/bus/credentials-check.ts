@@ -107,7 +107,11 @@ export async function checkNativeCredentials(options: {
 }
 
 export async function checkWebSocketCredentials(options: { webSocketUrl: string; token: string | undefined; timeoutMs?: number }): Promise<CredentialsVerdict> {
-  const base = options.webSocketUrl.replace(/^ws/, 'http').replace(/\/+$/, '');
+  const url = new URL(options.webSocketUrl.replace(/^ws/, 'http'));
+  // Never into a request (fetch refuses them) or a log line.
+  url.username = '';
+  url.password = '';
+  const base = url.toString().replace(/\/+$/, '');
   try {
     const response = await fetch(`${base}/admin/v2/clusters`, {
       headers: options.token ? { authorization: `Bearer ${options.token}` } : {},
