@@ -19,7 +19,8 @@ WORKDIR /app
 # TG_AGENT_TRANSPORT=native). Its install script downloads a prebuilt N-API binary from
 # archive.apache.org, which works here because image builds have network access. If that download fails
 # (no network, unsupported platform), npm skips the optional package and the build goes on: the image then
-# only has the WebSocket transport (the default), which needs no native code.
+# only has the WebSocket transport, which needs no native code (--transport auto, the default, then takes it).
+# `npm run native:build` is not needed here: it is for machines that cannot download the prebuilt binary.
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 

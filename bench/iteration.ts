@@ -23,7 +23,10 @@
  * First, without any broker: the same app in this process on the in-process MemoryTransport
  * (bench/support/in-process.ts) — the agent's own time and CPU per iteration with the transport taken away.
  *
- * Flags: --concurrency 1,8,64  --duration 20 (s, measured)  --warmup 3  --floor 6  --idle 4  --in-process 8 (s; 0 = skip)  --max-load 1.5
+ * Every transport that loads here runs in turn, side by side (`--transports websocket,native`): the agent
+ * (`--transport <kind>`), the stand-ins, the gateway and the echo all on that transport.
+ *
+ * Flags: --transports websocket,native  --concurrency 1,8,64  --duration 20 (s, measured)  --warmup 3  --floor 6  --idle 4  --in-process 8 (s; 0 = skip)  --max-load 1.5
  *        --soak <s>  --soak-concurrency 8  --sample-every 5  --warm-up-soak 60  --json <file>
  *        --cpu-prof (the agent writes a V8 CPU profile per concurrency next to its log; add --keep-logs)
  *        --keep-logs (keep the log directory, removed at the end otherwise)
@@ -31,7 +34,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { WebSocketTransport } from '../src/bus/websocket-transport.js';
+import type { Transport } from '../src/bus/transport.js';
 import { AgentProcess, startEcho } from './support/agent-process.js';
 import { buildAgent } from './support/build.js';
 import { measureInProcess, type InProcessResult } from './support/in-process.js';
@@ -51,6 +54,7 @@ import {
   type Workload,
 } from './support/workload.js';
 import type { AgentBuild } from './support/build.js';
+import { availableTransports, createBenchTransport, type BenchTransportKind } from './support/transport.js';
 
 const flags = parseFlags(process.argv.slice(2));
 const CONCURRENCIES = (flags.get('concurrency') ?? '1,8,64').split(',').map(Number);
@@ -65,6 +69,8 @@ const SOAK_CONCURRENCY = numberFlag(flags, 'soak-concurrency', 8);
 const SAMPLE_EVERY_S = numberFlag(flags, 'sample-every', 5);
 const SOAK_WARMUP_S = numberFlag(flags, 'warm-up-soak', 60);
 const JSON_OUT = flags.get('json');
+/** `--transports websocket,native`; default: every transport that loads here (the soak takes the first). */
+const TRANSPORTS_FLAG = flags.get('transports');
 /** `--cpu-prof`: the agent writes a V8 CPU profile per concurrency into the log directory. */
 const CPU_PROFILE = flags.has('cpu-prof');
 /** Keep the agents' logs (and CPU profiles) instead of removing them at the end. */
@@ -107,7 +113,8 @@ const METRICS = [
 interface Context {
   build: AgentBuild;
   broker: BenchBroker;
-  transport: WebSocketTransport;
+  kind: BenchTransportKind;
+  transport: Transport;
   workload: Workload;
   client: ConversationClient;
   logDir: string;
@@ -117,9 +124,11 @@ async function startAgent(ctx: Context, concurrency: number, extra: { nodeFlags?
   const agent = await AgentProcess.start({
     build: ctx.build,
     webSocketUrl: ctx.broker.webSocketUrl,
+    transport: ctx.kind,
+    serviceUrl: ctx.broker.serviceUrl,
     concurrency,
     configQueues: ctx.workload.configQueues,
-    logFile: join(ctx.logDir, `agent-c${concurrency}.log`),
+    logFile: join(ctx.logDir, `agent-${ctx.kind}-c${concurrency}.log`),
     ...extra,
   });
   await agent.waitReady();
@@ -412,44 +421,89 @@ await withCleanup(async (defer) => {
   const broker = await startBenchBroker({ log });
   defer(() => broker.stop());
   log(`broker: ${broker.webSocketUrl} (pid ${broker.pid ?? 'unknown'}, Pulsar ${broker.version})`);
-  const transport = new WebSocketTransport({ url: broker.webSocketUrl });
-  defer(() => transport.close());
-  const workload = await startWorkload({ transport });
-  defer(() => workload.stop());
-  const client = new ConversationClient(transport, workload.topics);
-  await client.start();
-  defer(() => client.stop());
-  const ctx: Context = { build, broker, transport, workload, client, logDir };
+  const kinds = TRANSPORTS_FLAG ? (TRANSPORTS_FLAG.split(',') as BenchTransportKind[]) : await availableTransports();
+  log(`transports: ${kinds.join(', ')}`);
+
+  /** Stand-ins, gateway and (for the floor) echo on one transport; stopped by the returned function. */
+  const contextFor = async (kind: BenchTransportKind): Promise<{ ctx: Context; stop(): Promise<void> }> => {
+    const stops: (() => Promise<unknown>)[] = [];
+    const transport = await createBenchTransport(kind, broker);
+    stops.push(() => transport.close());
+    const workload = await startWorkload({ transport });
+    stops.push(() => workload.stop());
+    const client = new ConversationClient(transport, workload.topics);
+    await client.start();
+    stops.push(() => client.stop());
+    return {
+      ctx: { build, broker, kind, transport, workload, client, logDir },
+      stop: async () => {
+        for (const stop of stops.reverse()) await stop();
+      },
+    };
+  };
 
   if (SOAK_S > 0) {
+    const { ctx, stop } = await contextFor(kinds[0] ?? 'websocket');
+    defer(stop);
     const { samples, text } = await soak(ctx);
-    console.log(header('tg-agent iteration benchmark: memory soak', broker, [`load average before the run: ${loadAtStart}`]));
+    console.log(header(`tg-agent iteration benchmark: memory soak (${ctx.kind} transport)`, broker, [`load average before the run: ${loadAtStart}`]));
     console.log(text);
-    writeJson(JSON_OUT, { kind: 'soak', samples });
+    writeJson(JSON_OUT, { kind: 'soak', transport: ctx.kind, samples });
     return;
   }
 
-  const floor = new FloorClient(transport, workload.workspace);
-  await floor.start();
-  defer(() => floor.close());
-  const echo = await startEcho(build, broker.webSocketUrl, floor.requestTopic, floor.responseTopic, join(logDir, 'echo.log'));
-  defer(() => echo.stop());
-
-  log('publish→ack latency of single sends');
-  const acks = {
-    nonPersistent: summarize(await publishAckLatencies(transport, `non-persistent://tg/response/bench-ack-${workload.workspace}`, REQUEST_BODY, 2000)),
-    persistent: summarize(await publishAckLatencies(transport, `persistent://tg/flow/bench-ack-${workload.workspace}`, REQUEST_BODY, 2000)),
-  };
-
-  const results: ConcurrencyResult[] = [];
-  for (const concurrency of CONCURRENCIES) results.push(await measureConcurrency(ctx, floor, echo.pid, concurrency));
+  const runs: { kind: BenchTransportKind; results: ConcurrencyResult[]; acks: { nonPersistent: Summary; persistent: Summary } }[] = [];
+  for (const kind of kinds) {
+    log(`--- ${kind} transport ---`);
+    const { ctx, stop } = await contextFor(kind);
+    try {
+      const floor = new FloorClient(ctx.transport, ctx.workload.workspace);
+      await floor.start();
+      const echo = await startEcho(build, broker, kind, floor.requestTopic, floor.responseTopic, join(logDir, `echo-${kind}.log`));
+      try {
+        log('publish→ack latency of single sends');
+        const acks = {
+          nonPersistent: summarize(await publishAckLatencies(ctx.transport, `non-persistent://tg/response/bench-ack-${kind}-${ctx.workload.workspace}`, REQUEST_BODY, 2000)),
+          persistent: summarize(await publishAckLatencies(ctx.transport, `persistent://tg/flow/bench-ack-${kind}-${ctx.workload.workspace}`, REQUEST_BODY, 2000)),
+        };
+        const results: ConcurrencyResult[] = [];
+        for (const concurrency of CONCURRENCIES) results.push(await measureConcurrency(ctx, floor, echo.pid, concurrency));
+        runs.push({ kind, results, acks });
+      } finally {
+        await echo.stop();
+        await floor.close();
+      }
+    } finally {
+      await stop();
+    }
+  }
   console.log(
     header('tg-agent iteration benchmark', broker, [
       `load average before the run: ${loadAtStart}`,
+      `transports: ${kinds.join(', ')} (agent, stand-ins, gateway and echo all on the same one)`,
       `each concurrency: the agent idle for ${IDLE_S} s, ${WARMUP_S} s warm-up, ${DURATION_S} s measured, then ${FLOOR_S} s of floor; agent compiled in ${build.seconds.toFixed(1)} s`,
       `2 iterations per conversation (one MCP tool call, then the answer); overhead/iteration = (conversation − ${CRITICAL_PATH_HOPS / 2} × floor RTT p50) / 2`,
     ]),
   );
-  console.log(printResults(results, acks, inProcess));
-  writeJson(JSON_OUT, { kind: 'iteration', results, acks, inProcess });
+  console.log(printSideBySide(runs));
+  for (const [i, run] of runs.entries()) {
+    console.log(`\n## ${run.kind} transport\n`);
+    console.log(printResults(run.results, run.acks, i === 0 ? inProcess : []));
+  }
+  writeJson(JSON_OUT, { kind: 'iteration', runs, inProcess });
 });
+
+/** One row per concurrency, one column group per transport: throughput, p50, conversations lost. */
+function printSideBySide(runs: { kind: BenchTransportKind; results: ConcurrencyResult[] }[]): string {
+  const rows = CONCURRENCIES.map((concurrency) => [
+    String(concurrency),
+    ...runs.flatMap((run) => {
+      const r = run.results.find((x) => x.concurrency === concurrency);
+      return r ? [num(r.conversationsPerSecond, 1), ms(r.latency.p50), `${r.failed}/${r.conversations}`] : ['—', '—', '—'];
+    }),
+  ]);
+  return [
+    '### Side by side\n',
+    table(['concurrency', ...runs.flatMap((run) => [`${run.kind} conversations/s`, `${run.kind} p50`, `${run.kind} lost`])], rows),
+  ].join('\n');
+}

@@ -10,12 +10,12 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { RequestClient } from '../src/bus/request-client.js';
 import { queueToTopic } from '../src/bus/topics.js';
-import { WebSocketTransport } from '../src/bus/websocket-transport.js';
+import { openTransport, transportChoice } from './transport-choice.js';
 import { agentRequestCodec, agentResponseCodec, makeAgentRequest, type AgentResponse } from '../src/wire/index.js';
 
 const STATE_FILE = fileURLToPath(new URL('../.pulsar/local.json', import.meta.url));
 
-const USAGE = `usage: npm run ask -- "question" [--group a,b] [--state s] [--no-streaming] [--workspace default] [--flow default] [--verbose]`;
+const USAGE = `usage: npm run ask -- "question" [--group a,b] [--state s] [--no-streaming] [--workspace default] [--flow default] [--transport auto|native|websocket] [--verbose]`;
 
 async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -26,6 +26,7 @@ async function main(): Promise<number> {
       'no-streaming': { type: 'boolean' },
       workspace: { type: 'string', short: 'w' },
       flow: { type: 'string', short: 'f' },
+      transport: { type: 'string' },
       timeout: { type: 'string' },
       verbose: { type: 'boolean', short: 'v' },
       help: { type: 'boolean', short: 'h' },
@@ -35,14 +36,17 @@ async function main(): Promise<number> {
     console.log(USAGE);
     return values.help ? 0 : 2;
   }
-  const local = existsSync(STATE_FILE) ? (JSON.parse(readFileSync(STATE_FILE, 'utf8')) as { webSocketUrl?: string; workspace?: string; flow?: string }) : {};
+  const local = existsSync(STATE_FILE)
+    ? (JSON.parse(readFileSync(STATE_FILE, 'utf8')) as { webSocketUrl?: string; serviceUrl?: string; transport?: string; workspace?: string; flow?: string })
+    : {};
   const url = process.env.PULSAR_URL ?? local.webSocketUrl ?? 'ws://127.0.0.1:8080';
+  const serviceUrl = process.env.PULSAR_SERVICE_URL ?? local.serviceUrl ?? `pulsar://${new URL(url).hostname}:6650`;
   const workspace = values.workspace ?? local.workspace ?? 'default';
   const flow = values.flow ?? local.flow ?? 'default';
   const groups = values.group?.flatMap((g) => g.split(',')).map((g) => g.trim()).filter((g) => g !== '');
   const streaming = !values['no-streaming'];
 
-  const transport = new WebSocketTransport({ url, connectAttempts: 2 });
+  const transport = await openTransport(transportChoice(values.transport ?? local.transport), { webSocketUrl: url, serviceUrl });
   const client = new RequestClient({
     transport,
     requestTopic: queueToTopic(`request:tg:agent:${workspace}:${flow}`),

@@ -6,6 +6,7 @@
 import { pino } from 'pino';
 import { createAgentApp } from './app.js';
 import { createTransport } from './bus/create-transport.js';
+import { TransportError } from './bus/errors.js';
 import { helpText, loadSettings, SettingsError, type Settings } from './settings.js';
 
 async function main(): Promise<void> {
@@ -47,6 +48,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
+  // A refused configuration (credentials, a transport that cannot load) needs its message, not a stack.
+  if (error instanceof TransportError && !error.retriable) {
+    console.error(`tg-agent: cannot start: ${error.message}`);
+    process.exit(1);
+  }
   console.error(error instanceof Error ? (error.stack ?? error.message) : error);
   process.exit(1);
 });

@@ -37,7 +37,7 @@ export const SettingsSchema = z.object({
   transport: z.enum(['auto', 'websocket', 'native']).default('auto'),
   pulsarHost: z.string().min(1).default('pulsar://pulsar:6650'),
   pulsarApiKey: z.string().optional(),
-  /** CA bundle (PEM) for a pulsar+ssl:// or wss:// broker whose certificate no system CA signed. */
+  /** CA bundle (PEM) for a pulsar+ssl:// broker whose certificate no system CA signed (native transport). */
   pulsarTlsTrustCertsFile: z.string().min(1).optional(),
   /** Base URL of the broker's WebSocket service. Default: derived from `pulsarHost`, port 8080. */
   pulsarWebSocketUrl: z.string().regex(/^wss?:\/\//, 'must start with ws:// or wss://').optional(),
@@ -115,7 +115,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'transport', flag: 'transport', env: 'TG_AGENT_TRANSPORT', help: 'auto | native | websocket (default auto: native where the pulsar-client binding loads, else websocket)' },
   { key: 'pulsarHost', flag: 'pulsar-host', short: 'p', env: 'PULSAR_HOST', help: 'Pulsar service URL (default pulsar://pulsar:6650)' },
   { key: 'pulsarApiKey', flag: 'pulsar-api-key', env: 'PULSAR_API_KEY', help: 'Pulsar token for authentication' },
-  { key: 'pulsarTlsTrustCertsFile', flag: 'pulsar-tls-trust-certs', env: 'PULSAR_TLS_TRUST_CERTS', help: 'CA bundle (PEM) that signed the broker certificate (pulsar+ssl://, wss://)' },
+  { key: 'pulsarTlsTrustCertsFile', flag: 'pulsar-tls-trust-certs', env: 'PULSAR_TLS_TRUST_CERTS', help: 'CA bundle (PEM) that signed the broker certificate, native transport (pulsar+ssl://)' },
   { key: 'pulsarWebSocketUrl', flag: 'pulsar-ws-url', env: 'PULSAR_WS_URL', help: "broker's WebSocket service (default ws://<pulsar host>:8080)" },
   { key: 'concurrency', flag: 'concurrency', env: 'TG_AGENT_CONCURRENCY', help: 'iterations processed at once (default 1)' },
   { key: 'maxIterations', flag: 'max-iterations', env: 'TG_AGENT_MAX_ITERATIONS', help: 'iteration limit per conversation (default 10)' },

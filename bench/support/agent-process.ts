@@ -13,6 +13,7 @@ import type { AgentBuild } from './build.js';
 import { freePort } from './broker.js';
 import { processMemory, type ProcessMemory } from './proc.js';
 import { sleep } from './stats.js';
+import type { BenchTransportKind } from './transport.js';
 
 export interface AgentProcessOptions {
   build: AgentBuild;
@@ -27,6 +28,9 @@ export interface AgentProcessOptions {
   nodeFlags?: string[];
   /** Extra agent flags. */
   args?: string[];
+  /** `--transport` of the agent (default websocket), and the broker's binary protocol URL for native. */
+  transport?: BenchTransportKind;
+  serviceUrl?: string;
 }
 
 export class AgentProcess {
@@ -53,6 +57,9 @@ export class AgentProcess {
       options.build.main,
       '--pulsar-ws-url',
       options.webSocketUrl,
+      '--transport',
+      options.transport ?? 'websocket',
+      ...(options.serviceUrl ? ['--pulsar-host', options.serviceUrl] : []),
       '--concurrency',
       String(options.concurrency),
       '--metrics-port',
@@ -166,11 +173,25 @@ export class AgentProcess {
 }
 
 /** Starts the floor's echo process and waits until it is subscribed. */
-export async function startEcho(build: AgentBuild, webSocketUrl: string, requestTopic: string, responseTopic: string, logFile: string): Promise<{ pid: number; stop(): Promise<void> }> {
+export async function startEcho(
+  build: AgentBuild,
+  broker: { webSocketUrl: string; serviceUrl: string },
+  transport: BenchTransportKind,
+  requestTopic: string,
+  responseTopic: string,
+  logFile: string,
+): Promise<{ pid: number; stop(): Promise<void> }> {
   const fd = openSync(logFile, 'a');
   const child = spawn(process.execPath, [build.echo], {
     stdio: ['ignore', fd, fd, 'ipc'],
-    env: { ...process.env, TG_BENCH_WS_URL: webSocketUrl, TG_BENCH_REQUEST_TOPIC: requestTopic, TG_BENCH_RESPONSE_TOPIC: responseTopic },
+    env: {
+      ...process.env,
+      TG_BENCH_WS_URL: broker.webSocketUrl,
+      TG_BENCH_SERVICE_URL: broker.serviceUrl,
+      TG_BENCH_TRANSPORT: transport,
+      TG_BENCH_REQUEST_TOPIC: requestTopic,
+      TG_BENCH_RESPONSE_TOPIC: responseTopic,
+    },
   });
   closeSync(fd);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -23,6 +23,8 @@ export { freePort };
 
 export interface BenchBroker {
   readonly webSocketUrl: string;
+  /** The binary protocol URL (native transport). */
+  readonly serviceUrl: string;
   readonly webServiceUrl: string;
   /** The pid of the process listening on the broker's web port (the JVM), when it runs on this machine. */
   readonly pid: number | undefined;
@@ -54,7 +56,7 @@ export async function startBenchBroker(options: BenchBrokerOptions): Promise<Ben
   return startPrivateCopy(options.maxTextFrameBytes, options.log);
 }
 
-async function finish(handle: Pick<BrokerHandle, 'webServiceUrl' | 'webSocketUrl' | 'stop'> & { source: string }, pid: number | undefined, frame: number | undefined): Promise<BenchBroker> {
+async function finish(handle: Pick<BrokerHandle, 'webServiceUrl' | 'webSocketUrl' | 'serviceUrl' | 'stop'> & { source: string }, pid: number | undefined, frame: number | undefined): Promise<BenchBroker> {
   let version = 'unknown';
   try {
     const response = await fetch(`${handle.webServiceUrl}/admin/v2/brokers/version`, { signal: AbortSignal.timeout(5000) });
@@ -65,6 +67,7 @@ async function finish(handle: Pick<BrokerHandle, 'webServiceUrl' | 'webSocketUrl
   const port = Number(new URL(handle.webServiceUrl).port || 80);
   return {
     webSocketUrl: handle.webSocketUrl,
+    serviceUrl: handle.serviceUrl,
     webServiceUrl: handle.webServiceUrl,
     // Looked up on every read: whoever listens on the web port now (a state file may name another run's broker).
     get pid() {
@@ -146,6 +149,7 @@ async function startPrivateCopy(maxTextFrameBytes: number, log: (line: string) =
     {
       webServiceUrl,
       webSocketUrl: vars.PULSAR_WS_URL ?? webServiceUrl.replace(/^http/, 'ws'),
+      serviceUrl: vars.PULSAR_SERVICE_URL ?? `pulsar://127.0.0.1:${brokerPort}`,
       source: 'launcher (copy with a raised frame limit)',
       stop: () =>
         (stopped ??= runLauncher(script, ['stop'], env)

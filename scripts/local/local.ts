@@ -9,6 +9,9 @@
  * The prompt service asks the model at LLM_URL (OpenAI-compatible) when set; otherwise a scripted model
  * plays the spec's §5.2 workflow and says so. Then, in another terminal:
  *   npm run ask -- "What entities are connected to Company X?" --group read-only --state undefined
+ *
+ * `--transport auto | native | websocket` (default auto: native where the pulsar-client binding loads): the
+ * agent and the stand-ins use it; `npm run ask` uses the same unless told otherwise.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -16,7 +19,7 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { once } from 'node:events';
 import { parse } from 'yaml';
-import { WebSocketTransport } from '../../src/bus/websocket-transport.js';
+import { openTransport, transportChoice, transportFlag } from '../transport-choice.js';
 import { startConfigService, TRUSTGRAPH_CONFIG_QUEUES } from '../../test/stand-ins/config-service.js';
 import { startGraphRag } from '../../test/stand-ins/graph-rag.js';
 import { startMcpTool } from '../../test/stand-ins/mcp-tool.js';
@@ -92,8 +95,9 @@ async function main(): Promise<void> {
     broker = await startBroker();
     say(`broker ready: ${broker.webSocketUrl}`);
 
-    const transport = new WebSocketTransport({ url: broker.webSocketUrl });
+    const transport = await openTransport(transportChoice(transportFlag(process.argv.slice(2))), broker);
     stoppers.push(() => transport.close());
+    say(`transport: ${transport.kind} (agent and stand-ins)`);
     const example = parse(readFileSync(`${ROOT}examples/spec-tools.yaml`, 'utf8')) as {
       tool: Record<string, object>;
       mcp: Record<string, object>;
@@ -144,7 +148,21 @@ async function main(): Promise<void> {
     const log = createWriteStream(logFile);
     agent = spawn(
       process.execPath,
-      ['--import', 'tsx', 'src/main.ts', '--pulsar-ws-url', broker.webSocketUrl, '-P', String(metricsPort), '--concurrency', '4'],
+      [
+        '--import',
+        'tsx',
+        'src/main.ts',
+        '--transport',
+        transport.kind,
+        '--pulsar-host',
+        broker.serviceUrl,
+        '--pulsar-ws-url',
+        broker.webSocketUrl,
+        '-P',
+        String(metricsPort),
+        '--concurrency',
+        '4',
+      ],
       { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let buffered = '';
@@ -174,7 +192,7 @@ async function main(): Promise<void> {
       if (i > 120) throw new Error(`the agent did not become ready in 60 s; see ${logFile}`);
       await new Promise((r) => setTimeout(r, 500));
     }
-    writeFileSync(LOCAL_STATE_FILE, JSON.stringify({ webSocketUrl: broker.webSocketUrl, metricsUrl, workspace: WORKSPACE, flow: FLOW }, null, 2));
+    writeFileSync(LOCAL_STATE_FILE, JSON.stringify({ webSocketUrl: broker.webSocketUrl, serviceUrl: broker.serviceUrl, transport: transport.kind, metricsUrl, workspace: WORKSPACE, flow: FLOW }, null, 2));
     say(`agent ready. Metrics: ${metricsUrl}/metrics   tools: ${metricsUrl}/tools/${WORKSPACE}   log: ${logFile}`);
     say('in another terminal try:');
     say('  npm run ask -- "What entities are connected to Company X?" --group read-only --state undefined');

@@ -5,6 +5,8 @@
  */
 import type { Logger } from 'pino';
 import { webSocketUrlFor, type Settings } from '../settings.js';
+import { checkNativeCredentials, checkWebSocketCredentials, type CredentialsVerdict } from './credentials-check.js';
+import { CredentialsRefusedError } from './errors.js';
 import { NativeTransport, loadPulsarClient } from './native-transport.js';
 import type { Transport } from './transport.js';
 import { WebSocketTransport } from './websocket-transport.js';
@@ -25,6 +27,12 @@ export async function createTransport(settings: Settings, logger: Logger): Promi
         ...(settings.pulsarTlsTrustCertsFile ? { tlsTrustCertsFile: settings.pulsarTlsTrustCertsFile } : {}),
       });
       logStart(logger, 'native', settings.pulsarHost, settings.transport === 'native' ? 'chosen with --transport native' : 'auto: the pulsar-client binding loads');
+      const verdict = await checkNativeCredentials({
+        serviceUrl: settings.pulsarHost,
+        token,
+        ...(settings.pulsarTlsTrustCertsFile ? { tlsTrustCertsFile: settings.pulsarTlsTrustCertsFile } : {}),
+      });
+      await refuseUnless(verdict, settings.pulsarHost, token, logger, () => transport.close());
       return transport;
     } catch (err) {
       // --transport native without the binding: the start fails with the reason (TransportUnavailableError).
@@ -35,7 +43,29 @@ export async function createTransport(settings: Settings, logger: Logger): Promi
   const url = webSocketUrlFor(settings);
   const transport = new WebSocketTransport({ url, logger, ...auth });
   logStart(logger, 'websocket', url, why);
+  await refuseUnless(await checkWebSocketCredentials({ webSocketUrl: url, token }), url, token, logger, () => transport.close());
   return transport;
+}
+
+/** Throws CredentialsRefusedError, naming the option, when the broker refused; an unreachable broker passes. */
+async function refuseUnless(
+  verdict: CredentialsVerdict,
+  url: string,
+  token: string | undefined,
+  logger: Logger,
+  close: () => Promise<void>,
+): Promise<void> {
+  if (verdict.accepted === undefined) {
+    logger.warn({ reason: verdict.reason }, 'Could not check the broker credentials now; the transport keeps trying to connect');
+  }
+  if (verdict.accepted !== false) return;
+  await close().catch(() => undefined);
+  const broker = redactUrl(url);
+  throw new CredentialsRefusedError(
+    token
+      ? `the broker at ${broker} refused the token given with --pulsar-api-key (PULSAR_API_KEY): ${verdict.reason}`
+      : `the broker at ${broker} requires authentication: set --pulsar-api-key (PULSAR_API_KEY) to a token it accepts (${verdict.reason})`,
+  );
 }
 
 function logStart(logger: Logger, transport: string, url: string, why: string): void {

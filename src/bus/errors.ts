@@ -99,6 +99,16 @@ export class ConnectError extends TransportError {
   }
 }
 
+/** The broker refused our credentials (or wants some): fix the configuration, do not retry. */
+export class CredentialsRefusedError extends TransportError {
+  override readonly name = 'CredentialsRefusedError';
+  override readonly code = 'TG_TRANSPORT_CREDENTIALS_REFUSED';
+
+  constructor(message: string) {
+    super(message, { retriable: false });
+  }
+}
+
 /** The selected transport cannot run on this machine. Not retriable. */
 export class TransportUnavailableError extends TransportError {
   override readonly name = 'TransportUnavailableError';

@@ -1,6 +1,7 @@
 /**
  * `npm run local` then `npm run ask`, as the README's quick start says, against the test run's broker
- * (PULSAR_URL), with the scripted model.
+ * (PULSAR_URL), with the scripted model, on every transport that loads here (`npm run local -- --transport`;
+ * `npm run ask` takes the same one from the state file local writes).
  */
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -8,20 +9,22 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
 import { waitUntil } from '../support/agent-harness.js';
+import { testTransports } from '../support/transports.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-describe('npm run local + npm run ask', () => {
+describe.each(testTransports())('npm run local + npm run ask [%s]', (kind) => {
   it('answers a question through the spec workflow and stops cleanly', async () => {
-    const env: NodeJS.ProcessEnv = { ...process.env, PULSAR_URL: inject('pulsarWebSocketUrl') };
+    const env: NodeJS.ProcessEnv = { ...process.env, PULSAR_URL: inject('pulsarWebSocketUrl'), PULSAR_SERVICE_URL: inject('pulsarServiceUrl') };
     delete env.LLM_URL;
-    const local = spawn('npm', ['run', '--silent', 'local'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const local = spawn('npm', ['run', '--silent', 'local', '--', '--transport', kind], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let output = '';
     local.stdout?.on('data', (c: Buffer) => (output += c.toString()));
     local.stderr?.on('data', (c: Buffer) => (output += c.toString()));
     try {
       await waitUntil(() => output.includes('agent ready') || local.exitCode !== null, 'npm run local to be ready', 60_000);
       expect(output).toContain('agent ready');
+      expect(output).toContain(`transport: ${kind} (agent and stand-ins)`);
 
       const { stdout } = await promisify(execFile)(
         'npm',

@@ -40,9 +40,16 @@ export interface RestartableBroker {
   start(): Promise<void>;
   /** Stop it for good (idempotent); call in afterAll. */
   close(): Promise<void>;
+  /** With `auth: 'token'`: a token the broker accepts (made for this broker's secret key, per start). */
+  readonly token: string | undefined;
 }
 
-export async function startRestartableBroker(): Promise<RestartableBroker> {
+export interface RestartableBrokerOptions {
+  /** `token`: token authentication with a secret key made per start (pulsar.sh PULSAR_AUTH=token). */
+  auth?: 'none' | 'token';
+}
+
+export async function startRestartableBroker(options: RestartableBrokerOptions = {}): Promise<RestartableBroker> {
   const webPort = await freePort();
   let brokerPort = await freePort();
   while (brokerPort === webPort) brokerPort = await freePort();
@@ -51,6 +58,7 @@ export async function startRestartableBroker(): Promise<RestartableBroker> {
     PULSAR_WEB_PORT: String(webPort),
     PULSAR_BROKER_PORT: String(brokerPort),
     PULSAR_BOOKIE_PORT: '0',
+    PULSAR_AUTH: options.auth ?? 'none',
   };
   delete env.PULSAR_URL;
   delete env.PULSAR_WEB_URL;
@@ -63,6 +71,7 @@ export async function startRestartableBroker(): Promise<RestartableBroker> {
     process.kill(pid, name);
     paused = name === 'SIGSTOP';
   };
+  let token: string | undefined;
 
   const broker: RestartableBroker = {
     webSocketUrl: `ws://127.0.0.1:${webPort}`,
@@ -75,10 +84,14 @@ export async function startRestartableBroker(): Promise<RestartableBroker> {
     get running() {
       return running;
     },
+    get token() {
+      return token;
+    },
     async start() {
       if (closed) throw new Error('the dedicated broker is closed');
       if (running) return;
-      await runLauncher('start', { ...env, PULSAR_WATCH_PID: String(process.pid) });
+      const output = await runLauncher('start', { ...env, PULSAR_WATCH_PID: String(process.pid) });
+      token = /^PULSAR_TOKEN=(.+)$/m.exec(output)?.[1];
       running = true;
     },
     async stop() {
@@ -119,7 +132,8 @@ function brokerPid(webPort: number): number | undefined {
   return pid;
 }
 
-function runLauncher(command: 'start' | 'stop', env: NodeJS.ProcessEnv): Promise<void> {
+/** Resolves with the launcher's output. */
+function runLauncher(command: 'start' | 'stop', env: NodeJS.ProcessEnv): Promise<string> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn('bash', [LAUNCHER, command], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
@@ -135,7 +149,7 @@ function runLauncher(command: 'start' | 'stop', env: NodeJS.ProcessEnv): Promise
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      if (code === 0) resolvePromise();
+      if (code === 0) resolvePromise(output);
       else
         reject(
           new Error(

@@ -17,6 +17,8 @@
 #   PULSAR_MVN             mvn binary                          (default: mvn)
 #   PULSAR_JAVA_OPTS       extra JVM options
 #   PULSAR_WATCH_PID       start only: stop the broker when this process exits (used by the test harness)
+#   PULSAR_AUTH            none (default) | token: token authentication with a secret key made for this run;
+#                          `start` prints PULSAR_TOKEN=<a JWT for the role "admin"> (authorization stays off)
 #
 # State lives in <repo>/.pulsar/ (gitignored): classpath cache, one state file per web port, and a data dir
 # per run (.pulsar/run-<timestamp>-<pid>/ holding metadata/, bookkeeper/, pulsar.log).
@@ -30,6 +32,10 @@ BROKER_PORT="${PULSAR_BROKER_PORT:-6650}"
 WEB_PORT="${PULSAR_WEB_PORT:-8080}"
 BOOKIE_PORT="${PULSAR_BOOKIE_PORT:-0}"
 START_TIMEOUT="${PULSAR_START_TIMEOUT:-180}"
+AUTH="${PULSAR_AUTH:-none}"
+# curl arguments that authenticate (token mode), and the token itself.
+AUTH_CURL=()
+TOKEN=""
 LOG_LEVEL="${PULSAR_LOG_LEVEL:-INFO}"
 MVN="${PULSAR_MVN:-mvn}"
 if [[ -n "${PULSAR_JAVA:-}" ]]; then
@@ -53,7 +59,7 @@ log() { printf 'pulsar.sh: %s\n' "$*" >&2; }
 die() { printf 'pulsar.sh: ERROR: %s\n' "$*" >&2; exit 1; }
 
 usage() {
-  sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -95,10 +101,46 @@ is_our_broker() {
 }
 
 http_status() {
-  curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$@" || true
+  curl -s -o /dev/null -w '%{http_code}' --max-time 5 "${AUTH_CURL[@]}" "$@" || true
 }
 
-# state file: KEY=VALUE lines (PID, RUN_DIR, BROKER_PORT, WEB_PORT, WATCHDOG_PID)
+# base64url without padding (JWT encoding).
+b64url() { base64 -w0 | tr '+/' '-_' | tr -d '='; }
+
+# An HS256 JWT for subject $2, signed with the raw key bytes in file $1 (what the broker's
+# AuthenticationProviderToken checks with tokenSecretKey=file://...).
+make_token() {
+  local key_hex header payload sig
+  key_hex="$(od -An -v -tx1 "$1" | tr -d ' \n')"
+  header="$(printf '{"alg":"HS256"}' | b64url)"
+  payload="$(printf '{"sub":"%s"}' "$2" | b64url)"
+  sig="$(printf '%s.%s' "$header" "$payload" | openssl dgst -sha256 -mac HMAC -macopt "hexkey:$key_hex" -binary | b64url)"
+  printf '%s.%s.%s' "$header" "$payload" "$sig"
+}
+
+# Token authentication for this run: a fresh secret key and a token for the role "admin", used by this
+# script, by the broker's own internal client (the WebSocket service's) and printed for the caller.
+setup_token_auth() {
+  local run_dir="$1"
+  command -v openssl >/dev/null 2>&1 || die "PULSAR_AUTH=token needs openssl (to sign the token)"
+  head -c 32 /dev/urandom >"$run_dir/secret.key"
+  chmod 600 "$run_dir/secret.key"
+  TOKEN="$(make_token "$run_dir/secret.key" admin)"
+  AUTH_CURL=(-H "Authorization: Bearer $TOKEN")
+  cat >>"$run_dir/standalone.conf" <<EOF
+
+### --- PULSAR_AUTH=token (pulsar.sh) ---
+authenticationEnabled=true
+authenticationProviders=org.apache.pulsar.broker.authentication.AuthenticationProviderToken
+tokenSecretKey=file://$run_dir/secret.key
+authorizationEnabled=false
+superUserRoles=admin
+brokerClientAuthenticationPlugin=org.apache.pulsar.client.impl.auth.AuthenticationToken
+brokerClientAuthenticationParameters=token:$TOKEN
+EOF
+}
+
+# state file: KEY=VALUE lines (PID, RUN_DIR, BROKER_PORT, WEB_PORT, WATCHDOG_PID, TOKEN)
 read_state() {
   STATE_PID="" STATE_RUN_DIR="" STATE_WATCHDOG_PID="" STATE_BROKER_PORT="$BROKER_PORT"
   [[ -f "$STATE_FILE" ]] || return 1
@@ -109,6 +151,7 @@ read_state() {
       RUN_DIR) STATE_RUN_DIR="$value" ;;
       WATCHDOG_PID) STATE_WATCHDOG_PID="$value" ;;
       BROKER_PORT) STATE_BROKER_PORT="$value" ;;
+      TOKEN) TOKEN="$value" AUTH_CURL=(-H "Authorization: Bearer $value") ;;
     esac
   done <"$STATE_FILE"
   return 0
@@ -218,13 +261,14 @@ websocket_roundtrip() {
   command -v node >/dev/null 2>&1 || return 2
   [[ -d "$REPO_ROOT/node_modules/ws" ]] || return 2
   # shellcheck disable=SC2016  # the ${...} below are JavaScript template literals
-  (cd "$REPO_ROOT" && PULSAR_WS="$WS_URL" node --input-type=module -e '
+  (cd "$REPO_ROOT" && PULSAR_WS="$WS_URL" PULSAR_WS_TOKEN="$TOKEN" node --input-type=module -e '
     import WebSocket from "ws";
     const base = process.env.PULSAR_WS;
+    const options = process.env.PULSAR_WS_TOKEN ? { headers: { Authorization: `Bearer ${process.env.PULSAR_WS_TOKEN}` } } : {};
     const topic = `non-persistent/public/default/pulsar-sh-ready-${process.pid}-${Date.now()}`;
     const fail = (m) => { console.error(m); process.exit(1); };
     const timer = setTimeout(() => fail("timeout"), 10000);
-    const consumer = new WebSocket(`${base}/ws/v2/consumer/${topic}/ready?subscriptionType=Exclusive&subscriptionMode=NonDurable`);
+    const consumer = new WebSocket(`${base}/ws/v2/consumer/${topic}/ready?subscriptionType=Exclusive&subscriptionMode=NonDurable`, options);
     consumer.on("error", (e) => fail(`consumer: ${e.message}`));
     consumer.on("message", (data) => {
       const msg = JSON.parse(data.toString());
@@ -234,7 +278,7 @@ websocket_roundtrip() {
     });
     let producer;
     consumer.on("open", () => {
-      producer = new WebSocket(`${base}/ws/v2/producer/${topic}`);
+      producer = new WebSocket(`${base}/ws/v2/producer/${topic}`, options);
       producer.on("error", (e) => fail(`producer: ${e.message}`));
       producer.on("open", () => producer.send(JSON.stringify({ payload: Buffer.from("ready").toString("base64"), context: "1" })));
       producer.on("message", (data) => { const ack = JSON.parse(data.toString()); if (ack.result !== "ok") fail(`send: ${data}`); });
@@ -245,7 +289,7 @@ websocket_roundtrip() {
 # Tenant tg and namespaces flow/request/response/notify, as TrustGraph's bootstrapper (PulsarTopology) does.
 create_tg_topology() {
   local clusters status
-  clusters="$(curl -sf --max-time 10 "$WEB_URL/admin/v2/clusters")" || die "GET /admin/v2/clusters failed"
+  clusters="$(curl -sf --max-time 10 "${AUTH_CURL[@]}" "$WEB_URL/admin/v2/clusters")" || die "GET /admin/v2/clusters failed"
   # PUT is create-only: 204 created, 409 already there.
   status="$(http_status -X PUT -H 'Content-Type: application/json' \
     --data "{\"adminRoles\":[],\"allowedClusters\":$clusters}" "$WEB_URL/admin/v2/tenants/tg")"
@@ -272,6 +316,7 @@ cmd_start() {
   check_port_number PULSAR_BOOKIE_PORT "$BOOKIE_PORT" yes
   [[ "$BROKER_PORT" != "$WEB_PORT" ]] || die "PULSAR_BROKER_PORT and PULSAR_WEB_PORT must differ"
   [[ "$START_TIMEOUT" =~ ^[0-9]+$ ]] || die "PULSAR_START_TIMEOUT must be a number of seconds"
+  [[ "$AUTH" == none || "$AUTH" == token ]] || die "PULSAR_AUTH must be none or token, got '$AUTH'"
   if [[ -n "${PULSAR_WATCH_PID:-}" ]] && { ! [[ "$PULSAR_WATCH_PID" =~ ^[0-9]+$ ]] || ! kill -0 "$PULSAR_WATCH_PID" 2>/dev/null; }; then
     die "PULSAR_WATCH_PID must be the pid of a running process, got '$PULSAR_WATCH_PID'"
   fi
@@ -338,6 +383,7 @@ cmd_start() {
   sed -e "s/^brokerServicePort=.*/brokerServicePort=$BROKER_PORT/" \
     -e "s/^webServicePort=.*/webServicePort=$WEB_PORT/" \
     "$SCRIPT_DIR/standalone.conf" >"$run_dir/standalone.conf"
+  if [[ "$AUTH" == token ]]; then setup_token_auth "$run_dir"; fi
   if [[ "$java_major" -ge 23 ]]; then
     jvm_opts+=(--sun-misc-unsafe-memory-access=allow)
   fi
@@ -366,6 +412,7 @@ cmd_start() {
     echo "RUN_DIR=$run_dir"
     echo "BROKER_PORT=$BROKER_PORT"
     echo "WEB_PORT=$WEB_PORT"
+    if [[ -n "$TOKEN" ]]; then echo "TOKEN=$TOKEN"; fi
   } >"$STATE_FILE"
   # Any failure or interruption (Ctrl-C, a harness timeout) before the broker is ready: do not leave a
   # half-started broker behind.
@@ -417,6 +464,7 @@ cmd_start() {
   echo "PULSAR_WS_URL=$WS_URL"
   echo "PULSAR_PID=$pid"
   echo "PULSAR_DATA_DIR=$run_dir"
+  if [[ -n "$TOKEN" ]]; then echo "PULSAR_TOKEN=$TOKEN"; fi
 }
 
 pulsar_version() {
