@@ -1,5 +1,5 @@
 /**
- * Cost of choosing a request's tools (TG-19, DESIGN decision 4), and of rebuilding a registry.
+ * Cost of choosing a request's tools (TG-19 (docs/requirements.md), design decision 4 (docs/design.md)), and of rebuilding a registry.
  *
  *   npx tsx bench/filter.ts        (npm run bench:filter)
  *

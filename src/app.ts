@@ -52,7 +52,7 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
       metrics.policyProblems.set({ processor: settings.id, workspace }, problems.length);
     },
   });
-  // DESIGN decision 9: in the background, never in a request's way; a changed snapshot rebuilds the registry.
+  // design decision 9 (docs/design.md): in the background, never in a request's way; a changed snapshot rebuilds the registry.
   const discovery = settings.mcpDiscovery
     ? new McpDiscovery({
         ttlMs: settings.mcpDiscoveryTtlSeconds * 1000,

@@ -27,7 +27,7 @@ export interface ServiceHooks {
   onConfig?(change: WorkspaceChange): void;
   onRegistry?(registry: ToolRegistry, seconds: number): void;
   /**
-   * MCP argument discovery's snapshot of a workspace, read at every registry rebuild (DESIGN decision 9).
+   * MCP argument discovery's snapshot of a workspace, read at every registry rebuild (design decision 9 (docs/design.md)).
    * Undefined (or no hook): the registry is built without discovery. When it changes, call `rebuildRegistry`.
    */
   mcpLookup?(workspace: string): McpDiscoveryLookup | undefined;

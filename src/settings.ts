@@ -81,7 +81,7 @@ export const SettingsSchema = z.object({
   /** Requests waiting for a concurrency slot beyond which new ones are refused with an error response. */
   maxQueued: positiveInt(1, 10_000_000).default(10_000),
   /** Consumers per flow on its Shared request subscription: each adds a flow-control window for bursts. */
-  requestConsumers: positiveInt(1, 64).default(4),
+  requestConsumers: positiveInt(1, 64).optional(),
   /** The broker's admin API, read for its drop statistics; `none` turns that off. Default: http://<pulsar host>:8080. */
   brokerAdminUrl: z.string().regex(/^(https?:\/\/|none$)/, 'must start with http:// or https://, or be none').optional(),
   /** Not ready while a probe message has waited this many seconds for the broker's acknowledgement. */
@@ -90,7 +90,7 @@ export const SettingsSchema = z.object({
   slotsHeldSeconds: z.coerce.number().positive().default(120),
   /** Seconds to let in-flight iterations finish after SIGTERM/SIGINT. */
   shutdownGraceSeconds: z.coerce.number().nonnegative().default(30),
-  /** Ask the MCP servers of config type `mcp` for their tools' input schemas (DESIGN decision 9). */
+  /** Ask the MCP servers of config type `mcp` for their tools' input schemas (design decision 9 (docs/design.md)). */
   mcpDiscovery: booleanish.default(false),
   /** Seconds a server's tools/list answer is used before it is asked again. */
   mcpDiscoveryTtlSeconds: z.coerce.number().positive().max(86_400).default(300),
@@ -141,7 +141,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'policyConfigType', flag: 'policy-config-type', env: 'TG_AGENT_POLICY_CONFIG_TYPE', help: 'config type of the group policy (default agent-group-policy)' },
   { key: 'auditTopic', flag: 'audit-topic', env: 'TG_AGENT_AUDIT_TOPIC', help: 'also publish audit records to this queue' },
   { key: 'maxQueued', flag: 'max-queued', env: 'TG_AGENT_MAX_QUEUED', help: 'requests waiting for a slot beyond which new ones get an "overloaded" error response (default 10000)' },
-  { key: 'requestConsumers', flag: 'request-consumers', env: 'TG_AGENT_REQUEST_CONSUMERS', help: 'consumers per flow on its request subscription; each absorbs up to ~2000 messages of a burst (default 4)' },
+  { key: 'requestConsumers', flag: 'request-consumers', env: 'TG_AGENT_REQUEST_CONSUMERS', help: 'consumers per flow on its request subscription (default: as many as the transport needs for a 4000-message window: 4 on websocket, 1 on native)' },
   { key: 'brokerAdminUrl', flag: 'broker-admin-url', env: 'TG_AGENT_BROKER_ADMIN_URL', help: "broker admin API read for its drop statistics every 30 s (default http://<pulsar host>:8080; none = off)" },
   { key: 'brokerPingTimeoutSeconds', flag: 'broker-ping-timeout', env: 'TG_AGENT_BROKER_PING_TIMEOUT', help: 'seconds a probe message may wait for the broker before /readyz reports it unresponsive (default 5)' },
   { key: 'slotsHeldSeconds', flag: 'slots-held-timeout', env: 'TG_AGENT_SLOTS_HELD_TIMEOUT', help: 'seconds every concurrency slot may be held before /readyz reports the agent stuck (default 120)' },

@@ -2,12 +2,12 @@
  * `npm run local`: the agent working end to end on this machine, with no TrustGraph cluster.
  *
  * - a local Apache Pulsar broker (tools/pulsar-standalone; or the one at PULSAR_URL),
- * - stand-ins for TrustGraph's config service (holding the spec's §5.1 tools from examples/spec-tools.yaml
+ * - stand-ins for TrustGraph's config service (holding the spec's §5.1 (docs/requirements.md) tools from examples/spec-tools.yaml
  *   and the `default` flow), prompt service, graph RAG and MCP tool service, speaking the real wire format,
  * - the agent itself as a separate process (`src/main.ts`), on TrustGraph's real queue names.
  *
  * The prompt service asks the model at LLM_URL (OpenAI-compatible) when set; otherwise a scripted model
- * plays the spec's §5.2 workflow and says so. Then, in another terminal:
+ * plays the spec's §5.2 (docs/requirements.md) workflow and says so. Then, in another terminal:
  *   npm run ask -- "What entities are connected to Company X?" --group read-only --state undefined
  *
  * `--transport auto | native | websocket` (default auto: native where the pulsar-client binding loads): the

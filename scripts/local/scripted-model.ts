@@ -1,5 +1,5 @@
 /**
- * The model of the local run when no LLM_URL is set: it plays the spec's §5.2 workflow with whatever tools
+ * The model of the local run when no LLM_URL is set: it plays the spec's §5.2 (docs/requirements.md) workflow with whatever tools
  * it is offered — Knowledge Graph Query (undefined → analysis), Complex Analysis Tool (analysis → results),
  * Reset Workflow (results → undefined) — and then answers from what it observed. It says it is scripted.
  */

@@ -1,6 +1,6 @@
 /**
  * One ReAct iteration: one AgentRequest message in, its responses and (after a tool ran) the `next`
- * AgentRequest out (agent.md §3.1). The service keeps no conversation state: everything travels in the
+ * AgentRequest out (docs/trustgraph-agent.md §3.1). The service keeps no conversation state: everything travels in the
  * request's history, so any replica can take any iteration.
  */
 import { randomUUID } from 'node:crypto';
@@ -67,7 +67,7 @@ export type UndeclaredAction = 'dropped' | 'passed' | 'rejected';
 export interface IterationEvents {
   toolsOffered?(toolSet: ToolSet): void;
   llmFinished?(seconds: number): void;
-  /** The model named a tool it was not offered (hiding is not blocking, DESIGN decision 6). */
+  /** The model named a tool it was not offered (hiding is not blocking, design decision 6 (docs/design.md)). */
   actionDenied?(name: string, toolSet: ToolSet, known: boolean): void;
   argumentsInvalid?(tool: Tool, problems: readonly string[]): void;
   /** The model gave arguments the tool does not declare. */
@@ -299,7 +299,7 @@ function notOfferedObservation(name: string, toolSet: ToolSet): string {
   return `Error: tool "${name}" is not available in this conversation's groups and state. Available tools: ${toolSet.names.join(', ')}.`;
 }
 
-/** History arguments are a string map: each value as Python's `str()` would write it (agent.md §3.7). */
+/** History arguments are a string map: each value as Python's `str()` would write it (docs/trustgraph-agent.md §3.7). */
 function stringifyArguments(args: Readonly<Record<string, unknown>>): Record<string, string> {
   return Object.fromEntries(Object.entries(args).map(([name, value]) => [name, pythonStr(value)]));
 }

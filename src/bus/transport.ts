@@ -1,5 +1,5 @@
 /**
- * The one interface every message transport implements (DESIGN decision 12): Pulsar's WebSocket API,
+ * The one interface every message transport implements (design decision 12 (docs/design.md)): Pulsar's WebSocket API,
  * the native `pulsar-client`, and an in-process bus for unit tests.
  *
  * Topics here are always full Pulsar topic names (`persistent://tenant/ns/topic` or
@@ -73,6 +73,8 @@ export type StatusListener = (status: TransportStatus) => void;
 export interface Transport {
   /** A short name for logs and metrics: `websocket`, `native`, `memory`. */
   readonly kind: string;
+  /** The largest receiver queue one consumer may have (the WebSocket API caps it); undefined: no cap. */
+  readonly maxReceiverQueueSize?: number;
   createProducer(topic: string): Promise<Producer>;
   /**
    * The largest payload one message with these properties can carry (the WebSocket API's text frame limit

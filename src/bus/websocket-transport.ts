@@ -91,6 +91,7 @@ const DEFAULT_NACK_DELAY_MS = 1000;
 
 export class WebSocketTransport implements Transport {
   readonly kind = 'websocket';
+  readonly maxReceiverQueueSize = MAX_RECEIVER_QUEUE_SIZE;
   private readonly baseUrl: string;
   private readonly settings: LinkSettings;
   private readonly maxFrameBytes: number;

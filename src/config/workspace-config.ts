@@ -2,8 +2,8 @@
  * The last known values of every config type the agent reads, per workspace.
  *
  * TrustGraph's config push names only the types that changed, and its agent then rebuilds from those
- * types alone (a `tool`-only change loses the `tool-service` values, agent.md §2.7). Here a change
- * replaces only the types it names; the others keep their last values (DESIGN decision 5).
+ * types alone (a `tool`-only change loses the `tool-service` values, docs/trustgraph-agent.md §2.7). Here a change
+ * replaces only the types it names; the others keep their last values (design decision 5 (docs/design.md)).
  */
 
 /** Config type → key → value (a JSON string by convention, opaque here). */

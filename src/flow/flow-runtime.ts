@@ -97,7 +97,10 @@ export interface FlowRuntimeDeps {
   librarianTimeoutMs?: number;
   /** Librarian saves waiting for an answer at most; more are skipped. Default 64. */
   librarianMaxInFlight?: number;
-  /** Consumers on the flow's Shared request subscription. Default DEFAULT_REQUEST_CONSUMERS. */
+  /**
+   * Consumers on the flow's Shared request subscription. Default: as many as the transport needs to give the
+   * subscription a REQUEST_WINDOW-message window (one where a consumer's queue is not capped).
+   */
   requestConsumers?: number;
   /** TrustGraph's generic consumer, producer and downstream-call metrics. */
   instrument?: {
@@ -116,8 +119,11 @@ export interface FlowRuntimeDeps {
   };
 }
 
-/** Default of `FlowRuntimeDeps.requestConsumers`. */
-export const DEFAULT_REQUEST_CONSUMERS = 4;
+/**
+ * Messages the broker may push to a flow's request subscription before the agent has taken them: a burst this
+ * large is not dropped (a non-persistent topic drops what a subscription has no permits for).
+ */
+export const REQUEST_WINDOW = 4000;
 /** Default of `FlowRuntimeDeps.publishRetryMs`. */
 export const DEFAULT_PUBLISH_RETRY_MS = 60_000;
 /** Defaults of `FlowRuntimeDeps.librarianTimeoutMs` / `librarianMaxInFlight`. */
@@ -299,11 +305,15 @@ export class FlowRuntime {
     });
 
     this.deps.instrument?.subscribing?.(this.definition.topics.request ?? '');
-    // Each consumer of the Shared subscription has its own flow-control window (the WebSocket API caps one at
-    // 1000 messages, plus 1000 in the broker's own queue for it): several consumers absorb a larger burst.
-    const consumers = this.deps.requestConsumers ?? DEFAULT_REQUEST_CONSUMERS;
+    // Each consumer of the Shared subscription has its own flow-control window. Where the transport caps one
+    // (the WebSocket API: 1000 messages), several consumers make up the window; elsewhere one consumer has it all
+    // (several consumers on one native connection were seen to lose messages of a burst).
+    const cap = this.deps.transport.maxReceiverQueueSize ?? REQUEST_WINDOW;
+    const consumers = this.deps.requestConsumers ?? Math.ceil(REQUEST_WINDOW / cap);
+    const receiverQueueSize = Math.min(cap, Math.ceil(REQUEST_WINDOW / consumers));
     for (let i = 0; i < consumers; i++) {
       const consumer = await this.deps.transport.subscribe({
+        receiverQueueSize,
         topic: this.topic('request')!,
         subscription: flowSubscriptionName(this.deps.processorId, this.definition.workspace, this.definition.flow, 'request'),
         subscriptionType: 'Shared',

@@ -1,6 +1,6 @@
 /**
  * The current tool registry of every workspace, rebuilt from the `tool` and `tool-service` config types
- * whenever either changes and swapped whole (DESIGN decision 5). A workspace without tools gets an empty
+ * whenever either changes and swapped whole (design decision 5 (docs/design.md)). A workspace without tools gets an empty
  * registry: its requests are answered without tools (TrustGraph fails them with "No agent configuration").
  */
 import type { Logger } from 'pino';
@@ -16,7 +16,7 @@ export class WorkspaceRegistries {
   private readonly loadCaches = new Map<string, ToolLoadCache>();
 
   /**
-   * @param mcpLookup MCP discovery's snapshot of a workspace (DESIGN decision 9); absent or undefined: the
+   * @param mcpLookup MCP discovery's snapshot of a workspace (design decision 9 (docs/design.md)); absent or undefined: the
    *   registry is built without discovery
    */
   constructor(

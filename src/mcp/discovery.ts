@@ -1,5 +1,5 @@
 /**
- * MCP argument discovery (DESIGN decision 9, opt-in with `--mcp-discovery`): reads each workspace's `mcp`
+ * MCP argument discovery (design decision 9 (docs/design.md), opt-in with `--mcp-discovery`): reads each workspace's `mcp`
  * config, asks every MCP server it names for `tools/list` in the background, and keeps a snapshot per
  * workspace — `mcp` key → the tool's compiled input schema, "pending" or the failure — that the registry
  * builder reads synchronously. Requests never wait on it; a server that is down, slow or returns a

@@ -1,5 +1,5 @@
 /**
- * Drift between an MCP tool's declared arguments (the pinned contract, DESIGN decision 9) and the input
+ * Drift between an MCP tool's declared arguments (the pinned contract, design decision 9 (docs/design.md)) and the input
  * schema its server lists now. Declared arguments stay in force; each difference is reported so that an
  * operator can update one side:
  *

@@ -1,5 +1,5 @@
 /**
- * The arguments of one `mcp-tool` tool when discovery is on (DESIGN decision 9):
+ * The arguments of one `mcp-tool` tool when discovery is on (design decision 9 (docs/design.md)):
  *
  * - declared `arguments` are the contract: shown and validated as always; the server's schema, when
  *   known, is only compared with them and every difference reported as drift;

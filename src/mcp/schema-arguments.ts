@@ -1,6 +1,6 @@
 /**
  * An MCP tool's input schema (from `tools/list`) → the arguments shown to the model and a validator for
- * its calls (DESIGN decision 9). The validator keeps the declared-argument interface (`validate(args)` →
+ * its calls (design decision 9 (docs/design.md)). The validator keeps the declared-argument interface (`validate(args)` →
  * `{ok, value | errors, warnings}`, `src/tools/arguments.ts`) so the iteration treats both alike, and
  * checks with ajv, a standard JSON Schema validator: nested objects, lists, enums, required fields, ….
  *

@@ -1,6 +1,6 @@
 /**
  * The top-level properties of an MCP tool's input schema (a JSON Schema object), read for two uses: the
- * prompt form of each argument (`{name, type, description, required}`, DESIGN decision 9) and the drift
+ * prompt form of each argument (`{name, type, description, required}`, design decision 9 (docs/design.md)) and the drift
  * comparison with declared arguments. Only what a reader needs is interpreted here — types, `required`,
  * descriptions, enums and local `$ref`s; validation proper is ajv's job (`schema-arguments.ts`).
  */

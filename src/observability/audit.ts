@@ -1,5 +1,5 @@
 /**
- * The audit trail (TG-14, TG-17): one JSON line per iteration through pino, optionally also published to a
+ * The audit trail (TG-14, TG-17, docs/requirements.md): one JSON line per iteration through pino, optionally also published to a
  * Pulsar topic. It records who asked for which groups, what was offered and filtered out, what was denied,
  * and every state transition with its time.
  */

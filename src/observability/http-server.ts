@@ -1,7 +1,7 @@
 /**
  * The service's HTTP endpoints on the metrics port (TrustGraph: 8000): `/metrics` (Prometheus),
  * `/healthz` (the process is alive), `/readyz` (config loaded, flows subscribed, broker connected),
- * and `/tools` (read-only listing of each workspace's groups, states and tools; TG-20).
+ * and `/tools` (read-only listing of each workspace's groups, states and tools; TG-20, docs/requirements.md).
  *
  * With a token, `/tools` requires `Authorization: Bearer <token>`; the probes and `/metrics` stay open
  * (Prometheus and Kubernetes scrape them without credentials, as they do TrustGraph's processors).

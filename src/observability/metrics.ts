@@ -1,14 +1,14 @@
 /**
- * Prometheus metrics on a dedicated prom-client registry (STYLE.md). Two families:
+ * Prometheus metrics on a dedicated prom-client registry. Two families:
  *
- * - TrustGraph's own names and labels (wire.md §3.5, agent.md §3.13), so its Grafana dashboards keep working:
+ * - TrustGraph's own names and labels (docs/trustgraph-wire.md §3.5, docs/trustgraph-agent.md §3.13), so its Grafana dashboards keep working:
  *   `tg_agent_session_total`, `tg_agent_iteration_count`, `tg_agent_tool_*`, `tg_agent_llm_duration_seconds`,
  *   `tg_consumer_*`, `tg_producer_messages_total`, `tg_config_version`, label `processor`.
- * - The tool-group spec's nine metrics (its §8.1 names, e.g. `agent_tool_group_requests_total`) with TrustGraph's
+ * - The tool-group spec's nine metrics (its spec §8.1 (docs/requirements.md) names, e.g. `agent_tool_group_requests_total`) with TrustGraph's
  *   `tg_` prefix, plus denials, argument failures and readiness.
  *
  * Label values for groups, states and tools come only from configuration (anything else is `other`), so a
- * client cannot create series by sending made-up names (DESIGN decision 11).
+ * client cannot create series by sending made-up names (design decision 11 (docs/design.md)).
  */
 import { FAILURE_REASONS } from '../agent/failure.js';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
@@ -109,7 +109,7 @@ export class AgentMetrics {
   readonly policyProblems: Gauge<'processor' | 'workspace'>;
   readonly configFailures: Counter<'processor' | 'part'>;
 
-  // MCP argument discovery (DESIGN decision 9)
+  // MCP argument discovery (design decision 9 (docs/design.md))
   readonly mcpDiscoveryFailures: Counter<'processor' | 'reason'>;
   readonly librarianDocuments: Counter<'processor' | 'outcome'>;
   readonly mcpDiscoveryFailing: Gauge<'processor' | 'workspace'>;

@@ -1,5 +1,5 @@
 /**
- * The read-only tool listing served at `/tools` (TG-20): every workspace's groups, states and tools, the
+ * The read-only tool listing served at `/tools` (TG-20, docs/requirements.md): every workspace's groups, states and tools, the
  * entries that failed to load with their reasons, the group policy and its problems, the parts of config
  * changes that failed to apply, the running flows, and — with
  * `?groups=a,b&state=s` — exactly what a request with those groups and state would be offered.
@@ -44,7 +44,7 @@ export function toolListing(
     policy_problems: gate.problemsOf(workspace),
     config_failures: service.failuresOfConfig(workspace),
   };
-  // DESIGN decision 9: every `mcp` entry's discovery state (each mcp-tool's own report is under tools[].mcp).
+  // design decision 9 (docs/design.md): every `mcp` entry's discovery state (each mcp-tool's own report is under tools[].mcp).
   if (mcpDiscovery !== undefined) body.mcpDiscovery = mcpDiscovery.listing(workspace);
   if (query.has('groups') || query.has('state')) {
     const groups = query.has('groups') ? (query.get('groups') ?? '').split(',').filter((g) => g !== '') : null;

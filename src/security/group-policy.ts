@@ -1,5 +1,5 @@
 /**
- * The group policy (TG-13, the spec's §6; TrustGraph has none): per workspace, which tool groups a request
+ * The group policy (TG-13 (docs/requirements.md), the spec's §6; TrustGraph has none): per workspace, which tool groups a request
  * may ask for, whether `"*"` is allowed, and optionally which states a conversation may start in. It lives in
  * its own config type (default `agent-group-policy`), key `policy`, value e.g.
  * `{"allowed-groups": ["default", "read-only"], "allow-wildcard": false, "initial-states": ["undefined"]}`.

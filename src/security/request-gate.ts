@@ -1,5 +1,5 @@
 /**
- * What a request must pass before it runs: the workspace's group policy (TG-13) with its initial states, the
+ * What a request must pass before it runs: the workspace's group policy (TG-13, docs/requirements.md) with its initial states, the
  * iteration signature, and — under `--strict-states` — a state some tool of the workspace knows.
  * Every refusal is counted by reason; a state no tool knows is counted even when it is let through.
  */

@@ -1,5 +1,5 @@
 /**
- * Tool arguments (MA-1..MA-6, DESIGN decision 8): the declared list, its prompt form, and a validator
+ * Tool arguments (MA-1..MA-6 (docs/requirements.md), design decision 8 (docs/design.md)): the declared list, its prompt form, and a validator
  * compiled once when the registry is built.
  *
  * The validator checks the object the LLM wrote after `Args:`. Values may arrive as text — the history

@@ -1,5 +1,5 @@
 /**
- * A registry as plain JSON, for the HTTP tool listing (TG-20: "an API listing groups and their tools"):
+ * A registry as plain JSON, for the HTTP tool listing (TG-20 (docs/requirements.md): "an API listing groups and their tools"):
  * which tools each group holds, which tools each state offers, every tool's normalized configuration,
  * and the problems found while loading.
  *

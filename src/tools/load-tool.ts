@@ -1,6 +1,6 @@
 /**
  * One `tool` config entry → a normalized, frozen `Tool`, or the problems that keep it out of the
- * registry. Each entry is judged on its own (DESIGN decision 5); this never throws.
+ * registry. Each entry is judged on its own (design decision 5 (docs/design.md)); this never throws.
  */
 import {
   argumentsFromConfig,

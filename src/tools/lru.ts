@@ -1,5 +1,5 @@
 /**
- * A bounded least-recently-used cache for request tool sets (DESIGN decision 4). A hit is one `Map`
+ * A bounded least-recently-used cache for request tool sets (design decision 4 (docs/design.md)). A hit is one `Map`
  * lookup and a counter write, so its cost does not depend on the cache size; the least recently used
  * entry is found by a scan only when a new entry must evict one (a miss, which is costlier anyway).
  */

@@ -1,7 +1,7 @@
 /**
  * What was wrong with a workspace's tool configuration. Building a registry never throws: every
  * invalid `tool` or `tool-service` entry becomes one or more problems (logged, counted and listed over
- * HTTP) and the rest of the configuration loads (DESIGN decision 5).
+ * HTTP) and the rest of the configuration loads (design decision 5 (docs/design.md)).
  */
 
 /** The TrustGraph config type an entry came from. */

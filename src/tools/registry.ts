@@ -1,5 +1,5 @@
 /**
- * The tool registry of one workspace (TG-8, DESIGN decisions 4–5): built from the workspace's `tool`
+ * The tool registry of one workspace (TG-8 (docs/requirements.md), design decisions 4–5 (docs/design.md)): built from the workspace's `tool`
  * and `tool-service` config, immutable, versioned, replaced as a whole on every change. Building never
  * throws; invalid entries are left out and reported as `problems`.
  */
@@ -41,7 +41,7 @@ export interface BuildRegistryInput {
   /** How many request tool sets to cache (LRU); 0 disables the cache. */
   readonly cacheSize?: number;
   /**
-   * MCP discovery's snapshot of the workspace's `mcp` entries (DESIGN decision 9); absent when discovery
+   * MCP discovery's snapshot of the workspace's `mcp` entries (design decision 9 (docs/design.md)); absent when discovery
    * is off. `mcp-tool` tools without declared arguments take the server's; declared ones are checked for drift.
    */
   readonly mcp?: McpDiscoveryLookup;

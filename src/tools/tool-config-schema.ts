@@ -1,5 +1,5 @@
 /**
- * The shape of one TrustGraph `tool` config entry (agent.md §2.3–2.6), as a zod 4 schema: a
+ * The shape of one TrustGraph `tool` config entry (docs/trustgraph-agent.md §2.3–2.6), as a zod 4 schema: a
  * discriminated union on `type` over the seven tool types. It describes the *input* (what the config
  * service holds, after JSON decoding); normalization into the registry's `Tool` happens in
  * `load-tool.ts`. `schemas/tool.schema.json` is generated from it (`npm run schemas`).
@@ -27,11 +27,11 @@ export const TOOL_TYPES = [
 ] as const;
 export type ToolType = (typeof TOOL_TYPES)[number];
 
-/** The argument types a tool may declare (DESIGN decision 8). */
+/** The argument types a tool may declare (design decision 8 (docs/design.md)). */
 export const ARGUMENT_TYPES = ['string', 'number', 'integer', 'boolean', 'object', 'array'] as const;
 export type ArgumentType = (typeof ARGUMENT_TYPES)[number];
 
-/** The spec's name for `applicable-states`, accepted as an alias (DESIGN decision 2). */
+/** The spec's name for `applicable-states`, accepted as an alias (design decision 2 (docs/design.md)). */
 export const STATES_ALIAS_KEY = 'available_in_states';
 export const STATES_KEY = 'applicable-states';
 

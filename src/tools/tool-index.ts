@@ -1,5 +1,5 @@
 /**
- * Precomputed group and state membership of a registry's tools (TG-19, DESIGN decision 4), and the
+ * Precomputed group and state membership of a registry's tools (TG-19 (docs/requirements.md), design decision 4 (docs/design.md)), and the
  * uncached computation of a `ToolSet` from it. Built once per registry; a selection costs
  * O(number of tools), independent of how the tools' groups and states are spelled.
  */

@@ -1,7 +1,7 @@
 /**
- * The tools one request may use (TG-9): the result of `ToolRegistry.filter`, immutable and shared
+ * The tools one request may use (TG-9, docs/requirements.md): the result of `ToolRegistry.filter`, immutable and shared
  * between requests with the same groups and state. It is applied twice per iteration — to build the
- * prompt and to check the parsed action (DESIGN decision 6) — and carries what the audit line needs.
+ * prompt and to check the parsed action (design decision 6 (docs/design.md)) — and carries what the audit line needs.
  */
 import type { Tool, ToolPromptForm } from './tool.js';
 

@@ -11,7 +11,7 @@ export type { ArgumentType, ToolType } from './tool-config-schema.js';
 /** The states a tool is offered in: every state (`applicable-states` absent or holding `"*"`), or these. */
 export type ToolStates = 'all' | ReadonlySet<string>;
 
-/** A tool's entry in the prompt variable `tools` (agent.md §3.2), with `required` added per argument. */
+/** A tool's entry in the prompt variable `tools` (docs/trustgraph-agent.md §3.2), with `required` added per argument. */
 export interface ToolPromptForm {
   readonly name: string;
   readonly description: string | null;
@@ -28,7 +28,7 @@ interface ToolCommon<T extends ToolType> {
   /** Group membership, deduplicated, in configured order; `[]` means visible only to `"*"` requests. */
   readonly groups: readonly string[];
   readonly states: ToolStates;
-  /** The state to move to after a successful run; undefined keeps the current state (TG-7). */
+  /** The state to move to after a successful run; undefined keeps the current state (TG-7, docs/requirements.md). */
   readonly nextState: string | undefined;
   /** The arguments shown to the LLM: the configured ones, or the type's fixed ones. */
   readonly arguments: readonly ToolArgument[];

@@ -1,6 +1,6 @@
 /**
- * The agent answers exactly what TrustGraph's API gateway sends (wire.md §5.4) with the message sequences the
- * gateway relays (agent.md §3.11), on the real broker: the request is published as the gateway's JSON text
+ * The agent answers exactly what TrustGraph's API gateway sends (docs/trustgraph-wire.md §5.4) with the message sequences the
+ * gateway relays (docs/trustgraph-agent.md §3.11), on the real broker: the request is published as the gateway's JSON text
  * (Python json.dumps spelling, `state: null, group: null, history: []`), the responses are read as raw JSON.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -10,6 +10,7 @@ import { knowledgeQueryTool } from '../support/flow-config.js';
 import { brokerUrls } from '../support/transport-contract.js';
 import type { PromptTerms } from '../stand-ins/prompt-service.js';
 import { testTransports } from '../support/transports.js';
+import { AGENT_RESPONSE_FIELDS } from '../support/trustgraph-fields.js';
 
 const { webSocketUrl } = brokerUrls();
 
@@ -23,20 +24,6 @@ function gatewayRequest(question: string, streaming: boolean): string {
   );
 }
 
-const AGENT_RESPONSE_FIELDS = [
-  'content',
-  'end_of_dialog',
-  'end_of_message',
-  'error',
-  'explain_graph',
-  'explain_id',
-  'explain_triples',
-  'in_token',
-  'message_id',
-  'message_type',
-  'model',
-  'out_token',
-];
 
 const AGENT_REQUEST_FIELDS = [
   'collection',

@@ -1,5 +1,5 @@
 /**
- * MCP argument discovery (DESIGN decision 9, issue #8) end to end: the whole app on the real broker with
+ * MCP argument discovery (design decision 9 (docs/design.md), issue #8) end to end: the whole app on the real broker with
  * `mcpDiscovery` on, a REAL MCP server (the SDK's McpServer over Streamable HTTP, test/stand-ins/mcp-server.ts)
  * that discovery asks for `tools/list`, and TrustGraph's mcp-tool service stand-in on Pulsar that the agent's
  * tool calls go to. Metrics and the tool listing are read over HTTP; log lines from the real logger.

@@ -44,7 +44,7 @@ async function start(options: Partial<AgentHarnessOptions> & { app: AgentHarness
   return harness;
 }
 
-describe('metrics of the §5.2 workflow, scraped over HTTP', () => {
+describe('metrics of the spec §5.2 (docs/requirements.md) workflow, scraped over HTTP', () => {
   it('moves every TG-16 metric as the workflow goes', async () => {
     const h = await start({
       app: {},

@@ -1,6 +1,6 @@
 /**
  * A real Prometheus (Debian's `prometheus` package) scraping the whole app (src/app.ts) over HTTP while it runs
- * the spec's §5.2 workflow on the real broker, with the alert rules of deploy/prometheus/alerts.yml loaded:
+ * the spec's §5.2 (docs/requirements.md) workflow on the real broker, with the alert rules of deploy/prometheus/alerts.yml loaded:
  * every query of the Grafana dashboard is answered with series, every rule evaluates without error, and the
  * spec's nine metric names are in the scrape. Skips without `prometheus` on a developer machine; fails under CI=true.
  */
@@ -18,7 +18,7 @@ const PROCESSOR = 'agent-manager';
 /** Grafana's `$__rate_interval`: wide enough to hold every sample since Prometheus started. */
 const RATE_INTERVAL = '5m';
 
-/** The tool-group spec's §8.1 metrics, with TrustGraph's `tg_` prefix. */
+/** The tool-group spec's §8.1 (docs/requirements.md) metrics, with TrustGraph's `tg_` prefix. */
 const SPEC_METRICS = [
   'tg_agent_tool_group_requests_total',
   'tg_agent_tool_group_availability',

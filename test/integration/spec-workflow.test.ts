@@ -1,5 +1,5 @@
 /**
- * The spec's §5.1 tools through the §5.2 workflow, end to end on the real broker: undefined →(Knowledge Graph
+ * The spec's §5.1 (docs/requirements.md) tools through the §5.2 workflow, end to end on the real broker: undefined →(Knowledge Graph
  * Query)→ analysis →(Complex Analysis Tool)→ results →(Reset Workflow)→ undefined, then a final answer.
  * At every iteration: the tools the model was shown, each MCP tool's arguments, the state carried by `next`,
  * and the responses the client saw.
@@ -27,7 +27,7 @@ function workflowModel(terms: PromptTerms): string {
   }
 }
 
-describe.each(testTransports())('§5.2 workflow with the §5.1 tools [%s]', (transportKind) => {
+describe.each(testTransports())('spec §5.2 (docs/requirements.md) workflow with the §5.1 tools [%s]', (transportKind) => {
   let harness: AgentHarness;
   let result: AskResult;
 

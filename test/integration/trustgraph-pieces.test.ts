@@ -24,6 +24,7 @@ import {
   trustgraphVenv,
   type TrustGraphProcess,
 } from '../support/trustgraph-pieces.js';
+import { AGENT_RESPONSE_FIELDS } from '../support/trustgraph-fields.js';
 
 const { webSocketUrl, serviceUrl } = brokerUrls();
 
@@ -49,21 +50,6 @@ interface GatewayResult {
   responses: GatewayResponse[];
 }
 
-/** The fields of trustgraph-base 2.11.1's AgentResponse dataclass. */
-const AGENT_RESPONSE_FIELDS = [
-  'content',
-  'end_of_dialog',
-  'end_of_message',
-  'error',
-  'explain_graph',
-  'explain_id',
-  'explain_triples',
-  'in_token',
-  'message_id',
-  'message_type',
-  'model',
-  'out_token',
-];
 
 async function askAsGateway(h: AgentHarness, body: Json, timeoutSeconds = 30): Promise<GatewayResult> {
   const topics = agentFlowTopics(h.workspace, h.flow);

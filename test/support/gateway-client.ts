@@ -1,5 +1,5 @@
 /**
- * A many-conversation client of the agent, as TrustGraph's gateway talks to it (wire.md §5.4–5.5): one
+ * A many-conversation client of the agent, as TrustGraph's gateway talks to it (docs/trustgraph-wire.md §5.4–5.5): one
  * producer on the flow's request topic, one Exclusive subscription (unique name) on its response topic, every
  * response collected under its `id` property. Unlike `harness.ask` (two subscriptions per question), it can
  * keep a thousand conversations open at once, and it counts end_of_dialog messages per id, so a conversation
@@ -70,6 +70,10 @@ export async function startGatewayClient(options: GatewayClientOptions): Promise
     topic: responseTopic,
     subscription: `gw-${randomBytes(6).toString('hex')}`,
     subscriptionType: 'Exclusive',
+    // A non-persistent topic drops what a subscription has no permits for. This gateway shares one event loop
+    // with the agent and its stand-ins, so during a burst of a thousand conversations it falls behind; its
+    // queue holds every response of such a burst (the WebSocket API caps it at 1000 whatever is asked).
+    receiverQueueSize: 10_000,
     handler: async (message) => {
       await message.ack();
       const entry = conversation(message.properties.id ?? 'unknown');

@@ -1,4 +1,4 @@
-/** The spec's §5.1 tools, read from the example file the README and `npm run local` use. */
+/** The spec's §5.1 (docs/requirements.md) tools, read from the example file the README and `npm run local` use. */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
@@ -15,11 +15,11 @@ export function loadSpecExample(): SpecExample {
   return parse(readFileSync(FILE, 'utf8')) as SpecExample;
 }
 
-/** Every group the §5.2 workflow needs in one conversation. */
+/** Every group the spec §5.2 (docs/requirements.md) workflow needs in one conversation. */
 export const WORKFLOW_GROUPS = ['read-only', 'knowledge', 'advanced', 'compute', 'admin'];
 
 /**
- * A scripted model for the §5.2 workflow: undefined →(Knowledge Graph Query)→ analysis →(Complex Analysis
+ * A scripted model for the spec §5.2 (docs/requirements.md) workflow: undefined →(Knowledge Graph Query)→ analysis →(Complex Analysis
  * Tool)→ results →(Reset Workflow)→ undefined, then a final answer; one step per iteration, chosen by how much
  * history there is.
  */

@@ -1,5 +1,5 @@
 /**
- * The transport contract (DESIGN decision 12): the same tests for every Transport. A test file calls
+ * The transport contract (design decision 12 (docs/design.md)): the same tests for every Transport. A test file calls
  * `describeTransportContract(name, factory, options)` once per transport it can run; a transport that cannot
  * run here is still listed, as a skipped test whose title says why.
  *

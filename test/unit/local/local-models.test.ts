@@ -9,7 +9,7 @@ import { scriptedModel } from '../../../scripts/local/scripted-model.js';
 const tool = (name: string) => ({ name, description: `${name} tool`, arguments: [] });
 
 describe('the local run scripted model', () => {
-  it('plays the §5.2 workflow with the tools it is offered, in a form the agent parses', () => {
+  it('plays the spec §5.2 (docs/requirements.md) workflow with the tools it is offered, in a form the agent parses', () => {
     const first = parseReactResponse(scriptedModel({ question: 'Q?', tools: [tool('Knowledge Graph Query')], history: [] }));
     expect(first).toMatchObject({ kind: 'action', name: 'Knowledge Graph Query', args: { question: 'Q?' } });
     const second = parseReactResponse(

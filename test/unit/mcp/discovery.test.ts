@@ -1,4 +1,4 @@
-// DESIGN decision 9: the discovery service — `mcp` config → background tools/list → per-workspace snapshot —
+// design decision 9 (docs/design.md): the discovery service — `mcp` config → background tools/list → per-workspace snapshot —
 // with a scripted lister and an injected clock (the real client is tested in tools-list-client.test.ts).
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// DESIGN decision 9: declared arguments (the contract) compared with the server's input schema.
+// design decision 9 (docs/design.md): declared arguments (the contract) compared with the server's input schema.
 import { describe, expect, it } from 'vitest';
 import { compareArguments } from '../../../src/mcp/drift.js';
 import { SchemaCompiler } from '../../../src/mcp/schema-arguments.js';

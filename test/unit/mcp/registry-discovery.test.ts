@@ -1,4 +1,4 @@
-// DESIGN decision 9 in the registry: discovered arguments for mcp-tools that declare none, drift reports for
+// design decision 9 (docs/design.md) in the registry: discovered arguments for mcp-tools that declare none, drift reports for
 // those that do, fallbacks on failure — built synchronously from a discovery snapshot.
 import { describe, expect, it } from 'vitest';
 import type { McpDiscoveryLookup, McpToolDiscovery } from '../../../src/mcp/discovery-result.js';

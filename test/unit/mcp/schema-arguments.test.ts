@@ -1,4 +1,4 @@
-// DESIGN decision 9: an MCP tool's input schema → prompt arguments and an ajv validator with the
+// design decision 9 (docs/design.md): an MCP tool's input schema → prompt arguments and an ajv validator with the
 // declared-argument interface (`validate(args)` → `{ok, value | errors, warnings}`).
 import { describe, expect, it } from 'vitest';
 import { SchemaCompiler, type DiscoveredSchema } from '../../../src/mcp/schema-arguments.js';

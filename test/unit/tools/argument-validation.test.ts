@@ -1,4 +1,4 @@
-// MA-1..MA-6, DESIGN decision 8: declared arguments, their prompt form, and the compiled validator.
+// MA-1..MA-6 (docs/requirements.md), design decision 8 (docs/design.md): declared arguments, their prompt form, and the compiled validator.
 import { describe, expect, it } from 'vitest';
 import { compileArguments, type ArgumentValidation, type ToolArgument } from '../../../src/tools/arguments.js';
 import { BUILTIN_ARGUMENTS } from '../../../src/tools/builtin-arguments.js';

@@ -1,4 +1,4 @@
-// TG-8, TG-15, TG-18 (config loading), DESIGN decisions 2 and 5: every entry is judged on its own,
+// TG-8, TG-15, TG-18 (config loading; docs/requirements.md), design decisions 2 and 5 (docs/design.md): every entry is judged on its own,
 // invalid ones are left out with a problem that says where and what, and building never throws.
 import { describe, expect, it } from 'vitest';
 import { buildRegistry } from '../../../src/tools/registry.js';

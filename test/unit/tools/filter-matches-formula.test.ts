@@ -1,4 +1,4 @@
-// TG-6 as a property: for random tools and requests, the indexed (and cached) filter gives exactly what
+// TG-6 (docs/requirements.md) as a property: for random tools and requests, the indexed (and cached) filter gives exactly what
 // the spec's formula gives tool by tool, in config-key order, with the audit lists right.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// TG-4, TG-5, TG-15, DESIGN decision 3: what a request's `group` and `state` mean when absent or odd.
+// TG-4, TG-5, TG-15 (docs/requirements.md), design decision 3 (docs/design.md): what a request's `group` and `state` mean when absent or odd.
 import { describe, expect, it } from 'vitest';
 import { normalizeRequestGroups, normalizeRequestState } from '../../../src/tools/selection.js';
 import { registryOf, textTool } from './fixtures.js';

@@ -1,4 +1,4 @@
-// TG-12: the tool-group spec's five tools (§5.1) through its workflow (§5.2), with agent.md §5.1's
+// TG-12 (docs/requirements.md): the tool-group spec's five tools (§5.1) through its workflow (§5.2), with docs/trustgraph-agent.md §5.1's
 // corrections: `graph-update` is not a TrustGraph type (an mcp-tool stands in), `mcp_tool_id` is
 // `mcp-tool`, and in the analysis phase reset-workflow (group admin only) is NOT offered.
 import { describe, expect, it } from 'vitest';
@@ -50,7 +50,7 @@ function specTools(statesKey: 'available_in_states' | 'applicable-states') {
   };
 }
 
-describe.each(['available_in_states', 'applicable-states'] as const)('spec §5.1 tools, states under "%s"', (statesKey) => {
+describe.each(['available_in_states', 'applicable-states'] as const)('spec §5.1 (docs/requirements.md) tools, states under "%s"', (statesKey) => {
   const { registry, problems } = registryOf(specTools(statesKey));
 
   it('loads all five tools without problems', () => {
@@ -65,7 +65,7 @@ describe.each(['available_in_states', 'applicable-states'] as const)('spec §5.1
     ]);
   });
 
-  it('runs the §5.2 workflow: undefined → analysis → results → undefined', () => {
+  it('runs the spec §5.2 (docs/requirements.md) workflow: undefined → analysis → results → undefined', () => {
     // 1. Initial research request.
     const start = registry.filter(['read-only', 'knowledge'], 'undefined');
     expect(start.names).toEqual(['Knowledge Graph Query', 'Text Completion']);
