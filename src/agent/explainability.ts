@@ -1,6 +1,6 @@
 /**
  * Explainability (provenance) triples of one conversation, as TrustGraph's ReAct agent emits them
- * (docs/trustgraph-agent.md §3.12): a session (question), one analysis per tool iteration, one observation per tool
+ * (docs/trustgraph-agent-notes.md §3.12): a session (question), one analysis per tool iteration, one observation per tool
  * result, and a conclusion. They are published on the flow's `explainability` topic and sent inline
  * in `explain` responses, all in the graph `urn:graph:retrieval`.
  */

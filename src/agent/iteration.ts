@@ -1,6 +1,6 @@
 /**
  * One ReAct iteration: one AgentRequest message in, its responses and (after a tool ran) the `next`
- * AgentRequest out (docs/trustgraph-agent.md §3.1). The service keeps no conversation state: everything travels in the
+ * AgentRequest out (docs/trustgraph-agent-notes.md §3.1). The service keeps no conversation state: everything travels in the
  * request's history, so any replica can take any iteration.
  */
 import { randomUUID } from 'node:crypto';
@@ -299,7 +299,7 @@ function notOfferedObservation(name: string, toolSet: ToolSet): string {
   return `Error: tool "${name}" is not available in this conversation's groups and state. Available tools: ${toolSet.names.join(', ')}.`;
 }
 
-/** History arguments are a string map: each value as Python's `str()` would write it (docs/trustgraph-agent.md §3.7). */
+/** History arguments are a string map: each value as Python's `str()` would write it (docs/trustgraph-agent-notes.md §3.7). */
 function stringifyArguments(args: Readonly<Record<string, unknown>>): Record<string, string> {
   return Object.fromEntries(Object.entries(args).map(([name, value]) => [name, pythonStr(value)]));
 }

@@ -1,5 +1,5 @@
 /**
- * The variables of the `agent-react` prompt (docs/trustgraph-agent.md §3.2), each JSON-encoded into `PromptRequest.terms`
+ * The variables of the `agent-react` prompt (docs/trustgraph-agent-notes.md §3.2), each JSON-encoded into `PromptRequest.terms`
  * the way Python's `json.dumps` writes it.
  */
 import type { ToolSet } from '../tools/tool-set.js';

@@ -1,7 +1,7 @@
 /**
  * The non-streaming ReAct parser, and the line-by-line core it shares with the streaming parser.
  *
- * The grammar is TrustGraph's `parse_react_response` (docs/trustgraph-agent.md §3.4) with its crashes and quirks fixed:
+ * The grammar is TrustGraph's `parse_react_response` (docs/trustgraph-agent-notes.md §3.4) with its crashes and quirks fixed:
  *
  * 1. `\r\n` becomes `\n`. The text is trimmed. One leading code-fence line (```` ``` ```` plus an optional
  *    language tag) is dropped when more text follows it, and one trailing ```` ``` ```` line is dropped

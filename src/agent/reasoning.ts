@@ -1,6 +1,6 @@
 /**
  * One call to the `agent-react` prompt and the parse of its text, streaming or not. Streaming thought and
- * answer chunks are handed to `onEvent` as they arrive (docs/trustgraph-agent.md §3.5).
+ * answer chunks are handed to `onEvent` as they arrive (docs/trustgraph-agent-notes.md §3.5).
  */
 import type { RequestClient } from '../bus/request-client.js';
 import { makePromptRequest, type PromptRequest, type PromptResponse } from '../wire/index.js';

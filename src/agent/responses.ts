@@ -1,6 +1,6 @@
 /**
  * The AgentResponse messages of one iteration, exactly as TrustGraph's ReAct agent writes them
- * (docs/trustgraph-agent.md §3.10–3.11): `message_type` values, `message_id` URIs, end flags, and error responses.
+ * (docs/trustgraph-agent-notes.md §3.10–3.11): `message_type` values, `message_id` URIs, end flags, and error responses.
  */
 import { makeAgentResponse, type AgentResponse, type Triple } from '../wire/index.js';
 import { RETRIEVAL_GRAPH } from './explainability.js';

@@ -1,7 +1,7 @@
 /**
  * The streaming ReAct parser: fed the model's text in chunks, it emits thought and answer text as it
  * arrives, and at the end gives the same result as `parseReactResponse` on the whole text, for
- * any chunking. (TrustGraph's streaming parser, docs/trustgraph-agent.md §3.5, disagrees with its non-streaming one and
+ * any chunking. (TrustGraph's streaming parser, docs/trustgraph-agent-notes.md §3.5, disagrees with its non-streaming one and
  * raises where the other returns; this one shares the non-streaming core and never raises.)
  *
  * How: complete lines go to the shared line-by-line core ({@link ReactLineParser}), which decides the

@@ -1,5 +1,5 @@
 /**
- * TrustGraph queue ids → Pulsar topics, subscription types and subscription names (docs/trustgraph-wire.md §1.2, §1.5).
+ * TrustGraph queue ids → Pulsar topics, subscription types and subscription names (docs/trustgraph-wire-notes.md §1.2, §1.5).
  *
  * A queue id is `class:topicspace:topic`, split on the first two colons only (the topic may hold colons):
  * `request:tg:agent:default:default` → `non-persistent://tg/request/agent:default:default`. `flow` maps to a

@@ -1,5 +1,5 @@
 /**
- * TrustGraph's config service, spoken as its own processors speak it (docs/trustgraph-wire.md §2): ConfigRequest /
+ * TrustGraph's config service, spoken as its own processors speak it (docs/trustgraph-wire-notes.md §2): ConfigRequest /
  * ConfigResponse on `request:tg:config` / `response:tg:config`, workspace in the message body.
  */
 import type { Logger } from 'pino';

@@ -1,7 +1,7 @@
 /**
  * Keeps the agent's view of TrustGraph configuration current: subscribe to the config push queue first,
  * then load every workspace's values of the watched types (retrying until the config service answers),
- * then apply each push ("poke") by fetching only the types and workspaces it names (docs/trustgraph-wire.md §2.4–2.5).
+ * then apply each push ("poke") by fetching only the types and workspaces it names (docs/trustgraph-wire-notes.md §2.4–2.5).
  *
  * Changes are applied one at a time, in version order; a push at or below the current version is ignored.
  *

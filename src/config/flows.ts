@@ -1,7 +1,7 @@
 /**
  * Flows: how the agent learns its queues. TrustGraph's flow service writes one entry per flow under
  * config type `processor:<processor id>`; the key is the flow id and the value is
- * `{"topics": {spec name → queue id}, "parameters": {...}}` (docs/trustgraph-wire.md §1.12).
+ * `{"topics": {spec name → queue id}, "parameters": {...}}` (docs/trustgraph-wire-notes.md §1.12).
  */
 import { z } from 'zod';
 

@@ -2,7 +2,7 @@
  * The last known values of every config type the agent reads, per workspace.
  *
  * TrustGraph's config push names only the types that changed, and its agent then rebuilds from those
- * types alone (a `tool`-only change loses the `tool-service` values, docs/trustgraph-agent.md §2.7). Here a change
+ * types alone (a `tool`-only change loses the `tool-service` values, docs/trustgraph-agent-notes.md §2.7). Here a change
  * replaces only the types it names; the others keep their last values (design decision 5 (docs/design.md)).
  */
 

@@ -1,5 +1,5 @@
 /**
- * Starts and stops flows as `processor:<id>` configuration says (docs/trustgraph-wire.md §1.12): a new flow starts, a removed
+ * Starts and stops flows as `processor:<id>` configuration says (docs/trustgraph-wire-notes.md §1.12): a new flow starts, a removed
  * one stops, a changed one restarts. Changes are applied one at a time.
  */
 import type { Logger } from 'pino';

@@ -1,8 +1,8 @@
 /**
- * TrustGraph's config type `mcp` (docs/trustgraph-agent.md §2.9, §5.3): config key → `{url, remote-name?, auth-token?}`,
+ * TrustGraph's config type `mcp` (docs/trustgraph-agent-notes.md §2.9, §5.3): config key → `{url, remote-name?, auth-token?}`,
  * written by `tg-set-mcp-tool`. An `mcp-tool` tool names its entry by key in its `mcp-tool` field; the
  * MCP tool called on the server is `remote-name`, defaulting to the key. A non-empty `auth-token` is sent
- * as `Authorization: Bearer <token>` (an empty one sends nothing: TrustGraph's tests' behaviour, docs/trustgraph-agent.md §5.3).
+ * as `Authorization: Bearer <token>` (an empty one sends nothing: TrustGraph's tests' behaviour, docs/trustgraph-agent-notes.md §5.3).
  *
  * Parsing never throws: a bad entry is left out and reported, the others are used. Tokens never appear in
  * messages, and URLs are shown without their user-info part.

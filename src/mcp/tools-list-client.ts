@@ -1,6 +1,6 @@
 /**
  * Asks one MCP server for its tools (`initialize`, then `tools/list` page by page) over MCP Streamable
- * HTTP — the transport TrustGraph's mcp-tool service uses (docs/trustgraph-agent.md §2.9) — with the official SDK's
+ * HTTP — the transport TrustGraph's mcp-tool service uses (docs/trustgraph-agent-notes.md §2.9) — with the official SDK's
  * Client. A configured token goes in `Authorization: Bearer <token>`. The whole exchange has one deadline;
  * every failure becomes a `McpDiscoveryError` with a reason from the fixed list and a message that says
  * what to check. Neither the token nor the URL's user-info ever appears in a message.

@@ -1,7 +1,7 @@
 /**
  * Prometheus metrics on a dedicated prom-client registry. Two families:
  *
- * - TrustGraph's own names and labels (docs/trustgraph-wire.md §3.5, docs/trustgraph-agent.md §3.13), so its Grafana dashboards keep working:
+ * - TrustGraph's own names and labels (docs/trustgraph-wire-notes.md §3.5, docs/trustgraph-agent-notes.md §3.13), so its Grafana dashboards keep working:
  *   `tg_agent_session_total`, `tg_agent_iteration_count`, `tg_agent_tool_*`, `tg_agent_llm_duration_seconds`,
  *   `tg_consumer_*`, `tg_producer_messages_total`, `tg_config_version`, label `processor`.
  * - The tool-group spec's nine metrics (its spec §8.1 (docs/requirements.md) names, e.g. `agent_tool_group_requests_total`) with TrustGraph's

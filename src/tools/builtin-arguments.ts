@@ -1,5 +1,5 @@
 /**
- * The fixed arguments of the built-in tool types (docs/trustgraph-agent.md §2.4). These types ignore a configured
+ * The fixed arguments of the built-in tool types (docs/trustgraph-agent-notes.md §2.4). These types ignore a configured
  * `arguments` list; the LLM always sees exactly the argument below. Their validators are compiled once,
  * here, and shared by every tool of the type.
  */

@@ -1,5 +1,5 @@
 /**
- * Which tools a request may use: TrustGraph's group/state semantics (docs/trustgraph-agent.md §2.8, design decision 3 (docs/design.md),
+ * Which tools a request may use: TrustGraph's group/state semantics (docs/trustgraph-agent-notes.md §2.8, design decision 3 (docs/design.md),
  * TG-4..TG-7, docs/requirements.md), as pure functions. The registry applies the same rules through precomputed indexes;
  * `isToolOffered` is the formula itself, one tool at a time.
  */

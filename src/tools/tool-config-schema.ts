@@ -1,5 +1,5 @@
 /**
- * The shape of one TrustGraph `tool` config entry (docs/trustgraph-agent.md §2.3–2.6), as a zod 4 schema: a
+ * The shape of one TrustGraph `tool` config entry (docs/trustgraph-agent-notes.md §2.3–2.6), as a zod 4 schema: a
  * discriminated union on `type` over the seven tool types. It describes the *input* (what the config
  * service holds, after JSON decoding); normalization into the registry's `Tool` happens in
  * `load-tool.ts`. `schemas/tool.schema.json` is generated from it (`npm run schemas`).

@@ -1,5 +1,5 @@
 /**
- * The shape of one TrustGraph `tool-service` config entry (docs/trustgraph-agent.md §2.5): the queues of a dynamic tool
+ * The shape of one TrustGraph `tool-service` config entry (docs/trustgraph-agent-notes.md §2.5): the queues of a dynamic tool
  * service and the config params its tools pass to it. Tools refer to a descriptor by its **config key**;
  * the `id` inside is never read. `schemas/tool-service.schema.json` is generated from this schema.
  */

@@ -11,7 +11,7 @@ export type { ArgumentType, ToolType } from './tool-config-schema.js';
 /** The states a tool is offered in: every state (`applicable-states` absent or holding `"*"`), or these. */
 export type ToolStates = 'all' | ReadonlySet<string>;
 
-/** A tool's entry in the prompt variable `tools` (docs/trustgraph-agent.md §3.2), with `required` added per argument. */
+/** A tool's entry in the prompt variable `tools` (docs/trustgraph-agent-notes.md §3.2), with `required` added per argument. */
 export interface ToolPromptForm {
   readonly name: string;
   readonly description: string | null;

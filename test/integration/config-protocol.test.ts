@@ -1,5 +1,5 @@
 /**
- * TrustGraph's config protocol on the real broker (docs/trustgraph-wire.md §2.3–2.5): the config stand-in answers like
+ * TrustGraph's config protocol on the real broker (docs/trustgraph-wire-notes.md §2.3–2.5): the config stand-in answers like
  * config-svc, and the agent follows what it says — tool changes rebuild the registry (seen in
  * `service.registries` and in what the model is shown next), flows appear and disappear with their
  * `processor:agent-manager` entries, and an agent started before the config service answers retries until

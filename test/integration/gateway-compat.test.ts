@@ -1,6 +1,6 @@
 /**
- * The agent answers exactly what TrustGraph's API gateway sends (docs/trustgraph-wire.md §5.4) with the message sequences the
- * gateway relays (docs/trustgraph-agent.md §3.11), on the real broker: the request is published as the gateway's JSON text
+ * The agent answers exactly what TrustGraph's API gateway sends (docs/trustgraph-wire-notes.md §5.4) with the message sequences the
+ * gateway relays (docs/trustgraph-agent-notes.md §3.11), on the real broker: the request is published as the gateway's JSON text
  * (Python json.dumps spelling, `state: null, group: null, history: []`), the responses are read as raw JSON.
  */
 import { afterEach, describe, expect, it } from 'vitest';

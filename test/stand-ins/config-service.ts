@@ -1,5 +1,5 @@
 /**
- * TrustGraph's config service (`config-svc`, docs/trustgraph-wire.md §2) as an in-memory stand-in on the real broker:
+ * TrustGraph's config service (`config-svc`, docs/trustgraph-wire-notes.md §2) as an in-memory stand-in on the real broker:
  * rows (workspace, type, key) → value with one global version, ConfigRequest/ConfigResponse on
  * `request:tg:config` / `response:tg:config` (workspace in the body), and a ConfigPush on `notify:tg:config`
  * after every put/delete (`{version, changes: {type: [workspaces]}, workspace_changes: null}`; changes in

@@ -1,5 +1,5 @@
 /**
- * TrustGraph's embeddings service (docs/trustgraph-agent.md §4.3), step 1 of a `row-embeddings-query` tool:
+ * TrustGraph's embeddings service (docs/trustgraph-agent-notes.md §4.3), step 1 of a `row-embeddings-query` tool:
  * EmbeddingsRequest `{texts}` → `{error, vectors}` (one vector per text). Step 2 is ./row-embeddings.ts.
  */
 import type { Transport } from '../../src/bus/transport.js';

@@ -1,5 +1,5 @@
 /**
- * TrustGraph's Graph RAG service (docs/trustgraph-agent.md §3.6, §4.3): for each GraphRagQuery it sends one `explain`
+ * TrustGraph's Graph RAG service (docs/trustgraph-agent-notes.md §3.6, §4.3): for each GraphRagQuery it sends one `explain`
  * message, then one `chunk` message with the answer in `response` and `end_of_stream` / `end_of_session`
  * both true. `answer` may also return an error record or raw bytes.
  */

@@ -1,5 +1,5 @@
 /**
- * TrustGraph's MCP tool service (docs/trustgraph-agent.md §2.9, §4.3): ToolRequest `{name, parameters: JSON string}` →
+ * TrustGraph's MCP tool service (docs/trustgraph-agent-notes.md §2.9, §4.3): ToolRequest `{name, parameters: JSON string}` →
  * one ToolResponse with `text`, or `object` (a JSON string) when the handler returns `{object}`. Handlers are
  * keyed by the configured MCP tool id (the request's `name`); an unknown name is answered as the real
  * service does ("MCP service X not known", type `tool-error`).

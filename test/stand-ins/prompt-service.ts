@@ -1,5 +1,5 @@
 /**
- * TrustGraph's prompt service (the `prompt-rag` instance the agent calls, docs/trustgraph-agent.md §3.2–3.5, §4.3) with a
+ * TrustGraph's prompt service (the `prompt-rag` instance the agent calls, docs/trustgraph-agent-notes.md §3.2–3.5, §4.3) with a
  * scripted model instead of an LLM. `agent-react` requests go to `script`, any other template id (e.g.
  * `question` for text-completion tools, a prompt tool's template) to `templates[id]`.
  *

@@ -1,5 +1,5 @@
 /**
- * TrustGraph's row-embeddings query service (docs/trustgraph-agent.md §4.3), step 2 of a `row-embeddings-query` tool:
+ * TrustGraph's row-embeddings query service (docs/trustgraph-agent-notes.md §4.3), step 2 of a `row-embeddings-query` tool:
  * RowEmbeddingsRequest `{vector, limit, collection, schema_name, index_name, attributes}` → `{error, matches}`
  * (`search` decides the matches; at most `limit` are sent).
  */

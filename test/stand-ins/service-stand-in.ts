@@ -1,6 +1,6 @@
 /**
  * A generic stand-in for one TrustGraph request/response service, on the real broker and in the real wire
- * format (docs/trustgraph-wire.md §1.4–1.8): a Shared subscription on the service's request topic, replies published on its
+ * format (docs/trustgraph-wire-notes.md §1.4–1.8): a Shared subscription on the service's request topic, replies published on its
  * response topic, each carrying the request's `id` property. Every decoded request is recorded so tests can
  * assert what the agent sent; a request that cannot be decoded is recorded as a decode failure (no reply).
  *

@@ -1,5 +1,5 @@
 /**
- * TrustGraph's structured query service (docs/trustgraph-agent.md §4.3): StructuredQueryRequest `{question, collection}` →
+ * TrustGraph's structured query service (docs/trustgraph-agent-notes.md §4.3): StructuredQueryRequest `{question, collection}` →
  * one StructuredQueryResponse `{error, data: JSON string, errors: []}`. `answer` returns the data (any JSON
  * value, or a string taken as already-encoded JSON), an error record or raw bytes.
  */

@@ -1,5 +1,5 @@
 /**
- * A TrustGraph dynamic tool service (`dynamic_tool_service.py`, docs/trustgraph-agent.md §2.5) on its own queues:
+ * A TrustGraph dynamic tool service (`dynamic_tool_service.py`, docs/trustgraph-agent-notes.md §2.5) on its own queues:
  * ToolServiceRequest `{config, arguments}` (JSON strings; empty → `{}`) → `{error: null, response,
  * end_of_stream: true}`; a non-string result is sent as JSON; a thrown error becomes
  * `{error: {type: "tool-service-error", message}, response: "", end_of_stream: true}`.

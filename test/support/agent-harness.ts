@@ -11,7 +11,7 @@
  * `configQueues: 'trustgraph'`, its own config queues (`request:tg:config-<random>`, ...), so harnesses never
  * see each other's configuration even on a shared broker.
  *
- * `ask` plays TrustGraph's gateway (docs/trustgraph-wire.md §5.4–5.5): it subscribes (Exclusive, unique name) to the flow's
+ * `ask` plays TrustGraph's gateway (docs/trustgraph-wire-notes.md §5.4–5.5): it subscribes (Exclusive, unique name) to the flow's
  * response topic, and with a second, observer subscription to the request topic (a non-persistent topic
  * delivers every message to every subscription, so the observer sees each `next` message the agent
  * publishes), then publishes the AgentRequest with a fresh uuid `id` property and collects the responses

@@ -1,7 +1,7 @@
 /**
  * Config values as TrustGraph 2.8 writes them, for tests:
  *  - the `processor:agent-manager` entry of one (workspace, flow), as the flow service resolves the 2.8
- *    agent blueprint block (docs/trustgraph-wire.md §1.12): every topic per workspace and flow, the librarian per workspace;
+ *    agent blueprint block (docs/trustgraph-wire-notes.md §1.12): every topic per workspace and flow, the librarian per workspace;
  *  - the gateway's `flow` record (interfaces.agent);
  *  - `tool` and `tool-service` values (JSON strings, Python `json.dumps` spelling).
  *

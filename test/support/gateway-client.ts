@@ -1,5 +1,5 @@
 /**
- * A many-conversation client of the agent, as TrustGraph's gateway talks to it (docs/trustgraph-wire.md §5.4–5.5): one
+ * A many-conversation client of the agent, as TrustGraph's gateway talks to it (docs/trustgraph-wire-notes.md §5.4–5.5): one
  * producer on the flow's request topic, one Exclusive subscription (unique name) on its response topic, every
  * response collected under its `id` property. Unlike `harness.ask` (two subscriptions per question), it can
  * keep a thousand conversations open at once, and it counts end_of_dialog messages per id, so a conversation

@@ -1,4 +1,4 @@
-/** `knowledge-query`: a Graph RAG question on the tool's configured collection (docs/trustgraph-agent.md §2.4, §3.6). */
+/** `knowledge-query`: a Graph RAG question on the tool's configured collection (docs/trustgraph-agent-notes.md §2.4, §3.6). */
 import { makeGraphRagQuery } from '../../wire/index.js';
 import type { KnowledgeQueryTool } from '../tool.js';
 import { raiseServiceError, required, type ToolClients } from './tool-clients.js';

@@ -1,4 +1,4 @@
-/** `prompt`: the tool's prompt template, with the model's arguments as its terms (docs/trustgraph-agent.md §2.4). */
+/** `prompt`: the tool's prompt template, with the model's arguments as its terms (docs/trustgraph-agent-notes.md §2.4). */
 import { makePromptRequest, pythonJsonDumps, type PromptResponse } from '../../wire/index.js';
 import type { PromptTool } from '../tool.js';
 import { raiseServiceError, required, type ToolClients } from './tool-clients.js';

@@ -1,4 +1,4 @@
-/** `row-embeddings-query`: embed the query, then search a structured-data index (docs/trustgraph-agent.md §2.4). */
+/** `row-embeddings-query`: embed the query, then search a structured-data index (docs/trustgraph-agent-notes.md §2.4). */
 import { makeEmbeddingsRequest, makeRowEmbeddingsRequest, type RowIndexMatch } from '../../wire/index.js';
 import type { RowEmbeddingsQueryTool } from '../tool.js';
 import { raiseServiceError, required, ToolRunError, type ToolClients } from './tool-clients.js';

@@ -1,4 +1,4 @@
-/** `structured-query`: a natural-language question over structured data (docs/trustgraph-agent.md §2.4, §3.6). */
+/** `structured-query`: a natural-language question over structured data (docs/trustgraph-agent-notes.md §2.4, §3.6). */
 import { makeStructuredQueryRequest, pythonJsonDumps } from '../../wire/index.js';
 import type { StructuredQueryTool } from '../tool.js';
 import { raiseServiceError, required, type ToolClients } from './tool-clients.js';

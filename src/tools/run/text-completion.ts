@@ -1,4 +1,4 @@
-/** `text-completion`: the prompt service's `question` template (docs/trustgraph-agent.md §2.4). */
+/** `text-completion`: the prompt service's `question` template (docs/trustgraph-agent-notes.md §2.4). */
 import { makePromptRequest, pythonJsonDumps } from '../../wire/index.js';
 import type { TextCompletionTool } from '../tool.js';
 import { promptResultText } from './prompt.js';

@@ -1,5 +1,5 @@
 /**
- * The TrustGraph services a flow gives its tools (docs/trustgraph-agent.md §1.2). A flow whose configuration does not
+ * The TrustGraph services a flow gives its tools (docs/trustgraph-agent-notes.md §1.2). A flow whose configuration does not
  * name a service's queues has no client for it; a tool that needs it then fails with a clear observation.
  */
 import type { RequestClient } from '../../bus/request-client.js';

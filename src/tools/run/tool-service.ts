@@ -1,5 +1,5 @@
 /**
- * `tool-service`: a custom service on its own queues (docs/trustgraph-agent.md §2.5). TrustGraph 2.8.2+ cannot call these
+ * `tool-service`: a custom service on its own queues (docs/trustgraph-agent-notes.md §2.5). TrustGraph 2.8.2+ cannot call these
  * (its client no longer constructs); here the request goes out and replies are gathered until `end_of_stream`.
  */
 import { makeToolServiceRequest, pythonJsonDumps } from '../../wire/index.js';

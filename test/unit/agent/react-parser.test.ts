@@ -25,7 +25,7 @@ function failureMessage(text: string | null | undefined): string {
 const SEARCH = 'Thought: I need to search\nAction: knowledge_query\nArgs: {\n    "question": "What is AI?"\n}';
 const SEARCH_RESULT = action('I need to search', 'knowledge_query', { question: 'What is AI?' });
 
-describe('parseReactResponse: docs/trustgraph-agent.md §3.4 edge-case table', () => {
+describe('parseReactResponse: docs/trustgraph-agent-notes.md §3.4 edge-case table', () => {
   it('parses Thought / Action / multi-line Args', () => {
     expect(parseReactResponse(SEARCH)).toEqual(SEARCH_RESULT);
   });

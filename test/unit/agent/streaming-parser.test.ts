@@ -80,7 +80,7 @@ function expectAgreement(text: string, chunks: readonly string[]): void {
   expectWellFormedThoughtBlocks(got.events);
 }
 
-describe('StreamingReactParser: docs/trustgraph-agent.md §3.5 streaming vs non-streaming table', () => {
+describe('StreamingReactParser: docs/trustgraph-agent-notes.md §3.5 streaming vs non-streaming table', () => {
   const chunkings = (text: string): [string, string[]][] => [
     ['whole', [text]],
     ['1 char at a time', chars(text)],

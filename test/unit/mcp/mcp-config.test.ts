@@ -1,4 +1,4 @@
-// docs/trustgraph-agent.md §2.9, §5.3: config type `mcp` = key → {url, remote-name?, auth-token?}.
+// docs/trustgraph-agent-notes.md §2.9, §5.3: config type `mcp` = key → {url, remote-name?, auth-token?}.
 import { describe, expect, it } from 'vitest';
 import { parseMcpConfig, redactUrl } from '../../../src/mcp/mcp-config.js';
 

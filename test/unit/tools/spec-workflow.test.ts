@@ -1,4 +1,4 @@
-// TG-12 (docs/requirements.md): the tool-group spec's five tools (§5.1) through its workflow (§5.2), with docs/trustgraph-agent.md §5.1's
+// TG-12 (docs/requirements.md): the tool-group spec's five tools (§5.1) through its workflow (§5.2), with docs/trustgraph-agent-notes.md §5.1's
 // corrections: `graph-update` is not a TrustGraph type (an mcp-tool stands in), `mcp_tool_id` is
 // `mcp-tool`, and in the analysis phase reset-workflow (group admin only) is NOT offered.
 import { describe, expect, it } from 'vitest';

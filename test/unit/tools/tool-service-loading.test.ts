@@ -1,4 +1,4 @@
-// docs/trustgraph-agent.md §2.5: tool-service descriptors and the tools that use them, each checked on its own.
+// docs/trustgraph-agent-notes.md §2.5: tool-service descriptors and the tools that use them, each checked on its own.
 import { describe, expect, it } from 'vitest';
 import { registryOf } from './fixtures.js';
 

@@ -15,13 +15,13 @@ import {
 
 const json = (buffer: Buffer): unknown => JSON.parse(buffer.toString('utf8'));
 
-/** docs/trustgraph-wire.md §5.4: exactly what TrustGraph's gateway puts on the agent request queue. */
+/** docs/trustgraph-wire-notes.md §5.4: exactly what TrustGraph's gateway puts on the agent request queue. */
 const GATEWAY_REQUEST =
   '{"question": "What is X?", "state": null, "group": null, "history": [], "collection": "default", ' +
   '"streaming": true, "session_id": "", "conversation_id": "", "pattern": "", "task_type": "", "framing": "", ' +
   '"correlation_id": "", "parent_session_id": "", "subagent_goal": "", "expected_siblings": 0}';
 
-/** docs/trustgraph-agent.md §1.3: a bus AgentRequest as the Python schema serialiser writes it. */
+/** docs/trustgraph-agent-notes.md §1.3: a bus AgentRequest as the Python schema serialiser writes it. */
 const BUS_EXAMPLE = `{"question":"Q","state":"undefined","group":null,
  "history":[{"thought":"t","action":"a","arguments":{"x":"1"},"observation":"o",
              "step_type":"","plan":[],"subagent_results":{}}],

@@ -9,7 +9,7 @@ import {
 } from '../../../src/wire/index.js';
 
 describe('ConfigRequest', () => {
-  it('encodes the docs/trustgraph-wire.md §2.3 example byte for byte', () => {
+  it('encodes the docs/trustgraph-wire-notes.md §2.3 example byte for byte', () => {
     const request = makeConfigRequest({ operation: 'getvalues', workspace: 'default', type: 'tool' });
     expect(configRequestCodec.encode(request).toString()).toBe(
       '{"operation": "getvalues", "workspace": "default", "keys": [], "type": "tool", "values": []}',
@@ -29,7 +29,7 @@ describe('ConfigRequest', () => {
 });
 
 describe('ConfigResponse', () => {
-  it('decodes the docs/trustgraph-wire.md §2.3 example', () => {
+  it('decodes the docs/trustgraph-wire-notes.md §2.3 example', () => {
     const response = configResponseCodec.decode(
       '{"version": 57, "values": [{"type": "tool", "key": "knowledge-query", "value": "{\\"name\\": \\"kq\\"}", "workspace": ""}], ' +
         '"directory": [], "config": {}, "error": null}',
@@ -69,7 +69,7 @@ describe('ConfigResponse', () => {
 });
 
 describe('ConfigPush', () => {
-  it('decodes the docs/trustgraph-wire.md §2.4 example and re-encodes it identically', () => {
+  it('decodes the docs/trustgraph-wire-notes.md §2.4 example and re-encodes it identically', () => {
     const text =
       '{"version": 58, "changes": {"processor:agent-manager": ["default"], "flow": ["default"]}, "workspace_changes": null}';
     const push = configPushCodec.decode(text);
