@@ -215,11 +215,11 @@ export class AgentService {
 
   /**
    * Rebuild one workspace's registry from the configuration already read (e.g. after MCP discovery's
-   * snapshot changed). Keeps the registry's config version. Never throws.
+   * snapshot changed). Keeps the config version of the newest build. Never rejects.
    */
-  rebuildRegistry(workspace: string): void {
-    const version = this.registries.all().find((r) => r.workspace === workspace)?.version ?? this.watcher.currentVersion;
-    this.registries.rebuild(workspace, this.watcher.store.snapshot(workspace), version);
+  rebuildRegistry(workspace: string): Promise<ToolRegistry> {
+    const version = this.registries.latestVersion(workspace) ?? this.watcher.currentVersion;
+    return this.registries.rebuild(workspace, this.watcher.store.snapshot(workspace), version);
   }
 
   /** Stop taking requests, let in-flight iterations finish (bounded by `graceMs`), close everything. */
@@ -240,12 +240,8 @@ export class AgentService {
     // The policy first: a tightened policy holds before anything else of the change is applied.
     await this.applyPart(change, 'hooks', () => this.hooks.onConfig?.(change));
     if (changedTypes.some((t) => (TOOL_CONFIG_TYPES as readonly string[]).includes(t))) {
-      await this.applyPart(change, 'tools', async () => {
-        // Let waiting requests run between decoding the fetched config and rebuilding from it: with thousands of
-        // tools each is tens of milliseconds, and together they would block the event loop twice as long.
-        await new Promise((resolve) => setImmediate(resolve));
-        this.registries.rebuild(workspace, snapshot, version);
-      });
+      // In time slices: requests are served by the previous registry until the new one is complete.
+      await this.applyPart(change, 'tools', () => this.registries.rebuild(workspace, snapshot, version));
     }
     if (changedTypes.includes(this.flowConfigType)) {
       await this.applyPart(change, 'flows', async () => {
