@@ -12,11 +12,11 @@ import { parseFlows, type FlowDefinition, type FlowProblem } from './config/flow
 import { ConcurrencyLimit } from './flow/concurrency-limit.js';
 import { FlowManager } from './flow/flow-manager.js';
 import type { FlowRuntimeDeps, IterationHooks, RequestGate } from './flow/flow-runtime.js';
-import { TOOL_CONFIG_TYPES, WorkspaceRegistries } from './flow/workspace-registries.js';
+import { TOOL_CONFIG_TYPES, WorkspaceRegistries } from './tools/registry/workspace-registries.js';
 import type { McpDiscoveryLookup } from './mcp/discovery-result.js';
 import type { Settings } from './settings.js';
-import type { ToolRegistry } from './tools/registry.js';
-import { ToolServiceClients } from './tools/run/tool-service-clients.js';
+import type { ToolRegistry } from './tools/registry/registry.js';
+import { ToolServiceClients } from './flow/tool-service-clients.js';
 import type { AgentRequest } from './wire/index.js';
 
 export interface ServiceHooks {

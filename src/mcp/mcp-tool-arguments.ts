@@ -9,9 +9,9 @@
  * Drift and failures become warnings on the tool (logged with the registry, listed at /tools/<workspace>)
  * and a per-tool report (listing, metrics). Pure and synchronous.
  */
-import { compileArguments, type ArgumentValidator, type ToolArgument } from '../tools/arguments.js';
+import { compileArguments, type ArgumentValidator, type ToolArgument } from '../tools/arguments/arguments.js';
 import { quote } from '../tools/describe-value.js';
-import type { ProblemDetail } from '../tools/problems.js';
+import type { ProblemDetail } from '../tools/config/problems.js';
 import type { DiscoveryFailureReason } from './discovery-failure.js';
 import type { McpDiscoveryLookup } from './discovery-result.js';
 import { compareArguments, type DriftFinding } from './drift.js';

@@ -9,7 +9,7 @@ import { pino } from 'pino';
 import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
 import type { Settings } from '../../src/settings.js';
-import type { ToolRegistry } from '../../src/tools/registry.js';
+import type { ToolRegistry } from '../../src/tools/registry/registry.js';
 import type { PromptTerms } from '../../dev/stand-ins/prompt-service.js';
 import { startMcpServer, type McpServerStandIn } from '../../dev/stand-ins/mcp-server.js';
 import { startAgentHarness, type AgentHarness, type AgentHarnessOptions } from '../support/agent-harness.js';

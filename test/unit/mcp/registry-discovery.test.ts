@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { McpDiscoveryLookup, McpToolDiscovery } from '../../../src/mcp/discovery-result.js';
 import { SchemaCompiler } from '../../../src/mcp/schema-arguments.js';
-import { buildRegistry } from '../../../src/tools/registry.js';
+import { buildRegistry } from '../../../src/tools/registry/registry.js';
 
 const SEARCH_SCHEMA = {
   type: 'object',

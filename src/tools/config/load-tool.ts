@@ -8,13 +8,13 @@ import {
   toPromptArgument,
   type ArgumentValidator,
   type ToolArgument,
-} from './arguments.js';
-import type { McpDiscoveryLookup } from '../mcp/discovery-result.js';
-import { resolveMcpArguments, type McpArgumentsReport } from '../mcp/mcp-tool-arguments.js';
-import { builtinValidator, BUILTIN_ARGUMENTS } from './builtin-arguments.js';
+} from '../arguments/arguments.js';
+import type { McpDiscoveryLookup } from '../../mcp/discovery-result.js';
+import { resolveMcpArguments, type McpArgumentsReport } from '../../mcp/mcp-tool-arguments.js';
+import { builtinValidator, BUILTIN_ARGUMENTS } from '../arguments/builtin-arguments.js';
 import { decodeEntry, entryName } from './config-entry.js';
-import { quote } from './describe-value.js';
-import { deepFreeze, frozenSet } from './freeze.js';
+import { quote } from '../describe-value.js';
+import { deepFreeze, frozenSet } from '../freeze.js';
 import { makeProblem, type Problem, type ProblemDetail } from './problems.js';
 import { checkAgainst } from './schema-issues.js';
 import type {
@@ -29,7 +29,7 @@ import type {
   ToolServiceDescriptor,
   ToolServiceTool,
   ToolStates,
-} from './tool.js';
+} from '../tool.js';
 import { STATES_ALIAS_KEY, STATES_KEY, ToolConfigSchema, type ToolConfig } from './tool-config-schema.js';
 
 /** The tool-service descriptors of the workspace, for resolving `service` references. */

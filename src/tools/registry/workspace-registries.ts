@@ -4,10 +4,10 @@
  * registry: its requests are answered without tools (TrustGraph fails them with "No agent configuration").
  */
 import type { Logger } from 'pino';
-import type { McpDiscoveryLookup } from '../mcp/discovery-result.js';
-import { buildRegistry, type ToolRegistry } from '../tools/registry.js';
-import { ToolLoadCache } from '../tools/tool-load-cache.js';
-import type { WorkspaceSnapshot } from '../config/workspace-config.js';
+import type { McpDiscoveryLookup } from '../../mcp/discovery-result.js';
+import { buildRegistry, type ToolRegistry } from './registry.js';
+import { ToolLoadCache } from '../config/tool-load-cache.js';
+import type { WorkspaceSnapshot } from '../../config/workspace-config.js';
 
 export const TOOL_CONFIG_TYPES = ['tool', 'tool-service'] as const;
 

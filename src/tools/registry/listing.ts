@@ -6,11 +6,11 @@
  * Never config values that may be secrets: a tool-service tool's config params are listed by name and JSON
  * type only (an `api-key` is a config param), and the raw config entries are not served at all.
  */
-import type { McpArgumentsReport } from '../mcp/mcp-tool-arguments.js';
-import type { ToolArgument } from './arguments.js';
-import { deepFreeze } from './freeze.js';
-import type { Problem } from './problems.js';
-import type { Tool, ToolType } from './tool.js';
+import type { McpArgumentsReport } from '../../mcp/mcp-tool-arguments.js';
+import type { ToolArgument } from '../arguments/arguments.js';
+import { deepFreeze } from '../freeze.js';
+import type { Problem } from '../config/problems.js';
+import type { Tool, ToolType } from '../tool.js';
 import type { ToolIndex } from './tool-index.js';
 
 export interface ListedTool {

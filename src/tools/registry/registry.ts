@@ -3,16 +3,16 @@
  * and `tool-service` config, immutable, versioned, replaced as a whole on every change. Building never
  * throws; invalid entries are left out and reported as `problems`.
  */
-import type { McpDiscoveryLookup } from '../mcp/discovery-result.js';
-import type { McpArgumentsReport } from '../mcp/mcp-tool-arguments.js';
-import type { ToolLoadCache } from './tool-load-cache.js';
-import { describeValue, quote } from './describe-value.js';
-import { deepFreeze, frozenMap, frozenSet } from './freeze.js';
+import type { McpDiscoveryLookup } from '../../mcp/discovery-result.js';
+import type { McpArgumentsReport } from '../../mcp/mcp-tool-arguments.js';
+import type { ToolLoadCache } from '../config/tool-load-cache.js';
+import { describeValue, quote } from '../describe-value.js';
+import { deepFreeze, frozenMap, frozenSet } from '../freeze.js';
 import { buildListing, type RegistryListing } from './listing.js';
-import { loadTool } from './load-tool.js';
-import { loadToolService } from './load-tool-service.js';
+import { loadTool } from '../config/load-tool.js';
+import { loadToolService } from '../config/load-tool-service.js';
 import { LruCache } from './lru.js';
-import { makeProblem, type ConfigKind, type Problem } from './problems.js';
+import { makeProblem, type ConfigKind, type Problem } from '../config/problems.js';
 import {
   DEFAULT_GROUP,
   DEFAULT_STATE,
@@ -23,7 +23,7 @@ import {
   type RequestGroups,
   type RequestState,
 } from './selection.js';
-import type { Tool, ToolServiceDescriptor } from './tool.js';
+import type { Tool, ToolServiceDescriptor } from '../tool.js';
 import { ToolIndex } from './tool-index.js';
 import type { ToolSet } from './tool-set.js';
 

@@ -6,7 +6,7 @@
  *
  * Loaded tools are frozen, so sharing them between registries is safe.
  */
-import type { McpDiscoveryLookup } from '../mcp/discovery-result.js';
+import type { McpDiscoveryLookup } from '../../mcp/discovery-result.js';
 import type { ToolLoad } from './load-tool.js';
 
 interface Entry {
