@@ -1,9 +1,9 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { WorkspaceRegistries } from '../../../src/flow/workspace-registries.js';
-import { buildRegistry, buildRegistryInSlices, type BuildRegistryInput, type ToolRegistry } from '../../../src/tools/registry.js';
-import { runInSlices, runToEnd, type Steps } from '../../../src/tools/time-slices.js';
-import { ToolLoadCache } from '../../../src/tools/tool-load-cache.js';
+import { WorkspaceRegistries } from '../../../src/tools/registry/workspace-registries.js';
+import { buildRegistry, buildRegistryInSlices, type BuildRegistryInput, type ToolRegistry } from '../../../src/tools/registry/registry.js';
+import { runInSlices, runToEnd, type Steps } from '../../../src/tools/registry/time-slices.js';
+import { ToolLoadCache } from '../../../src/tools/config/tool-load-cache.js';
 
 const tool = (name: string, extra: Record<string, unknown> = {}) =>
   JSON.stringify({ type: 'knowledge-query', name, group: [`g${name.length % 3}`], 'applicable-states': ['s1'], ...extra });

@@ -9,11 +9,11 @@
  * they were asked for, so the newest configuration is the one that ends up in place.
  */
 import type { Logger } from 'pino';
-import type { McpDiscoveryLookup } from '../mcp/discovery-result.js';
-import { buildRegistry, buildRegistryInSlices, type ToolRegistry } from '../tools/registry.js';
-import { runInSlices } from '../tools/time-slices.js';
-import { ToolLoadCache } from '../tools/tool-load-cache.js';
-import type { WorkspaceSnapshot } from '../config/workspace-config.js';
+import type { ArgumentSource } from '../arguments/argument-source.js';
+import { buildRegistry, buildRegistryInSlices, type ToolRegistry } from './registry.js';
+import { runInSlices } from './time-slices.js';
+import { ToolLoadCache } from '../config/tool-load-cache.js';
+import type { WorkspaceSnapshot } from '../../config/workspace-config.js';
 
 export const TOOL_CONFIG_TYPES = ['tool', 'tool-service'] as const;
 
@@ -29,13 +29,13 @@ export class WorkspaceRegistries {
   private readonly rebuilds = new Map<string, Rebuilds>();
 
   /**
-   * @param mcpLookup MCP discovery's snapshot of a workspace (design decision 9 (docs/design.md)); absent or undefined: the
+   * @param mcpArguments the `mcp-tool` argument source of a workspace (MCP discovery's snapshot, design decision 9 (docs/design.md)); absent or undefined: the
    *   registry is built without discovery
    */
   constructor(
     private readonly logger: Logger,
     private readonly onRebuilt: (registry: ToolRegistry, seconds: number) => void = () => {},
-    private readonly mcpLookup?: (workspace: string) => McpDiscoveryLookup | undefined,
+    private readonly mcpArguments?: (workspace: string) => ArgumentSource | undefined,
   ) {}
 
   /**
@@ -60,7 +60,7 @@ export class WorkspaceRegistries {
 
   private async build(workspace: string, snapshot: WorkspaceSnapshot, version: number, rebuilds: Rebuilds): Promise<ToolRegistry> {
     const started = performance.now();
-    const mcp = this.mcpLookup?.(workspace);
+    const mcp = this.mcpArguments?.(workspace);
     const { registry, problems } = await buildRegistryInSlices({
       loadCache: rebuilds.loadCache,
       workspace,
