@@ -9,7 +9,7 @@ import type { RequestClient } from '../bus/request-client.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { runTool } from '../tools/run/run-tool.js';
 import type { ToolClients } from '../tools/run/tool-clients.js';
-import { normalizeRequestState, type AgentAsk } from '../tools/selection.js';
+import type { AgentAsk } from '../tools/selection.js';
 import type { Tool } from '../tools/tool.js';
 import type { ToolSet } from '../tools/tool-set.js';
 import {
@@ -235,7 +235,8 @@ async function iterate(ctx: IterationContext, ask: AgentAsk, result: IterationRe
       session_id: sessionId,
     }),
   );
-  return { ...result, outcome: 'next', action, stateAfter: normalizeRequestState(step.nextState) };
+  // An action's next state is normalised already (the registry's); a parse failure keeps the request's state.
+  return { ...result, outcome: 'next', action, stateAfter: parsed.kind === 'action' ? step.nextState : state };
 }
 
 interface ActionOutcome {
