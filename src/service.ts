@@ -11,23 +11,11 @@ import { ConfigWatcher, type WorkspaceChange } from './config/config-watcher.js'
 import { parseFlows, type FlowDefinition, type FlowProblem } from './config/flows.js';
 import { ConcurrencyLimit } from './flow/concurrency-limit.js';
 import { FlowManager } from './flow/flow-manager.js';
-import type { FlowTelemetry, RequestGate } from './flow/ports.js';
+import type { ConfigPart, RequestGate, ServiceTelemetry } from './flow/ports.js';
 import { TOOL_CONFIG_TYPES, WorkspaceRegistries } from './flow/workspace-registries.js';
 import type { McpDiscoveryLookup } from './mcp/discovery-result.js';
 import type { Settings } from './settings.js';
-import type { ToolRegistry } from './tools/registry.js';
 import { ToolServiceClients } from './tools/run/tool-service-clients.js';
-
-/** What the service reports besides its flows' telemetry (metrics). Every method is optional. */
-export interface ServiceTelemetry extends FlowTelemetry {
-  /** A workspace's tool registry was rebuilt; a throw fails the `tools` part of the config change. */
-  registryRebuilt?(registry: ToolRegistry, seconds: number): void;
-  /** A config version was applied (as far as it could be). */
-  configVersion?(version: number): void;
-  /** One part of a config change could not be applied (the others were); already logged. */
-  configFailed?(workspace: string, part: ConfigPart, message: string): void;
-  workspaceDeleted?(workspace: string): void;
-}
 
 export interface ServiceHooks {
   /** Metrics and the audit trail. */
@@ -43,12 +31,6 @@ export interface ServiceHooks {
   onWorkspaceDeleted?(workspace: string): void;
   gate?: RequestGate;
 }
-
-/**
- * The parts of a config change, applied independently so that one failing never drops the others:
- * `tools` (the tool registry rebuild), `hooks` (the group policy, MCP discovery) and `flows`.
- */
-export type ConfigPart = 'tools' | 'hooks' | 'flows';
 
 export interface ConfigFailure {
   readonly workspace: string;

@@ -1,7 +1,8 @@
 /**
- * What a running flow needs from outside, and the types those parts speak: the request gate (implemented in
- * src/security), the flow's telemetry (implemented once in src/observability), and the runtime's settings
- * and collaborators (`FlowRuntimeDeps`). Everything here is types; the flow imports no implementation of them.
+ * What the running flows and the service around them need from outside, and the types those parts speak: the
+ * request gate (implemented in src/security), the flows' and the service's telemetry (implemented once in
+ * src/observability), and the runtime's settings and collaborators (`FlowRuntimeDeps`). Everything here is
+ * types; the flow imports no implementation of them.
  */
 import type { Logger } from 'pino';
 import type { Properties, Transport } from '../bus/transport.js';
@@ -77,6 +78,23 @@ export interface FlowTelemetry {
   downstream?(targetService: string, outcome: DownstreamOutcome): void;
   /** A librarian document save ended (or was skipped). */
   documentSaved?(outcome: DocumentSaveOutcome): void;
+}
+
+/**
+ * The parts of a config change, applied independently so that one failing never drops the others:
+ * `tools` (the tool registry rebuild), `hooks` (the group policy, MCP discovery) and `flows`.
+ */
+export type ConfigPart = 'tools' | 'hooks' | 'flows';
+
+/** What the service reports besides its flows' telemetry (metrics). Every method is optional. */
+export interface ServiceTelemetry extends FlowTelemetry {
+  /** A workspace's tool registry was rebuilt; a throw fails the `tools` part of the config change. */
+  registryRebuilt?(registry: ToolRegistry, seconds: number): void;
+  /** A config version was applied (as far as it could be). */
+  configVersion?(version: number): void;
+  /** One part of a config change could not be applied (the others were); already logged. */
+  configFailed?(workspace: string, part: ConfigPart, message: string): void;
+  workspaceDeleted?(workspace: string): void;
 }
 
 export interface FlowRuntimeDeps {

@@ -2,18 +2,17 @@
  * The agent's telemetry, implemented once: every event the flows, the service, the request gate, MCP
  * discovery and the broker's drop statistics report becomes Prometheus metrics (label values clamped by
  * AgentMetrics, the `processor` label added by its registry), log lines and, per request, one audit record
- * (IterationRecorder). Each emitter declares the part of the vocabulary it speaks (`FlowTelemetry` and
- * `RequestTelemetry` in flow/ports.ts, `ServiceTelemetry`, `GateTelemetry`, `DiscoveryTelemetry`); the app
+ * (IterationRecorder). Each emitter declares the part of the vocabulary it speaks (`FlowTelemetry`,
+ * `RequestTelemetry` and `ServiceTelemetry` in flow/ports.ts, `GateTelemetry`, `DiscoveryTelemetry`); the app
  * hands this one object to all of them.
  */
 import type { Logger } from 'pino';
 import type { FlowDefinition } from '../config/flows.js';
 import type { DocumentSaveOutcome } from '../flow/document-saver.js';
-import type { DownstreamOutcome, RequestTelemetry } from '../flow/ports.js';
+import type { ConfigPart, DownstreamOutcome, RequestTelemetry, ServiceTelemetry } from '../flow/ports.js';
 import type { DiscoveryFailureReason } from '../mcp/discovery-failure.js';
 import type { DiscoveryTelemetry } from '../mcp/discovery.js';
 import type { GateTelemetry } from '../security/request-gate.js';
-import type { ConfigPart, ServiceTelemetry } from '../service.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { AgentAsk } from '../tools/selection.js';
 import type { AuditTrail } from './audit.js';
