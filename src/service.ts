@@ -12,10 +12,11 @@ import { parseFlows, type FlowDefinition, type FlowProblem } from './config/flow
 import { ConcurrencyLimit } from './flow/concurrency-limit.js';
 import { FlowManager } from './flow/flow-manager.js';
 import type { ConfigPart, RequestGate, ServiceTelemetry } from './flow/ports.js';
-import { TOOL_CONFIG_TYPES, WorkspaceRegistries } from './flow/workspace-registries.js';
+import { TOOL_CONFIG_TYPES, WorkspaceRegistries } from './tools/registry/workspace-registries.js';
 import type { McpDiscoveryLookup } from './mcp/discovery-result.js';
+import { discoveryArgumentSource } from './mcp/mcp-tool-arguments.js';
 import type { Settings } from './settings.js';
-import { ToolServiceClients } from './tools/run/tool-service-clients.js';
+import { ToolServiceClients } from './flow/tool-service-clients.js';
 
 export interface ServiceHooks {
   /** Metrics and the audit trail. */
@@ -87,10 +88,14 @@ export class AgentService {
       });
     }
     const telemetry = hooks.telemetry;
+    const mcpLookup = hooks.mcpLookup?.bind(hooks);
     this.registries = new WorkspaceRegistries(
       logger,
       (registry, seconds) => telemetry?.registryRebuilt?.(registry, seconds),
-      hooks.mcpLookup?.bind(hooks),
+      mcpLookup && ((workspace) => {
+        const lookup = mcpLookup(workspace);
+        return lookup === undefined ? undefined : discoveryArgumentSource(lookup);
+      }),
     );
     this.toolServices = new ToolServiceClients({
       transport,

@@ -9,9 +9,9 @@ import type { Properties, Transport } from '../bus/transport.js';
 import type { FlowDefinition } from '../config/flows.js';
 import type { Failure } from '../agent/failure.js';
 import type { IterationEvents, IterationResult, UndeclaredArguments } from '../agent/iteration.js';
-import type { ToolServiceClients } from '../tools/run/tool-service-clients.js';
-import type { ToolRegistry } from '../tools/registry.js';
-import type { AgentAsk } from '../tools/selection.js';
+import type { ToolServiceClients } from './tool-service-clients.js';
+import type { ToolRegistry } from '../tools/registry/registry.js';
+import type { AgentAsk } from '../tools/registry/selection.js';
 import type { ConcurrencyLimit } from './concurrency-limit.js';
 import type { DocumentSaveOutcome } from './document-saver.js';
 

@@ -15,7 +15,7 @@ import { runIteration, type IterationOutput, type IterationResult } from '../age
 import { budgetFor } from '../agent/message-budget.js';
 import { errorResponse } from '../agent/responses.js';
 import type { ToolClients } from '../tools/run/tool-clients.js';
-import { askOf, type AgentAsk } from '../tools/selection.js';
+import { askOf, type AgentAsk } from '../tools/registry/selection.js';
 import { agentRequestCodec, agentResponseCodec, type AgentRequest, type PromptRequest, type PromptResponse } from '../wire/index.js';
 import { finalMayHaveBeenSent, newDialog, settleAll, type DialogState } from './dialog.js';
 import { iterationOutput, type FlowOutput } from './iteration-output.js';

@@ -5,9 +5,9 @@ import type { Failure } from '../agent/failure.js';
 import type { IterationResult, SessionOutcome, UndeclaredAction } from '../agent/iteration.js';
 import type { FlowDefinition } from '../config/flows.js';
 import type { Refusal, RequestTelemetry } from '../flow/ports.js';
-import type { AgentAsk } from '../tools/selection.js';
+import type { AgentAsk } from '../tools/registry/selection.js';
 import type { Tool } from '../tools/tool.js';
-import type { ToolSet } from '../tools/tool-set.js';
+import type { ToolSet } from '../tools/registry/tool-set.js';
 import type { AuditDenial, AuditRecord, AuditTrail } from './audit.js';
 import type { AgentMetrics } from './metrics.js';
 

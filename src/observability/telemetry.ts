@@ -13,8 +13,8 @@ import type { ConfigPart, DownstreamOutcome, RequestTelemetry, ServiceTelemetry 
 import type { DiscoveryFailureReason } from '../mcp/discovery-failure.js';
 import type { DiscoveryTelemetry } from '../mcp/discovery.js';
 import type { GateTelemetry } from '../security/request-gate.js';
-import type { ToolRegistry } from '../tools/registry.js';
-import type { AgentAsk } from '../tools/selection.js';
+import type { ToolRegistry } from '../tools/registry/registry.js';
+import type { AgentAsk } from '../tools/registry/selection.js';
 import type { AuditTrail } from './audit.js';
 import type { WatchedSubscription } from './broker-drop-stats.js';
 import { IterationRecorder } from './iteration-recorder.js';

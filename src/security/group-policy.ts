@@ -12,7 +12,7 @@
 import { z } from 'zod';
 import type { TypeValues } from '../config/workspace-config.js';
 import { describeValue, quote } from '../tools/describe-value.js';
-import { WILDCARD, type AgentAsk, type RequestedGroups } from '../tools/selection.js';
+import { WILDCARD, type AgentAsk, type RequestedGroups } from '../tools/registry/selection.js';
 
 export const POLICY_KEY = 'policy';
 

@@ -2,7 +2,7 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { AgentMetrics } from '../../../src/observability/metrics.js';
 import { AgentTelemetry } from '../../../src/observability/telemetry.js';
-import { buildRegistry } from '../../../src/tools/registry.js';
+import { buildRegistry } from '../../../src/tools/registry/registry.js';
 
 const { registry } = buildRegistry({
   workspace: 'w',
