@@ -119,6 +119,20 @@ export class TransportUnavailableError extends TransportError {
   }
 }
 
+/**
+ * `send` gave up waiting for a reconnecting producer. The message was never written to any socket, so
+ * sending it again cannot publish it twice (unlike a connection lost after the write, whose error says the
+ * message may or may not have been published). Retriable.
+ */
+export class NotConnectedError extends TransportError {
+  override readonly name = 'NotConnectedError';
+  override readonly code = 'TG_TRANSPORT_NOT_CONNECTED';
+
+  constructor(message: string) {
+    super(message, { retriable: true });
+  }
+}
+
 /** An operation on a transport, producer, consumer or client that has been closed. Not retriable. */
 export class TransportClosedError extends TransportError {
   override readonly name = 'TransportClosedError';
