@@ -36,6 +36,7 @@ import {
   type ParseFailure,
   type ParsedResponse,
 } from './react-output.js';
+import { errorMessage } from '../errors/error-text.js';
 
 export const THOUGHT = 'Thought:';
 export const ACTION = 'Action:';
@@ -370,7 +371,7 @@ export class ReactLineParser {
       try {
         value = JSON.parse(text);
       } catch (err) {
-        this.fail(`Invalid JSON in Args: ${err instanceof Error ? err.message : String(err)}`);
+        this.fail(`Invalid JSON in Args: ${errorMessage(err)}`);
         return;
       }
     }

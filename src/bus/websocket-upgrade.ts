@@ -4,6 +4,7 @@
  */
 import WebSocket from 'ws';
 import { isRetriableStatus } from './errors.js';
+import { errorMessage } from '../errors/error-text.js';
 
 export interface UpgradeSettings {
   readonly token: string | undefined;
@@ -24,7 +25,7 @@ export class UpgradeFailure extends Error {
 /** Any failure of an upgrade as an UpgradeFailure (a network error has no status). */
 export function toFailure(err: unknown): UpgradeFailure {
   if (err instanceof UpgradeFailure) return err;
-  const message = err instanceof Error ? err.message : String(err);
+  const message = errorMessage(err);
   return new UpgradeFailure(message, undefined, { cause: err });
 }
 

@@ -19,6 +19,7 @@ import { retry } from '../retry/retry.js';
 import { configPushCodec, type ConfigPush } from '../wire/index.js';
 import type { ConfigClient } from './config-client.js';
 import { WorkspaceConfigStore, type TypeValues, type WorkspaceSnapshot } from './workspace-config.js';
+import { errorMessage } from '../errors/error-text.js';
 
 export interface WorkspaceChange {
   workspace: string;
@@ -246,7 +247,7 @@ export class ConfigWatcher {
         this.failure = undefined;
       },
       (error: unknown) => {
-        this.failure = error instanceof Error ? error.message : String(error);
+        this.failure = errorMessage(error);
         this.options.logger.error({ err: error }, 'Applying a config change failed; the previous configuration stays');
       },
     );
