@@ -6,7 +6,8 @@ import type { Logger } from 'pino';
 import { diffFlows, flowKey, type FlowDefinition } from '../config/flows.js';
 import { fixedBackoff } from '../retry/backoff.js';
 import { RetryTimer } from '../retry/retry-timer.js';
-import { FlowRuntime, type FlowRuntimeDeps } from './flow-runtime.js';
+import { FlowRuntime } from './flow-runtime.js';
+import type { FlowRuntimeDeps } from './ports.js';
 
 /** Delay before starting a flow again that failed to start (e.g. the broker was away). */
 export const FLOW_RESTART_DELAY_MS = 5000;
