@@ -9,6 +9,7 @@ import {
   makeAgentRequest,
   makeAgentResponse,
   makeAgentStep,
+  makeTerm,
   type AgentRequest,
   type AgentResponse,
 } from '../../../src/wire/index.js';
@@ -287,5 +288,13 @@ describe('encode of a message from make', () => {
     const other = makeAgentResponse({ message_type: 'answer', content: 'x' });
     (other as unknown as Record<string, unknown>).unknown_field = 1;
     expect(() => agentResponseCodec.encode(other)).toThrow(/changed in place/);
+  });
+});
+
+describe('iriTerm and literalTerm', () => {
+  it('give exactly what makeTerm gives (fields, defaults, order)', () => {
+    expect(Object.entries(iriTerm('urn:a'))).toEqual(Object.entries(makeTerm({ type: 'i', iri: 'urn:a' })));
+    expect(Object.entries(literalTerm('x', { language: 'en' }))).toEqual(Object.entries(makeTerm({ type: 'l', value: 'x', language: 'en' })));
+    expect(Object.entries(literalTerm('1', { datatype: 'xsd:int' }))).toEqual(Object.entries(makeTerm({ type: 'l', value: '1', datatype: 'xsd:int' })));
   });
 });
