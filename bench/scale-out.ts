@@ -58,7 +58,10 @@ interface ScaleResult {
   ended: number;
   errors: number;
   lost: number;
+  /** Lost after some responses had arrived (the first request was answered, a later iteration never ended). */
+  lostMidway: number;
   duplicated: number;
+  errorSamples: string[];
   windowSeconds: number;
   /** Conversations that ended in the measured window, per second. */
   conversationsPerSecond: number;
@@ -75,7 +78,7 @@ interface ScaleResult {
 
 /** The gateway: every end_of_dialog is counted per id, also after the conversation has ended. */
 class CountingGateway {
-  private readonly ends = new Map<string, { count: number; bad: boolean; answer: string; start: number; end: number }>();
+  private readonly ends = new Map<string, { count: number; responses: number; bad: boolean; error: string; answer: string; start: number; end: number }>();
   private readonly waiting = new Map<string, () => void>();
 
   private constructor(
@@ -109,8 +112,12 @@ class CountingGateway {
   private onResponse(id: string, payload: Buffer): void {
     const entry = this.ends.get(id);
     if (!entry) return;
-    const response = JSON.parse(payload.toString('utf8')) as { message_type?: string; content?: string; error?: unknown; end_of_dialog?: boolean };
-    if (response.error) entry.bad = true;
+    const response = JSON.parse(payload.toString('utf8')) as { message_type?: string; content?: string; error?: { message?: string } | null; end_of_dialog?: boolean };
+    entry.responses++;
+    if (response.error) {
+      entry.bad = true;
+      entry.error ||= response.error.message ?? 'error';
+    }
     if (response.message_type === 'answer') entry.answer += response.content ?? '';
     if (!response.end_of_dialog) return;
     entry.count++;
@@ -124,7 +131,7 @@ class CountingGateway {
   /** One conversation: resolves at its first end_of_dialog or after the timeout. */
   private converse(): Promise<void> {
     const id = randomUUID();
-    this.ends.set(id, { count: 0, bad: false, answer: '', start: performance.now(), end: 0 });
+    this.ends.set(id, { count: 0, responses: 0, bad: false, error: '', answer: '', start: performance.now(), end: 0 });
     return new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
         this.waiting.delete(id);
@@ -147,22 +154,29 @@ class CountingGateway {
   }
 
   /** Counts over every conversation asked for; latencies of those that ended once in [from, to]. */
-  tally(from: number, to: number): { asked: number; ended: number; errors: number; lost: number; duplicated: number; inWindow: number[] } {
+  tally(from: number, to: number): { asked: number; ended: number; errors: number; lost: number; lostMidway: number; duplicated: number; samples: string[]; inWindow: number[] } {
+    let lostMidway = 0;
+    const samples = new Set<string>();
     let ended = 0;
     let errors = 0;
     let lost = 0;
     let duplicated = 0;
     const inWindow: number[] = [];
     for (const entry of this.ends.values()) {
-      if (entry.count === 0) lost++;
-      else if (entry.count > 1) duplicated++;
-      else if (entry.bad || entry.answer !== '42') errors++;
+      if (entry.count === 0) {
+        lost++;
+        if (entry.responses > 0) lostMidway++;
+      } else if (entry.count > 1) duplicated++;
+      else if (entry.bad || entry.answer !== '42') {
+        errors++;
+        if (samples.size < 3) samples.add((entry.error || `answer "${entry.answer}"`).slice(0, 160));
+      }
       else {
         ended++;
         if (entry.end >= from && entry.end <= to) inWindow.push(entry.end - entry.start);
       }
     }
-    return { asked: this.ends.size, ended, errors, lost, duplicated, inWindow };
+    return { asked: this.ends.size, ended, errors, lost, lostMidway, duplicated, samples: [...samples], inWindow };
   }
 }
 
@@ -215,7 +229,9 @@ async function measure(build: AgentBuild, broker: BenchBroker, kind: BenchTransp
       ended: counts.ended,
       errors: counts.errors,
       lost: counts.lost,
+      lostMidway: counts.lostMidway,
       duplicated: counts.duplicated,
+      errorSamples: counts.samples,
       windowSeconds,
       conversationsPerSecond: counts.inWindow.length / windowSeconds,
       latency: summarize(counts.inWindow),
@@ -277,7 +293,7 @@ await withCleanup(async (defer) => {
         String(r.asked),
         String(r.ended),
         String(r.errors),
-        String(r.lost),
+        `${r.lost} (${r.lostMidway} midway)`,
         String(r.duplicated),
         r.iterationsPerReplica.join(' / '),
         ms(r.agentCpuMsPerIteration, 3),
@@ -289,5 +305,6 @@ await withCleanup(async (defer) => {
       ]),
     ),
   );
+  for (const r of results.filter((x) => x.errorSamples.length > 0)) console.log(`- ${r.transport}, ${r.replicas} replica(s), error samples: ${r.errorSamples.map((e) => JSON.stringify(e)).join(', ')}`);
   writeJson(JSON_OUT, { kind: 'scale-out', results });
 });
