@@ -33,7 +33,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebSocketTransport } from '../src/bus/websocket-transport.js';
 import { AgentMetrics } from '../src/observability/metrics.js';
-import { buildRegistry } from '../src/tools/registry.js';
+import { buildRegistry } from '../src/tools/registry/registry.js';
 import { configResponseCodec, makeConfigResponse } from '../src/wire/index.js';
 import type { Block, ProbeSample } from './support/agent-probe.js';
 import { AgentProcess, startConfigProcess } from './support/agent-process.js';
@@ -101,7 +101,7 @@ function breakdown(): { rows: string[][]; payloadBytes: number; frameBytes: numb
     ],
     ['buildRegistry (parse + validate + index every tool)', () => buildRegistry({ workspace: 'bench', tools, toolServices: {}, version: 2 })],
     [
-      'AgentMetrics.registryRebuilt (the app\'s onRegistry hook)',
+      'AgentMetrics.registryRebuilt (the telemetry\'s registryRebuilt)',
       (() => {
         const metrics = new AgentMetrics('bench', { defaultMetrics: false });
         const { registry } = buildRegistry({ workspace: 'bench', tools, toolServices: {}, version: 2 });

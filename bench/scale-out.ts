@@ -26,7 +26,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { queueToTopic } from '../src/bus/topics.js';
 import type { Transport } from '../src/bus/transport.js';
-import { uniqueSuffix } from '../test/support/flow-config.js';
+import { uniqueSuffix } from '../dev/flow-config.js';
 import { AgentProcess } from './support/agent-process.js';
 import { startBenchBroker, type BenchBroker } from './support/broker.js';
 import { buildAgent, type AgentBuild } from './support/build.js';

@@ -8,7 +8,7 @@
  * (`--pulsar-host`), reads its `processor:agent-manager` flow entry (the same one tg-agent reads), and gets
  * `--concurrency c` (its receiver pool then runs c handlers at once).
  */
-import { startConfigService, TRUSTGRAPH_CONFIG_QUEUES, type ConfigServiceStandIn } from '../../test/stand-ins/config-service.js';
+import { startConfigService, TRUSTGRAPH_CONFIG_QUEUES, type ConfigServiceStandIn } from '../../dev/stand-ins/config-service.js';
 import { startTrustGraphProcess, type TrustGraphProcess } from '../../test/support/trustgraph-pieces.js';
 import type { Transport } from '../../src/bus/transport.js';
 import type { ConversationClient, Workload } from './workload.js';

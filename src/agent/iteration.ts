@@ -6,12 +6,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { RequestClient } from '../bus/request-client.js';
-import type { ToolRegistry } from '../tools/registry.js';
+import type { ToolRegistry } from '../tools/registry/registry.js';
 import { runTool } from '../tools/run/run-tool.js';
 import type { ToolClients } from '../tools/run/tool-clients.js';
-import { normalizeRequestState } from '../tools/selection.js';
+import type { AgentAsk } from '../tools/registry/selection.js';
 import type { Tool } from '../tools/tool.js';
-import type { ToolSet } from '../tools/tool-set.js';
+import type { ToolSet } from '../tools/registry/tool-set.js';
 import {
   makeAgentRequest,
   makeAgentStep,
@@ -33,6 +33,7 @@ import {
   sessionTriples,
   sessionUriKey,
 } from './explainability.js';
+import { DialogError, MaxIterationsError } from './errors.js';
 import { describeFailure } from './failure.js';
 import { agentDocuments, type AgentDocument, type DocumentSink } from './agent-documents.js';
 import { agentReactTerms } from './prompt-terms.js';
@@ -40,6 +41,7 @@ import { PARSE_ERROR_ACTION, parseFailureObservation, type ParsedAction, type Pa
 import { reason } from './reasoning.js';
 import { ThoughtStream } from './thought-stream.js';
 import { answerResponse, errorResponse, explainResponse, observationResponse, thoughtResponse } from './responses.js';
+import { errorMessage } from '../errors/error-text.js';
 
 /** Where one iteration's messages go; the caller adds the `id` property (and any signature). */
 export interface IterationOutput {
@@ -75,11 +77,6 @@ export interface IterationEvents {
   toolFinished?(tool: Tool, seconds: number, error: string | undefined): void;
   stateTransition?(tool: Tool, from: string, to: string): void;
   sessionEnded?(outcome: SessionOutcome, iterations: number): void;
-}
-
-/** Raised inside an iteration to end the dialog with an error response. */
-export class DialogError extends Error {
-  override readonly name = 'DialogError';
 }
 
 export interface IterationContext {
@@ -119,16 +116,17 @@ export interface IterationResult {
  * Run one iteration. Failures become an error response (and are returned); it throws only when that error
  * response cannot be published either (the broker stayed unreachable).
  */
-export async function runIteration(ctx: IterationContext, request: AgentRequest): Promise<IterationResult> {
-  const state = normalizeRequestState(request.state);
-  const result: IterationResult = { outcome: 'error', stateBefore: state };
+export async function runIteration(ctx: IterationContext, ask: AgentAsk): Promise<IterationResult> {
+  const { request } = ask;
+  const result: IterationResult = { outcome: 'error', stateBefore: ask.state };
   try {
-    return await iterate(ctx, request, result);
+    return await iterate(ctx, ask, result);
   } catch (error) {
     // The error goes back to the client in one message: bounded, and saying what really happened.
     const { reason, text: message } = describeFailure(error);
     ctx.logger.warn({ err: error, reason, workspace: ctx.workspace, flow: ctx.flow }, `Agent iteration failed: ${message}`);
-    if (!message.includes('Too many agent iterations')) {
+    // Reaching the iteration limit was already counted as its own session outcome.
+    if (!(error instanceof MaxIterationsError)) {
       ctx.events.sessionEnded?.('error', request.history.length + 1);
     }
     await ctx.output.respond(errorResponse(message));
@@ -136,7 +134,8 @@ export async function runIteration(ctx: IterationContext, request: AgentRequest)
   }
 }
 
-async function iterate(ctx: IterationContext, request: AgentRequest, result: IterationResult): Promise<IterationResult> {
+async function iterate(ctx: IterationContext, ask: AgentAsk, result: IterationResult): Promise<IterationResult> {
+  const { request } = ask;
   const now = ctx.now ?? (() => new Date());
   const sessionId = request.session_id || randomUUID();
   // Message ids and explain URIs name the conversation by a bounded key; the `next` request keeps the full id.
@@ -151,10 +150,10 @@ async function iterate(ctx: IterationContext, request: AgentRequest, result: Ite
 
   if (request.history.length >= ctx.settings.maxIterations) {
     ctx.events.sessionEnded?.('max-iterations', ctx.settings.maxIterations);
-    throw new DialogError('Too many agent iterations');
+    throw new MaxIterationsError();
   }
 
-  const toolSet = ctx.registry.filter(request.group, request.state);
+  const toolSet = ctx.registry.offer(ask);
   result.toolSet = toolSet;
   ctx.events.toolsOffered?.(toolSet);
 
@@ -234,7 +233,8 @@ async function iterate(ctx: IterationContext, request: AgentRequest, result: Ite
       session_id: sessionId,
     }),
   );
-  return { ...result, outcome: 'next', action, stateAfter: normalizeRequestState(step.nextState) };
+  // An action's next state is normalised already (the registry's); a parse failure keeps the request's state.
+  return { ...result, outcome: 'next', action, stateAfter: parsed.kind === 'action' ? step.nextState : state };
 }
 
 interface ActionOutcome {
@@ -279,7 +279,7 @@ async function act(ctx: IterationContext, action: ParsedAction, toolSet: ToolSet
     if (next !== state) ctx.events.stateTransition?.(tool, state, next);
     return { observation, nextState: next };
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     ctx.events.toolFinished?.(tool, (performance.now() - started) / 1000, message);
     ctx.logger.info({ tool: tool.name, workspace: ctx.workspace, err: error }, `Tool failed: ${message}`);
     return { observation: `Error: ${message}`.trim(), nextState: state };

@@ -7,10 +7,10 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { PromptTerms } from '../stand-ins/prompt-service.js';
+import type { PromptTerms } from '../../dev/stand-ins/prompt-service.js';
 import { AskTimeoutError, startAgentHarness, type AgentHarness } from '../support/agent-harness.js';
-import { agentFlowConfig, knowledgeQueryTool } from '../support/flow-config.js';
-import { freePort } from '../support/ports.js';
+import { agentFlowConfig, knowledgeQueryTool } from '../../dev/flow-config.js';
+import { freePort } from '../../dev/ports.js';
 import { nativeUnavailable } from '../support/transports.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -83,7 +83,10 @@ describe('the built service as a process', () => {
     expect(await response.text()).toMatch(new RegExp(`^ready: config version \\d+, 1 flow\\(s\\); transport ${expected}\n$`));
     expect(output).toContain(`"msg":"Transport: ${expected}, broker `);
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-    expect(metrics).toMatch(new RegExp(`^tg_agent_transport_info\\{processor="agent-manager",transport="${expected}"\\} 1$`, 'm'));
+    // Label order is not part of the exposition format: the processor label comes from the registry's defaults.
+    expect(metrics).toMatch(
+      new RegExp(`^tg_agent_transport_info\\{(?=[^}]*\\bprocessor="agent-manager")(?=[^}]*\\btransport="${expected}")[^}]*\\} 1$`, 'm'),
+    );
   });
 
   it('finishes the in-flight iteration on SIGTERM and exits 0', async () => {

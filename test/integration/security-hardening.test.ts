@@ -8,9 +8,9 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { IterationSigner, SIGNATURE_PROPERTY, SIGNED_AT_PROPERTY } from '../../src/security/iteration-signature.js';
 import type { AgentRequest } from '../../src/wire/index.js';
-import type { PromptTerms } from '../stand-ins/prompt-service.js';
+import type { PromptTerms } from '../../dev/stand-ins/prompt-service.js';
 import { startAgentHarness, type AgentHarness, type AgentHarnessOptions } from '../support/agent-harness.js';
-import { knowledgeQueryTool, mcpTool, toolServiceTool } from '../support/flow-config.js';
+import { knowledgeQueryTool, mcpTool, toolServiceTool } from '../../dev/flow-config.js';
 import { parseExposition, sample, scrape } from '../support/prometheus-text.js';
 
 const SIGNING_KEY = 'test-signing-key-0123456789';
@@ -242,8 +242,10 @@ describe('3. the policy always applies', () => {
         onConfig: (change) => {
           if (change.changedTypes.includes('agent-group-policy')) seen.push(JSON.stringify(change.snapshot['agent-group-policy']));
         },
-        onRegistry: (registry) => {
-          if (registry.get('boom')) throw new Error('registry hook exploded');
+        telemetry: {
+          registryRebuilt: (registry) => {
+            if (registry.get('boom')) throw new Error('registry hook exploded');
+          },
         },
       },
     });

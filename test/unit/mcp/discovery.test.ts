@@ -3,7 +3,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { WorkspaceChange } from '../../../src/config/config-watcher.js';
-import { McpDiscoveryError, type DiscoveryFailureReason } from '../../../src/mcp/discovery-failure.js';
+import { McpDiscoveryError, type DiscoveryFailureReason } from '../../../src/mcp/errors.js';
 import { McpDiscovery } from '../../../src/mcp/discovery.js';
 import type { ListedMcpTool, McpEndpoint } from '../../../src/mcp/tools-list-client.js';
 
@@ -33,8 +33,10 @@ function setup(options: { ttlMs?: number; retryMs?: number } = {}) {
       return answer(endpoint);
     },
     onChange: (workspace) => changes.push(workspace),
-    onFailure: (_workspace, mcpKey, reason) => failures.push([mcpKey, reason]),
-    onStatus: (_workspace, count) => failing.push(count),
+    telemetry: {
+      discoveryFailed: (_workspace, mcpKey, reason) => failures.push([mcpKey, reason]),
+      discoveryStatus: (_workspace, count) => failing.push(count),
+    },
   });
   return {
     clock,

@@ -1,0 +1,207 @@
+/**
+ * `npm run local`: the agent working end to end on this machine, with no TrustGraph cluster.
+ *
+ * - a local Apache Pulsar broker (tools/pulsar-standalone; or the one at PULSAR_URL),
+ * - stand-ins for TrustGraph's config service (holding the spec's §5.1 (docs/requirements.md) tools from examples/spec-tools.yaml
+ *   and the `default` flow), prompt service, graph RAG and MCP tool service, speaking the real wire format,
+ * - the agent itself as a separate process (`src/main.ts`), on TrustGraph's real queue names.
+ *
+ * The prompt service asks the model at LLM_URL (OpenAI-compatible) when set; otherwise a scripted model
+ * plays the spec's §5.2 (docs/requirements.md) workflow and says so. Then, in another terminal:
+ *   npm run ask -- "What entities are connected to Company X?" --group read-only --state undefined
+ *
+ * `--transport auto | native | websocket` (default auto: native where the pulsar-client binding loads): the
+ * agent and the stand-ins use it; `npm run ask` uses the same unless told otherwise.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { once } from 'node:events';
+import { parse } from 'yaml';
+import { openTransport, transportChoice, transportFlag } from './transport-choice.js';
+import { startConfigService, TRUSTGRAPH_CONFIG_QUEUES } from '../dev/stand-ins/config-service.js';
+import { startGraphRag } from '../dev/stand-ins/graph-rag.js';
+import { startMcpTool } from '../dev/stand-ins/mcp-tool.js';
+import { startPromptService, type PromptTerms } from '../dev/stand-ins/prompt-service.js';
+import { startBroker, type BrokerHandle } from '../dev/broker.js';
+import { agentFlowConfig, agentFlowTopics, flowRecordConfig } from '../dev/flow-config.js';
+import { openAiModel } from '../dev/local/openai-model.js';
+import { scriptedModel } from '../dev/local/scripted-model.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const STATE_DIR = `${ROOT}.pulsar`;
+export const LOCAL_STATE_FILE = `${STATE_DIR}/local.json`;
+const WORKSPACE = 'default';
+const FLOW = 'default';
+
+function say(message: string): void {
+  console.log(`[local] ${message}`);
+}
+
+async function portFree(port: number): Promise<boolean> {
+  const server = createServer();
+  server.on('error', () => {});
+  server.listen(port, '127.0.0.1');
+  const [result] = (await Promise.race([once(server, 'listening').then(() => ['free']), once(server, 'error').then(() => ['taken'])])) as [string];
+  server.close();
+  return result === 'free';
+}
+
+/** One line per audit record, so the console shows the workflow as it happens. */
+function summarise(line: string): string | undefined {
+  let record: Record<string, unknown>;
+  try {
+    record = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return line.trim() || undefined;
+  }
+  if (record.audit === 'agent-iteration') {
+    const transitions = (record.transitions as { from: string; to: string; tool: string }[]).map((t) => `${t.from} → ${t.to}`);
+    return (
+      `[agent] iteration ${String(record.iteration)} in state "${String(record.initial_state)}", groups ${JSON.stringify(record.effective_groups)}: ` +
+      `offered ${JSON.stringify(record.offered_tools)}, action ${JSON.stringify(record.action)}` +
+      `${transitions.length ? `, state ${transitions.join(', ')}` : ''} (${String(record.outcome)})`
+    );
+  }
+  if (typeof record.level === 'number' && record.level >= 40) return `[agent] ${String(record.msg)}`;
+  if (record.msg === 'Agent service started' || record.msg === 'Flow started') return `[agent] ${String(record.msg)}`;
+  return undefined;
+}
+
+async function main(): Promise<void> {
+  mkdirSync(STATE_DIR, { recursive: true });
+  let broker: BrokerHandle | undefined;
+  let agent: ChildProcess | undefined;
+  const stoppers: (() => Promise<unknown>)[] = [];
+  let stopping = false;
+  const stop = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    say('stopping…');
+    if (agent && agent.exitCode === null) {
+      agent.kill('SIGTERM');
+      await once(agent, 'exit');
+    }
+    for (const stopper of stoppers.reverse()) await stopper().catch(() => undefined);
+    await broker?.stop();
+    process.exit(code);
+  };
+  process.on('SIGINT', () => void stop(0));
+  process.on('SIGTERM', () => void stop(0));
+
+  try {
+    say(process.env.PULSAR_URL ? `using the broker at ${process.env.PULSAR_URL}` : 'starting a local Pulsar broker (first run downloads its jars)…');
+    broker = await startBroker();
+    say(`broker ready: ${broker.webSocketUrl}`);
+
+    const transport = await openTransport(transportChoice(transportFlag(process.argv.slice(2))), broker);
+    stoppers.push(() => transport.close());
+    say(`transport: ${transport.kind} (agent and stand-ins)`);
+    const example = parse(readFileSync(`${ROOT}examples/spec-tools.yaml`, 'utf8')) as {
+      tool: Record<string, object>;
+      mcp: Record<string, object>;
+    };
+    const config = await startConfigService({ transport, queues: { ...TRUSTGRAPH_CONFIG_QUEUES } });
+    stoppers.push(() => config.stop());
+    await config.putMany(WORKSPACE, [
+      { type: 'processor:agent-manager', key: FLOW, value: agentFlowConfig(WORKSPACE, FLOW) },
+      { type: 'flow', key: FLOW, value: flowRecordConfig(WORKSPACE, FLOW) },
+      ...Object.entries(example.tool).map(([key, value]) => ({ type: 'tool', key, value })),
+      ...Object.entries(example.mcp).map(([key, value]) => ({ type: 'mcp', key, value })),
+    ]);
+
+    const topics = agentFlowTopics(WORKSPACE, FLOW);
+    const queues = (service: string) => ({ requestQueue: topics[`${service}-request`]!, responseQueue: topics[`${service}-response`]! });
+    const llmUrl = process.env.LLM_URL;
+    const model = llmUrl
+      ? openAiModel({ url: llmUrl, model: process.env.LLM_MODEL ?? 'gpt-4o-mini', ...(process.env.LLM_API_KEY ? { apiKey: process.env.LLM_API_KEY } : {}) })
+      : scriptedModel;
+    say(llmUrl ? `model: ${process.env.LLM_MODEL ?? 'gpt-4o-mini'} at ${llmUrl}` : 'model: scripted (plays the spec §5.2 workflow; set LLM_URL for a real one)');
+    const prompt = await startPromptService({
+      transport,
+      ...queues('prompt'),
+      script: (terms: PromptTerms) => model(terms),
+      templates: { question: (terms) => `(text completion stand-in) You asked: ${String(terms.question)}` },
+    });
+    stoppers.push(() => prompt.stop());
+    const graphRag = await startGraphRag({
+      transport,
+      ...queues('graph-rag'),
+      answer: () => 'Company X is connected to Acme Corp (supplier) and Globex (partner); Acme Corp also supplies Initech.',
+    });
+    stoppers.push(() => graphRag.stop());
+    const mcp = await startMcpTool({
+      transport,
+      ...queues('mcp-tool'),
+      workspace: WORKSPACE,
+      tools: {
+        'analysis-server': (params) => ({ object: { clusters: [['Company X', 'Acme Corp', 'Initech'], ['Globex']], input: params } }),
+        'workflow-server': () => 'Workflow reset to its initial state',
+        'graph-server': (params) => `Updated ${JSON.stringify(params)}`,
+      },
+    });
+    stoppers.push(() => mcp.stop());
+
+    const metricsPort = (await portFree(8000)) ? 8000 : 18000;
+    const logFile = `${STATE_DIR}/local-agent.log`;
+    const log = createWriteStream(logFile);
+    agent = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'src/main.ts',
+        '--transport',
+        transport.kind,
+        '--pulsar-host',
+        broker.serviceUrl,
+        '--pulsar-ws-url',
+        broker.webSocketUrl,
+        '-P',
+        String(metricsPort),
+        '--concurrency',
+        '4',
+      ],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let buffered = '';
+    const onOutput = (chunk: Buffer) => {
+      log.write(chunk);
+      buffered += chunk.toString();
+      const lines = buffered.split('\n');
+      buffered = lines.pop() ?? '';
+      for (const line of lines) {
+        const summary = summarise(line);
+        if (summary) console.log(summary);
+      }
+    };
+    agent.stdout?.on('data', onOutput);
+    agent.stderr?.on('data', onOutput);
+    agent.on('exit', (code) => {
+      if (!stopping) {
+        say(`the agent exited with code ${code}; see ${logFile}`);
+        void stop(1);
+      }
+    });
+
+    const metricsUrl = `http://127.0.0.1:${metricsPort}`;
+    for (let i = 0; ; i++) {
+      const ready = await fetch(`${metricsUrl}/readyz`).then((r) => r.ok, () => false);
+      if (ready) break;
+      if (i > 120) throw new Error(`the agent did not become ready in 60 s; see ${logFile}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    writeFileSync(LOCAL_STATE_FILE, JSON.stringify({ webSocketUrl: broker.webSocketUrl, serviceUrl: broker.serviceUrl, transport: transport.kind, metricsUrl, workspace: WORKSPACE, flow: FLOW }, null, 2));
+    say(`agent ready. Metrics: ${metricsUrl}/metrics   tools: ${metricsUrl}/tools/${WORKSPACE}   log: ${logFile}`);
+    say('in another terminal try:');
+    say('  npm run ask -- "What entities are connected to Company X?" --group read-only --state undefined');
+    say('  npm run ask -- "What entities are connected to Company X?" --group read-only,knowledge,advanced,compute,admin');
+    say('Ctrl-C stops everything.');
+  } catch (error) {
+    console.error(`[local] ${error instanceof Error ? error.message : String(error)}`);
+    await stop(1);
+  }
+}
+
+void main();

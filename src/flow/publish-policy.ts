@@ -1,0 +1,48 @@
+/**
+ * How a flow publishes: a failed publish is retried while the broker is unreachable, for a bounded time,
+ * and a `next` message waits until the broker connection is whole (its non-persistent topic drops it
+ * otherwise).
+ */
+import type { Logger } from 'pino';
+import { NotConnectedError, TransportError } from '../bus/errors.js';
+import type { OutgoingMessage, Producer, Transport } from '../bus/transport.js';
+import { whenConnected } from '../bus/when-connected.js';
+import { exponentialBackoff } from '../retry/backoff.js';
+import { retry } from '../retry/retry.js';
+
+/** Default of `FlowRuntimeDeps.publishRetryMs`. */
+export const DEFAULT_PUBLISH_RETRY_MS = 60_000;
+/** 250 ms doubling to 5 s between publish attempts. */
+const PUBLISH_BACKOFF = exponentialBackoff({ initialMs: 250, maxMs: 5000 });
+
+export class PublishPolicy {
+  constructor(
+    private readonly transport: Transport,
+    /** How long a publish is retried, and how long `whenConnected` waits. */
+    private readonly retryMs: number,
+    private readonly logger: Logger,
+  ) {}
+
+  /**
+   * Publish, retrying while the broker is unreachable (bounded by `retryMs`). With `onlyIfUnsent`, only
+   * failures where the message was certainly never written are retried, so a retry cannot publish it twice.
+   */
+  async publish(producer: Producer, message: OutgoingMessage, onlyIfUnsent: boolean): Promise<void> {
+    await retry(() => producer.send(message), {
+      backoff: PUBLISH_BACKOFF,
+      maxElapsedMs: this.retryMs,
+      // NotConnectedError: the message was never written, so sending it again cannot publish it twice.
+      retryIf: (error) => error instanceof TransportError && error.retriable && (!onlyIfUnsent || error instanceof NotConnectedError),
+      onRetry: ({ error, attempt, delayMs }) =>
+        this.logger.warn({ err: error, topic: producer.topic, attempt, delayMs }, 'Publish failed; retrying'),
+    });
+  }
+
+  /**
+   * A `next` message goes to a non-persistent topic, which drops it unless a subscription exists: hand it over
+   * only while the transport is whole (our own request consumer subscribed), waiting up to `retryMs`.
+   */
+  whenConnected(): Promise<void> {
+    return whenConnected(this.transport, this.retryMs, 'cannot hand the conversation over to its next iteration');
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * The read-only tool listing served at `/tools` (TG-20, docs/requirements.md): every workspace's groups, states and tools, the
+ * entries that failed to load with their reasons, the group policy and its problems, the parts of config
+ * changes that failed to apply, the running flows, and — with
+ * `?groups=a,b&state=s` — exactly what a request with those groups and state would be offered.
+ */
+import type { McpDiscovery } from './mcp/discovery.js';
+import type { SecurityGate } from './security/request-gate.js';
+import type { AgentService } from './service.js';
+
+export function toolListing(
+  service: AgentService,
+  gate: SecurityGate,
+  workspace: string | undefined,
+  query: URLSearchParams,
+  mcpDiscovery?: McpDiscovery,
+): unknown {
+  if (workspace === undefined) {
+    return {
+      config_version: service.configVersion,
+      workspaces: service.registries.all().map((r) => ({
+        workspace: r.workspace,
+        version: r.version,
+        tools: r.tools.length,
+        problems: r.problems.length,
+      })),
+      flows: service.runningFlows().map((f) => ({ workspace: f.workspace, flow: f.flow, request: f.topics.request })),
+      flow_problems: service.problemsOfFlows(),
+      config_failures: service.failuresOfConfig(),
+    };
+  }
+  const registry = service.registries.all().find((r) => r.workspace === workspace);
+  if (!registry) return undefined;
+  const policy = gate.policyOf(workspace);
+  const body: Record<string, unknown> = {
+    ...registry.listing(),
+    policy: policy
+      ? {
+          allowed_groups: [...policy.allowedGroups].sort(),
+          allow_wildcard: policy.allowWildcard,
+          initial_states: policy.initialStates ? [...policy.initialStates].sort() : null,
+        }
+      : null,
+    policy_problems: gate.problemsOf(workspace),
+    config_failures: service.failuresOfConfig(workspace),
+  };
+  // design decision 9 (docs/design.md): every `mcp` entry's discovery state (each mcp-tool's own report is under tools[].mcp).
+  if (mcpDiscovery !== undefined) body.mcpDiscovery = mcpDiscovery.listing(workspace);
+  if (query.has('groups') || query.has('state')) {
+    const groups = query.has('groups') ? (query.get('groups') ?? '').split(',').filter((g) => g !== '') : null;
+    const toolSet = registry.filter(groups, query.get('state'));
+    body.offered = {
+      groups: toolSet.groups,
+      state: toolSet.state,
+      tools: toolSet.names,
+      filtered_by_group: toolSet.filteredByGroup,
+      filtered_by_state: toolSet.filteredByState,
+    };
+  }
+  return body;
+}

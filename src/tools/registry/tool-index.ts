@@ -1,0 +1,143 @@
+/**
+ * Precomputed group and state membership of a registry's tools (TG-19 (docs/requirements.md), design decision 4 (docs/design.md)), and the
+ * uncached computation of a `ToolSet` from it. Built once per registry; a selection costs
+ * O(number of tools), independent of how the tools' groups and states are spelled.
+ */
+import { frozenSet } from '../freeze.js';
+import type { RequestedGroups } from './selection.js';
+import type { Tool, ToolPromptForm } from '../tool.js';
+import type { ToolSet } from './tool-set.js';
+
+const IN_GROUP = 1;
+const IN_STATE = 2;
+const OFFERED = IN_GROUP | IN_STATE;
+
+const NONE: readonly never[] = Object.freeze([]);
+
+export class ToolIndex {
+  /** Tool position by name. */
+  private readonly positions: ReadonlyMap<string, number>;
+  /** Positions of the tools in each group. */
+  private readonly groupMembers: ReadonlyMap<string, Uint32Array>;
+  /** Positions of the tools that list each state explicitly. */
+  private readonly stateMembers: ReadonlyMap<string, Uint32Array>;
+  /** Positions of the tools offered in every state. */
+  private readonly everyState: Uint32Array;
+  /** Private, unfrozen copies for the selection loop. */
+  private readonly toolList: Tool[];
+  private readonly allNames: string[];
+
+  /** Every group named by a tool. */
+  readonly groups: ReadonlySet<string>;
+  /** Every state named by a tool, in `applicable-states` or as a `state` target. */
+  readonly states: ReadonlySet<string>;
+
+  constructor(readonly tools: readonly Tool[]) {
+    const groups = new Map<string, number[]>();
+    const states = new Map<string, number[]>();
+    const everyState: number[] = [];
+    const named = new Set<string>();
+    tools.forEach((tool, position) => {
+      for (const group of tool.groups) push(groups, group, position);
+      if (tool.states === 'all') everyState.push(position);
+      else for (const state of tool.states) push(states, state, position);
+      if (tool.nextState !== undefined) named.add(tool.nextState);
+    });
+    this.positions = new Map(tools.map((tool, position) => [tool.name, position]));
+    this.groupMembers = toTyped(groups);
+    this.stateMembers = toTyped(states);
+    this.everyState = Uint32Array.from(everyState);
+    this.toolList = [...tools];
+    this.allNames = this.toolList.map((tool) => tool.name);
+    this.groups = frozenSet(groups.keys());
+    this.states = frozenSet([...states.keys(), ...named]);
+  }
+
+  /** Names of the tools in a group, in config-key order. */
+  membersOfGroup(group: string): readonly string[] {
+    return [...(this.groupMembers.get(group) ?? [])].map((position) => this.allNames[position] ?? '');
+  }
+
+  /** Names of the tools offered in a state (listing it, or every state), in config-key order. */
+  offeredInState(state: string): readonly string[] {
+    const marks = new Uint8Array(this.tools.length);
+    this.markState(marks, state);
+    return this.allNames.filter((_, position) => marks[position] === IN_STATE);
+  }
+
+  /** Names of the tools offered in every state. */
+  offeredInEveryState(): readonly string[] {
+    return [...this.everyState].map((position) => this.allNames[position] ?? '');
+  }
+
+  // Indexed loops throughout: `for…of` over typed arrays is several times slower in V8.
+  private markState(marks: Uint8Array, state: string): void {
+    const every = this.everyState;
+    for (let i = 0; i < every.length; i++) marks[every[i]!]! |= IN_STATE;
+    const members = this.stateMembers.get(state);
+    if (members) for (let i = 0; i < members.length; i++) marks[members[i]!]! |= IN_STATE;
+  }
+
+  /** Apply TG-6 to every tool: the offered set and the two audit lists. */
+  select(requested: RequestedGroups, state: string, registry: { workspace: string; version: number }): ToolSet {
+    const count = this.toolList.length;
+    const marks = new Uint8Array(count);
+    const noGroups = !requested.wildcard && requested.groups.length === 0;
+    if (requested.wildcard) marks.fill(IN_GROUP);
+    else {
+      for (const group of requested.groups) {
+        const members = this.groupMembers.get(group);
+        if (members) for (let i = 0; i < members.length; i++) marks[members[i]!] = IN_GROUP;
+      }
+    }
+    if (!noGroups) this.markState(marks, state);
+    // One pass, plain loops and packed arrays: on some array shapes V8's `Array.prototype.map` takes a
+    // slow path that costs more than the whole selection.
+    const offered: Tool[] = [];
+    const names: string[] = [];
+    const promptTools: ToolPromptForm[] = [];
+    const filteredByGroup: string[] = [];
+    const filteredByState: string[] = [];
+    for (let position = 0; position < count; position++) {
+      const mark = marks[position];
+      if (mark === OFFERED) {
+        const tool = this.toolList[position]!;
+        offered.push(tool);
+        names.push(tool.name);
+        promptTools.push(tool.prompt);
+      } else if (mark === IN_GROUP) filteredByState.push(this.allNames[position]!);
+      else filteredByGroup.push(this.allNames[position]!);
+    }
+    const positions = this.positions;
+    const tools = this.toolList;
+    const has = (name: string): boolean => {
+      const position = positions.get(name);
+      return position !== undefined && marks[position] === OFFERED;
+    };
+    return Object.freeze({
+      workspace: registry.workspace,
+      version: registry.version,
+      groups: Object.isFrozen(requested.groups) ? requested.groups : Object.freeze([...requested.groups]),
+      wildcard: requested.wildcard,
+      state,
+      tools: offered.length === 0 ? NONE : Object.freeze(offered),
+      names: Object.freeze(names),
+      promptTools: Object.freeze(promptTools),
+      filteredByGroup: Object.freeze(filteredByGroup),
+      filteredByState: Object.freeze(filteredByState),
+      has,
+      get: (name: string): Tool | undefined => (has(name) ? tools[positions.get(name)!] : undefined),
+    });
+  }
+}
+
+function push(map: Map<string, number[]>, key: string, position: number): void {
+  const list = map.get(key);
+  if (list) {
+    if (list[list.length - 1] !== position) list.push(position);
+  } else map.set(key, [position]);
+}
+
+function toTyped(map: Map<string, number[]>): ReadonlyMap<string, Uint32Array> {
+  return new Map([...map].map(([key, positions]) => [key, Uint32Array.from(positions)]));
+}
