@@ -38,7 +38,7 @@ export interface LibrarianStandIn {
 }
 
 /** TrustGraph's LibrarianResponse with every field, in dataclass order (`error` as given). */
-function librarianResponse(error: ErrorRecord | null): string {
+export function librarianResponse(error: ErrorRecord | null): string {
   return pythonJsonDumps({
     error,
     document_metadata: null,
