@@ -4,8 +4,8 @@
  * failing tools, the iteration limit, streaming, tool services, malformed model output and requests with no groups.
  */
 import { describe, expect, it } from 'vitest';
-import { offeredToolNames, type PromptTerms } from '../stand-ins/prompt-service.js';
-import { knowledgeQueryTool, mcpTool } from '../support/flow-config.js';
+import { offeredToolNames, type PromptTerms } from '../../dev/stand-ins/prompt-service.js';
+import { knowledgeQueryTool, mcpTool } from '../../dev/flow-config.js';
 import { harnessPerTest, onTarget, type HarnessTarget } from '../support/harness-per-test.js';
 
 const TOOLS = {

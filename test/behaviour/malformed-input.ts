@@ -5,10 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgentHarness, type AgentHarness, type AskResult } from '../support/agent-harness.js';
-import { knowledgeQueryTool } from '../support/flow-config.js';
+import { knowledgeQueryTool } from '../../dev/flow-config.js';
 import { onTarget, type HarnessTarget } from '../support/harness-per-test.js';
 import { THREE_TOOLS, useTool } from '../support/three-tools.js';
-import { offeredToolNames } from '../stand-ins/prompt-service.js';
+import { offeredToolNames } from '../../dev/stand-ins/prompt-service.js';
 
 /** The one error response a request that cannot be decoded gets. */
 function expectDecodeError(result: AskResult, mentions: RegExp): void {

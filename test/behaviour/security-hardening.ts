@@ -7,11 +7,11 @@
 import { describe, expect, it } from 'vitest';
 import { IterationSigner, SIGNATURE_PROPERTY, SIGNED_AT_PROPERTY } from '../../src/security/iteration-signature.js';
 import type { AgentRequest } from '../../src/wire/index.js';
-import type { PromptTerms } from '../stand-ins/prompt-service.js';
+import type { PromptTerms } from '../../dev/stand-ins/prompt-service.js';
 import type { AgentHarnessOptions } from '../support/agent-harness.js';
 import { harnessPerTest, onTarget, type HarnessTarget } from '../support/harness-per-test.js';
 import { capturingLogger } from '../support/log-capture.js';
-import { knowledgeQueryTool, mcpTool, toolServiceTool } from '../support/flow-config.js';
+import { knowledgeQueryTool, mcpTool, toolServiceTool } from '../../dev/flow-config.js';
 import { parseExposition, sample, scrape } from '../support/prometheus-text.js';
 
 const SIGNING_KEY = 'test-signing-key-0123456789';

@@ -34,12 +34,12 @@ import {
 } from '../../src/wire/index.js';
 import { startAgentHarness, waitUntil, type AgentHarness } from '../support/agent-harness.js';
 import { THREE_TOOLS, useTool } from '../support/three-tools.js';
-import { knowledgeQueryTool } from '../support/flow-config.js';
+import { knowledgeQueryTool } from '../../dev/flow-config.js';
 import { propertySeed } from '../support/fast-check-seed.js';
 import { fitsInFrame, hostilePayload, hugeString } from '../support/fuzz-payloads.js';
 import { startGatewayClient, type GatewayClient } from '../support/gateway-client.js';
 import { brokerUrls } from '../support/transport-contract.js';
-import type { ServiceStandIn, StandInHandler } from '../stand-ins/service-stand-in.js';
+import type { ServiceStandIn, StandInHandler } from '../../dev/stand-ins/service-stand-in.js';
 
 const { webSocketUrl } = brokerUrls();
 

@@ -22,7 +22,7 @@ import {
   type Triples,
 } from '../../src/wire/index.js';
 import { fakeClient, type FakeAnswer } from './fake-clients.js';
-import { knowledgeQueryTool, mcpTool } from './flow-config.js';
+import { knowledgeQueryTool, mcpTool } from '../../dev/flow-config.js';
 import { registryOf } from '../unit/tools/fixtures.js';
 
 export const TOOLS = {

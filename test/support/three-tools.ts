@@ -4,9 +4,9 @@
  * tool its question names (`@use <tool>`) once, then answers with the observation; other questions are
  * answered at once with "ok".
  */
-import type { PromptReply, PromptTerms } from '../stand-ins/prompt-service.js';
+import type { PromptReply, PromptTerms } from '../../dev/stand-ins/prompt-service.js';
 import type { AgentHarnessOptions } from './agent-harness.js';
-import { knowledgeQueryTool, mcpTool, toolServiceTool } from './flow-config.js';
+import { knowledgeQueryTool, mcpTool, toolServiceTool } from '../../dev/flow-config.js';
 
 export const DIRECT_ANSWER = 'Thought: I can answer directly\nFinal Answer: ok';
 

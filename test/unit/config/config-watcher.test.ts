@@ -8,9 +8,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryTransport } from '../../../src/bus/memory-transport.js';
 import { ConfigClient } from '../../../src/config/config-client.js';
 import { ConfigWatcher, type WorkspaceChange } from '../../../src/config/config-watcher.js';
-import { startConfigService, type ConfigServiceStandIn } from '../../stand-ins/config-service.js';
+import { startConfigService, type ConfigServiceStandIn } from '../../../dev/stand-ins/config-service.js';
 import { waitUntil } from '../../support/agent-harness.js';
-import { uniqueSuffix } from '../../support/flow-config.js';
+import { uniqueSuffix } from '../../../dev/flow-config.js';
 
 const logger = pino({ level: 'silent' });
 const TYPES = ['tool', 'tool-service'];
