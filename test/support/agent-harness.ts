@@ -226,9 +226,8 @@ export class AskTimeoutError extends Error {
   }
 }
 
-export interface AgentHarness {
-  readonly workspace: string;
-  readonly flow: string;
+/** The default flow's stand-ins are the harness's own (the same as `flows[flow]`), and `stop` stops everything. */
+export interface AgentHarness extends Omit<FlowStandIns, 'topics'> {
   readonly settings: ServiceSettings;
   /** The stand-ins' and gateway's transport (the agent has its own). */
   readonly transport: Transport;
@@ -238,14 +237,6 @@ export interface AgentHarness {
   /** `http://127.0.0.1:<port>` of the app's endpoints (only with the `app` option, once started). */
   httpUrl(): string;
   readonly config: ConfigServiceStandIn;
-  /** The default flow's stand-ins (same as `flows[flow]`). */
-  readonly prompt: PromptServiceStandIn;
-  readonly graphRag: GraphRagStandIn;
-  readonly mcp: McpToolStandIn;
-  readonly structuredQuery: StructuredQueryStandIn;
-  readonly embeddings: EmbeddingsStandIn;
-  readonly rowEmbeddings: RowEmbeddingsStandIn;
-  readonly explainability: Triples[];
   /** The workspace's librarian stand-in, once a flow asked for one (the `librarian` option). */
   readonly librarian: LibrarianStandIn | undefined;
   readonly flows: Record<string, FlowStandIns>;
