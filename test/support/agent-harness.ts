@@ -382,21 +382,17 @@ function harnessTransports(kind: HarnessTransport, options: AgentHarnessOptions,
   if (kind === 'websocket' && !options.webSocketUrl) throw new Error('the websocket harness needs webSocketUrl');
   const webSocketUrl = options.webSocketUrl ?? '';
   const serviceUrl = options.serviceUrl ?? (kind === 'native' ? brokerUrls().serviceUrl : '');
+  const make = (side: string, webSocket: AgentHarnessOptions['transportOptions'], native: AgentHarnessOptions['nativeTransportOptions']) =>
+    createTestTransport(kind, {
+      webSocketUrl,
+      serviceUrl,
+      logger: logger.child({ side }),
+      ...(webSocket ? { webSocket } : {}),
+      ...(native ? { native } : {}),
+    });
   return {
-    standIns: createTestTransport(kind, {
-      webSocketUrl,
-      serviceUrl,
-      logger: logger.child({ side: 'stand-ins' }),
-      ...(options.transportOptions ? { webSocket: options.transportOptions } : {}),
-      ...(options.nativeTransportOptions ? { native: options.nativeTransportOptions } : {}),
-    }),
-    agent: createTestTransport(kind, {
-      webSocketUrl,
-      serviceUrl,
-      logger: logger.child({ side: 'agent' }),
-      ...(options.agentTransportOptions ? { webSocket: options.agentTransportOptions } : {}),
-      ...(options.agentNativeTransportOptions ? { native: options.agentNativeTransportOptions } : {}),
-    }),
+    standIns: make('stand-ins', options.transportOptions, options.nativeTransportOptions),
+    agent: make('agent', options.agentTransportOptions, options.agentNativeTransportOptions),
   };
 }
 
