@@ -5,6 +5,7 @@
  */
 import { pino } from 'pino';
 import { runIteration, type IterationContext, type IterationEvents } from '../../src/agent/iteration.js';
+import { askOf } from '../../src/tools/registry/selection.js';
 import type { ToolClients } from '../../src/tools/run/tool-clients.js';
 import {
   makeAgentRequest,
@@ -96,7 +97,7 @@ export async function iterate(options: IterationRunOptions, input: AgentRequestI
     logger: pino({ level: 'silent' }),
     settings: { maxIterations: 5, strictTools: false, ...options.settings },
   };
-  const result = await runIteration(ctx, makeAgentRequest(input));
+  const result = await runIteration(ctx, askOf(makeAgentRequest(input)));
   const kinds = responses.map((r) => `${r.message_type}${r.end_of_dialog ? '!' : ''}`);
   const named = (name: string) => events.filter(([n]) => n === name).map(([, ...args]) => args);
   return { result, responses, kinds, next, explained, events, named, prompt, graphRag, mcpTool };

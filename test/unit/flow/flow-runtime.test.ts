@@ -11,7 +11,8 @@ import { queueToTopic } from '../../../src/bus/topics.js';
 import type { Properties } from '../../../src/bus/transport.js';
 import type { FlowDefinition } from '../../../src/config/flows.js';
 import { ConcurrencyLimit } from '../../../src/flow/concurrency-limit.js';
-import { FlowRuntime, type FlowRuntimeDeps, type IterationHooks, type RequestGate } from '../../../src/flow/flow-runtime.js';
+import { FlowRuntime } from '../../../src/flow/flow-runtime.js';
+import type { FlowRuntimeDeps, RequestGate, RequestTelemetry } from '../../../src/flow/ports.js';
 import { ToolServiceClients } from '../../../src/flow/tool-service-clients.js';
 import { agentRequestCodec, agentResponseCodec, makeAgentRequest, type AgentRequestInput, type AgentResponse } from '../../../src/wire/index.js';
 import { agentFlowTopics, knowledgeQueryTool, uniqueWorkspace } from '../../../dev/flow-config.js';
@@ -76,12 +77,14 @@ async function start(deps: Partial<FlowRuntimeDeps> = {}): Promise<Running> {
     registryFor: () => registry,
     limit: new ConcurrencyLimit(2),
     toolServices: new ToolServiceClients({ transport: bus, processorId: 'agent-manager', timeoutMs: 2_000, logger }),
-    eventsFor: (_flow, request) => {
-      const entry = { request, calls: [] as string[] };
-      hooks.push(entry);
-      return new Proxy({} as IterationHooks, { get: (_t, name) => () => void entry.calls.push(String(name)) });
+    telemetry: {
+      request: (_flow, ask) => {
+        const entry = { request: ask?.request, calls: [] as string[] };
+        hooks.push(entry);
+        return new Proxy({} as RequestTelemetry, { get: (_t, name) => () => void entry.calls.push(String(name)) });
+      },
+      consumed: (_consumer, _seconds, ok) => void consumed.push(ok),
     },
-    instrument: { consumed: (_consumer, _seconds, ok) => void consumed.push(ok), produced: () => undefined, downstream: () => undefined },
     ...deps,
   });
   const producer = await bus.createProducer(queueToTopic(topics.request!));
@@ -149,8 +152,10 @@ describe('FlowRuntime', () => {
 
   it('answers a refusal of the gate with its message, and reports the refusal', async () => {
     const gate: RequestGate = {
-      check: (_flow, request) =>
-        request.question === 'forbidden' ? { kind: 'group-policy', reason: 'policy-group', message: 'Insufficient permissions for requested tool groups: "admin"' } : undefined,
+      check: (_flow, ask) =>
+        ask.request.question === 'forbidden'
+          ? { refusal: { kind: 'group-policy', reason: 'policy-group', message: 'Insufficient permissions for requested tool groups: "admin"' } }
+          : {},
       nextProperties: () => ({}),
     };
     const r = await start({ gate });

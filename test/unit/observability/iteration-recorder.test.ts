@@ -7,6 +7,7 @@ import type { FlowDefinition } from '../../../src/config/flows.js';
 import { AuditTrail, type AuditRecord } from '../../../src/observability/audit.js';
 import { IterationRecorder } from '../../../src/observability/iteration-recorder.js';
 import { AgentMetrics } from '../../../src/observability/metrics.js';
+import { askOf } from '../../../src/tools/registry/selection.js';
 import { makeAgentRequest, makeAgentStep, makeToolResponse, type AgentRequestInput } from '../../../src/wire/index.js';
 import { capturingLogger } from '../../support/log-capture.js';
 import { act, answer, graphAnswer, iterate, TOOLS, type IterationRunOptions } from '../../support/iteration-run.js';
@@ -23,7 +24,7 @@ async function recorded(options: IterationRunOptions, input: AgentRequestInput) 
   metrics.registryRebuilt(registryOf(TOOLS).registry, 0);
   const capture = capturingLogger();
   const request = makeAgentRequest(input);
-  const recorder = new IterationRecorder(metrics, new AuditTrail(capture.logger), FLOW, request, 'req-1');
+  const recorder = new IterationRecorder(metrics, new AuditTrail(capture.logger), FLOW, askOf(request), 'req-1');
   const run = await iterate({ ...options, events: recorder }, input);
   recorder.done(run.result);
   const audits = capture.audits() as unknown as AuditRecord[];
