@@ -18,9 +18,9 @@ import {
   type PromptResponse,
 } from '../../src/wire/index.js';
 import {
-  isErrorReply,
-  isRawReply,
+  answerScripted,
   jsonOrString,
+  scriptedHandle,
   startStandIn,
   type ErrorSpec,
   type ServiceStandIn,
@@ -81,7 +81,7 @@ export function offeredToolNames(call: PromptCall): string[] {
 
 export async function startPromptService(options: PromptServiceOptions): Promise<PromptServiceStandIn> {
   const calls: PromptCall[] = [];
-  const state = {
+  const state: { script: PromptScript; templates: Record<string, PromptScript>; error: ErrorSpec | undefined } = {
     script: options.script,
     templates: { ...(options.templates ?? {}) },
     error: options.error,
@@ -106,44 +106,25 @@ export async function startPromptService(options: PromptServiceOptions): Promise
           end_of_stream: true,
         });
       }
-      const reply = await script(terms, request);
-      if (isRawReply(reply)) {
-        await ctx.sendRaw(reply.raw);
-        return [];
-      }
-      if (isErrorReply(reply)) return makePromptResponse({ error: reply.error, end_of_stream: true });
-      if (typeof reply === 'object' && !Array.isArray(reply) && 'object' in reply) {
-        return makePromptResponse({ text: null, object: JSON.stringify(reply.object), end_of_stream: true });
-      }
-      const chunks = typeof reply === 'string' ? [reply] : reply;
-      if (!request.streaming) return makePromptResponse({ text: chunks.join(''), end_of_stream: true });
-      return [
-        ...chunks.map((text) => makePromptResponse({ text, end_of_stream: false })),
-        makePromptResponse({ text: '', end_of_stream: true }),
-      ];
+      return answerScripted(await script(terms, request), ctx, {
+        error: (error) => makePromptResponse({ error, end_of_stream: true }),
+        value: (reply) => {
+          if (typeof reply === 'object' && !Array.isArray(reply) && 'object' in reply) {
+            return makePromptResponse({ text: null, object: JSON.stringify(reply.object), end_of_stream: true });
+          }
+          const chunks = typeof reply === 'string' ? [reply] : reply;
+          if (!request.streaming) return makePromptResponse({ text: chunks.join(''), end_of_stream: true });
+          return [
+            ...chunks.map((text) => makePromptResponse({ text, end_of_stream: false })),
+            makePromptResponse({ text: '', end_of_stream: true }),
+          ];
+        },
+      });
     },
   });
 
-  const service: PromptServiceStandIn = {
+  const service: PromptServiceStandIn = scriptedHandle(bus, state, {
     bus,
-    get script() {
-      return state.script;
-    },
-    set script(value: PromptScript) {
-      state.script = value;
-    },
-    get templates() {
-      return state.templates;
-    },
-    set templates(value: Record<string, PromptScript>) {
-      state.templates = value;
-    },
-    get error() {
-      return state.error;
-    },
-    set error(value: ErrorSpec | undefined) {
-      state.error = value;
-    },
     calls,
     reactCalls: () => calls.filter((c) => c.id === AGENT_REACT),
     lastReact() {
@@ -151,7 +132,6 @@ export async function startPromptService(options: PromptServiceOptions): Promise
       if (!last) throw new Error('the prompt stand-in received no agent-react request');
       return last;
     },
-    stop: () => bus.stop(),
-  };
+  });
   return service;
 }
