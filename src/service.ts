@@ -13,6 +13,8 @@ import { ConcurrencyLimit } from './flow/concurrency-limit.js';
 import { FlowManager } from './flow/flow-manager.js';
 import type { FlowRuntimeDeps, IterationHooks, RequestGate } from './flow/flow-runtime.js';
 import { TOOL_CONFIG_TYPES, WorkspaceRegistries } from './flow/workspace-registries.js';
+import { PATTERN_CONFIG_TYPES } from './agent/patterns/catalog.js';
+import { WorkspacePatterns } from './agent/patterns/workspace-patterns.js';
 import type { McpDiscoveryLookup } from './mcp/discovery-result.js';
 import type { Settings } from './settings.js';
 import type { ToolRegistry } from './tools/registry.js';
@@ -43,7 +45,7 @@ export interface ServiceHooks {
  * The parts of a config change, applied independently so that one failing never drops the others:
  * `tools` (the tool registry rebuild), `hooks` (the group policy, MCP discovery) and `flows`.
  */
-export type ConfigPart = 'tools' | 'hooks' | 'flows';
+export type ConfigPart = 'tools' | 'hooks' | 'flows' | 'patterns';
 
 export interface ConfigFailure {
   readonly workspace: string;
@@ -72,6 +74,8 @@ export type ServiceSettings = Partial<
 
 export class AgentService {
   readonly registries: WorkspaceRegistries;
+  /** Every workspace's `agent-pattern` / `agent-task-type` catalog. */
+  readonly patterns: WorkspacePatterns;
   readonly limit: ConcurrencyLimit;
   private readonly flows: FlowManager;
   private readonly watcher: ConfigWatcher;
@@ -100,6 +104,7 @@ export class AgentService {
       });
     }
     this.registries = new WorkspaceRegistries(logger, hooks.onRegistry, hooks.mcpLookup?.bind(hooks));
+    this.patterns = new WorkspacePatterns(logger);
     this.toolServices = new ToolServiceClients({
       transport,
       processorId: settings.id,
@@ -117,6 +122,7 @@ export class AgentService {
         undeclaredArguments: settings.undeclaredArguments ?? 'drop',
         logger,
         registryFor: (workspace) => this.registries.get(workspace),
+        patternsFor: (workspace) => this.patterns.get(workspace),
         limit: this.limit,
         ...(settings.maxQueued !== undefined ? { maxQueued: settings.maxQueued } : {}),
         ...(settings.requestConsumers !== undefined ? { requestConsumers: settings.requestConsumers } : {}),
@@ -139,7 +145,7 @@ export class AgentService {
         logger,
       }),
       pushQueue: settings.configPushQueue,
-      types: [this.flowConfigType, ...TOOL_CONFIG_TYPES, ...(hooks.extraConfigTypes ?? [])],
+      types: [this.flowConfigType, ...TOOL_CONFIG_TYPES, ...PATTERN_CONFIG_TYPES, ...(hooks.extraConfigTypes ?? [])],
       onChange: (change) => this.onConfigChange(change),
       onWorkspaceDeleted: (workspace) => this.onWorkspaceDeleted(workspace),
       logger,
@@ -247,6 +253,9 @@ export class AgentService {
         this.registries.rebuild(workspace, snapshot, version);
       });
     }
+    if (WorkspacePatterns.affectedBy(changedTypes)) {
+      await this.applyPart(change, 'patterns', () => this.patterns.rebuild(workspace, snapshot));
+    }
     if (changedTypes.includes(this.flowConfigType)) {
       await this.applyPart(change, 'flows', async () => {
         const { flows, problems } = parseFlows(workspace, snapshot[this.flowConfigType] ?? {});
@@ -282,6 +291,7 @@ export class AgentService {
   private async onWorkspaceDeleted(workspace: string): Promise<void> {
     await this.flows.sync(workspace, []);
     this.registries.delete(workspace);
+    this.patterns.delete(workspace);
     this.flowProblems.delete(workspace);
     this.configFailures.delete(workspace);
     this.hooks.onWorkspaceDeleted?.(workspace);

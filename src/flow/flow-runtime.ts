@@ -4,6 +4,7 @@
  * start first, the consumer last, so nothing is received before it can be answered.
  */
 import type { Logger } from 'pino';
+import type { PatternCatalog } from '../agent/patterns/catalog.js';
 import { TransportError } from '../bus/errors.js';
 import { RequestClient } from '../bus/request-client.js';
 import { flowSubscriptionName, queueToTopic } from '../bus/topics.js';
@@ -72,6 +73,8 @@ export interface FlowRuntimeDeps {
   undeclaredArguments?: UndeclaredArguments;
   logger: Logger;
   registryFor(workspace: string): ToolRegistry;
+  /** The workspace's `agent-pattern` / `agent-task-type` config (absent: the defaults, react / general). */
+  patternsFor?(workspace: string): PatternCatalog | undefined;
   limit: ConcurrencyLimit;
   toolServices: ToolServiceClients;
   /** Per-iteration hooks for metrics and the audit trail; `request` is undefined when it could not be decoded. */

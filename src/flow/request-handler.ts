@@ -14,7 +14,8 @@ import type { IncomingMessage, OutgoingMessage, Producer } from '../bus/transpor
 import type { FlowDefinition } from '../config/flows.js';
 import { clipErrorText, describeFailure, type Failure } from '../agent/failure.js';
 import type { DocumentSink } from '../agent/agent-documents.js';
-import { runIteration, type IterationOutput, type IterationResult } from '../agent/iteration.js';
+import type { IterationOutput, IterationResult } from '../agent/iteration.js';
+import { runAgentRequest } from '../agent/patterns/dispatch.js';
 import { budgetFor, checkFits, fitResponse, fitTriples, type MessageBudget } from '../agent/message-budget.js';
 import { errorResponse } from '../agent/responses.js';
 import type { ToolClients } from '../tools/run/tool-clients.js';
@@ -147,7 +148,7 @@ export class RequestHandler {
         await output.respond(errorResponse(refusal.message));
         return;
       }
-      dialog.result = await runIteration(
+      dialog.result = await runAgentRequest(
         {
           workspace,
           flow,
@@ -163,6 +164,7 @@ export class RequestHandler {
             undeclaredArguments: deps.undeclaredArguments ?? 'drop',
           },
         },
+        deps.patternsFor?.(workspace),
         request,
       );
     } catch (error) {

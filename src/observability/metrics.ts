@@ -201,7 +201,7 @@ export class AgentMetrics {
       this.escalationAttempts.inc({ ...p, reason }, 0);
     }
     for (const reason of REFUSAL_REASONS) this.refusals.inc({ ...p, reason }, 0);
-    for (const part of ['tools', 'hooks', 'flows']) this.configFailures.inc({ ...p, part }, 0);
+    for (const part of ['tools', 'hooks', 'flows', 'patterns']) this.configFailures.inc({ ...p, part }, 0);
     // Counters an alert watches start at 0 (a series born at 1 shows no increase), `other` included.
     this.invalidStates.inc({ ...p, state: OTHER }, 0);
     this.groupAccessDenied.inc({ ...p, group: OTHER }, 0);
