@@ -8,8 +8,9 @@
  * - `plan-then-execute` runs plan-then-execute.ts, everything else ReAct (iteration.ts), as TrustGraph falls
  *   back to ReAct for a pattern it does not know.
  *
- * A request without a pattern in a workspace without pattern config is TrustGraph's ReAct agent's request,
- * and runs exactly as that agent runs it (no pattern decision, no routing calls).
+ * Without pattern config the meta-router decides `react` / `general` without asking the model, as
+ * TrustGraph's does. A later iteration without a pattern (a client that keeps its own history, or TrustGraph's
+ * ReAct agent's `next` request) runs ReAct.
  */
 import { makeAgentRequest, type AgentRequest } from '../../wire/index.js';
 import { sessionUriKey, provenanceUris } from '../explainability.js';
@@ -42,8 +43,6 @@ export async function runAgentRequest(
       );
     });
   }
-  if (received.pattern === '' && !patterns.configured) return runIteration(ctx, received);
-
   const usage = new UsageTracker();
   let request = received;
   const first = request.history.length === 0;
