@@ -9,7 +9,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { AgentResponse } from '../../src/wire/index.js';
-import type { PromptScript, PromptTerms } from '../stand-ins/prompt-service.js';
+import type { PromptScript, PromptTerms } from '../../dev/stand-ins/prompt-service.js';
 import { startAgentHarness, type AgentHarness, type AgentHarnessOptions } from '../support/agent-harness.js';
 import { sample, scrape } from '../support/prometheus-text.js';
 import { loadSpecExample, WORKFLOW_GROUPS } from '../support/spec-tools.js';

@@ -14,8 +14,8 @@
  * result. The state moves only after a tool succeeded, as in ReAct.
  */
 import { randomUUID } from 'node:crypto';
-import { normalizeRequestState } from '../../tools/selection.js';
-import type { ToolRegistry } from '../../tools/registry.js';
+import { normalizeRequestState } from '../../tools/registry/selection.js';
+import type { ToolRegistry } from '../../tools/registry/registry.js';
 import {
   makeAgentRequest,
   makeAgentStep,
