@@ -288,7 +288,8 @@ async function execution(run: Run, plan: PlanStep[], index: number): Promise<Ite
   } else {
     const outcome = await act(ctx, { kind: 'action', thought: '', name: toolName, args }, toolSet, state);
     observation = outcome.observation.trim();
-    nextState = outcome.nextState;
+    // Without a transition the request's state goes on as it came (TrustGraph's plan steps never change it).
+    if (normalizeRequestState(outcome.nextState) !== state) nextState = outcome.nextState;
     ok = outcome.ok;
   }
   run.result.action = toolName;
