@@ -12,6 +12,7 @@
  * TrustGraph's does. A later iteration without a pattern (a client that keeps its own history, or TrustGraph's
  * ReAct agent's `next` request) runs ReAct.
  */
+import type { AgentAsk } from '../../tools/registry/selection.js';
 import { makeAgentRequest, type AgentRequest } from '../../wire/index.js';
 import { sessionUriKey, provenanceUris } from '../explainability.js';
 import { explain, runIteration, withErrorResponse, type IterationContext, type IterationResult } from '../iteration.js';
@@ -32,11 +33,12 @@ export function isSubagentCompletion(request: AgentRequest): boolean {
 export async function runAgentRequest(
   ctx: IterationContext,
   catalog: PatternCatalog | undefined,
-  received: AgentRequest,
+  receivedAsk: AgentAsk,
 ): Promise<IterationResult> {
   const patterns = catalog ?? DEFAULT_CATALOG;
+  const received = receivedAsk.request;
   if (isSubagentCompletion(received)) {
-    return withErrorResponse(ctx, received, () => {
+    return withErrorResponse(ctx, receivedAsk, () => {
       throw new Error(
         `a subagent completion for correlation ${received.correlation_id} arrived, but this agent does not run the ` +
           'supervisor pattern yet, so no supervisor is waiting for it; the conversation ends here',
@@ -80,8 +82,10 @@ export async function runAgentRequest(
     terminationReasons: true,
   };
   const patternCtx: PatternContext = { ...ctx, catalog: patterns, orchestration };
-  if (runs === 'plan-then-execute') return withErrorResponse(ctx, request, (result) => runPlanIteration(patternCtx, request, result));
-  return runIteration(patternCtx, request);
+  // Routing changed only the orchestration fields, never the groups or the state.
+  const ask: AgentAsk = { ...receivedAsk, request };
+  if (runs === 'plan-then-execute') return withErrorResponse(ctx, ask, (result) => runPlanIteration(patternCtx, request, result));
+  return runIteration(patternCtx, ask);
 }
 
 /** The pattern that runs a request: its own when this agent runs it, else ReAct. */
