@@ -14,6 +14,7 @@
  */
 import type { AgentAsk } from '../../tools/registry/selection.js';
 import { makeAgentRequest, type AgentRequest } from '../../wire/index.js';
+import { DialogError } from '../errors.js';
 import { sessionUriKey, provenanceUris } from '../explainability.js';
 import { explain, runIteration, withErrorResponse, type IterationContext, type IterationResult } from '../iteration.js';
 import { buildPatternCatalog, isPatternId, type PatternCatalog } from './catalog.js';
@@ -39,7 +40,7 @@ export async function runAgentRequest(
   const received = receivedAsk.request;
   if (isSubagentCompletion(received)) {
     return withErrorResponse(ctx, receivedAsk, () => {
-      throw new Error(
+      throw new DialogError(
         `a subagent completion for correlation ${received.correlation_id} arrived, but this agent does not run the ` +
           'supervisor pattern yet, so no supervisor is waiting for it; the conversation ends here',
       );

@@ -25,8 +25,9 @@ import {
   type AgentStep,
   type PlanStep,
 } from '../../wire/index.js';
+import { MaxIterationsError } from '../errors.js';
 import { provenanceUris, sessionTriples, sessionUriKey } from '../explainability.js';
-import { DialogError, act, explain, saveDocument, stringifyArguments, type IterationResult } from '../iteration.js';
+import { act, explain, saveDocument, stringifyArguments, type IterationResult } from '../iteration.js';
 import { answerResponse, observationResponse, thoughtResponse } from '../responses.js';
 import { patternLimits } from './catalog.js';
 import { isSubagent, orchestrationFields, subagentCompletion } from './orchestration.js';
@@ -53,7 +54,7 @@ export async function runPlanIteration(ctx: PatternContext, request: AgentReques
   if (n === 1) await explain(ctx, request, provenanceUris.session(key), sessionTriples(key, request.question, now()));
   if (n >= ctx.settings.maxIterations) {
     ctx.events.sessionEnded?.('max-iterations', ctx.settings.maxIterations);
-    throw new DialogError('Too many agent iterations');
+    throw new MaxIterationsError();
   }
   const plan = latestPlan(request.history);
   const used = replansUsed(request.history);
