@@ -51,6 +51,8 @@ export interface PromptServiceOptions {
   templates?: Record<string, PromptScript>;
   /** When set, every request is answered with this error. */
   error?: ErrorSpec;
+  /** Token usage put on the last message of every reply (as TrustGraph's prompt service reports the LLM's). */
+  usage?: { in_token: number; out_token: number; model: string };
 }
 
 export interface PromptServiceStandIn {
@@ -106,17 +108,18 @@ export async function startPromptService(options: PromptServiceOptions): Promise
           end_of_stream: true,
         });
       }
+      const usage = options.usage ?? {};
       return answerScripted(await script(terms, request), ctx, {
         error: (error) => makePromptResponse({ error, end_of_stream: true }),
         value: (reply) => {
           if (typeof reply === 'object' && !Array.isArray(reply) && 'object' in reply) {
-            return makePromptResponse({ text: null, object: JSON.stringify(reply.object), end_of_stream: true });
+            return makePromptResponse({ text: null, object: JSON.stringify(reply.object), end_of_stream: true, ...usage });
           }
           const chunks = typeof reply === 'string' ? [reply] : reply;
-          if (!request.streaming) return makePromptResponse({ text: chunks.join(''), end_of_stream: true });
+          if (!request.streaming) return makePromptResponse({ text: chunks.join(''), end_of_stream: true, ...usage });
           return [
             ...chunks.map((text) => makePromptResponse({ text, end_of_stream: false })),
-            makePromptResponse({ text: '', end_of_stream: true }),
+            makePromptResponse({ text: '', end_of_stream: true, ...usage }),
           ];
         },
       });

@@ -74,6 +74,8 @@ export interface ToolServiceSpec {
 /** How the stand-ins of one flow behave. */
 export interface FlowBehaviour {
   script?: PromptScript;
+  /** Token usage the prompt stand-in reports on every reply. */
+  promptUsage?: { in_token: number; out_token: number; model: string };
   templates?: Record<string, PromptScript>;
   graphRag?: GraphRagAnswer;
   mcpTools?: Record<string, McpHandler>;
@@ -321,6 +323,7 @@ async function startFlowStandIns(
         ...queues('prompt'),
         script: behaviour.script ?? FINAL_ANSWER_SCRIPT,
         ...(behaviour.templates ? { templates: behaviour.templates } : {}),
+        ...(behaviour.promptUsage ? { usage: behaviour.promptUsage } : {}),
       }),
     );
     const graphRag = track(
@@ -454,6 +457,7 @@ export async function startAgentHarness(options: AgentHarnessOptions): Promise<A
       ...(options.templates ? { templates: options.templates } : {}),
       ...(options.graphRag ? { graphRag: options.graphRag } : {}),
       ...(options.mcpTools ? { mcpTools: options.mcpTools } : {}),
+      ...(options.promptUsage ? { promptUsage: options.promptUsage } : {}),
       ...(options.librarian ? { librarian: options.librarian } : {}),
     };
     const main = await startFlowStandIns(transport, workspace, defaultFlow, behaviour);
