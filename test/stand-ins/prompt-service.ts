@@ -51,13 +51,19 @@ export interface PromptServiceOptions {
   templates?: Record<string, PromptScript>;
   /** When set, every request is answered with this error. */
   error?: ErrorSpec;
+  /** Token usage to put on each call's last reply (the one with `end_of_stream`), as a real prompt service does. */
+  usage?: PromptUsage;
 }
+
+/** The `in_token` / `out_token` / `model` of one call's reply; `undefined` leaves them null. */
+export type PromptUsage = (call: PromptCall) => { in_token: number; out_token: number; model: string } | undefined;
 
 export interface PromptServiceStandIn {
   readonly bus: ServiceStandIn<PromptRequest, PromptResponse>;
   script: PromptScript;
   templates: Record<string, PromptScript>;
   error: ErrorSpec | undefined;
+  usage: PromptUsage | undefined;
   /** Every request, terms decoded. */
   readonly calls: readonly PromptCall[];
   /** Only the `agent-react` requests. */
@@ -85,6 +91,7 @@ export async function startPromptService(options: PromptServiceOptions): Promise
     script: options.script,
     templates: { ...(options.templates ?? {}) },
     error: options.error,
+    usage: options.usage,
   };
 
   const bus = await startStandIn<PromptRequest, PromptResponse>({
@@ -97,8 +104,10 @@ export async function startPromptService(options: PromptServiceOptions): Promise
     errorReply: (message) => makePromptResponse({ error: { type: 'llm-error', message }, end_of_stream: true }),
     async handle(request, ctx) {
       const terms = decodeTerms(request.terms);
-      calls.push({ id: request.id, terms, streaming: request.streaming, request });
+      const call: PromptCall = { id: request.id, terms, streaming: request.streaming, request };
+      calls.push(call);
       if (state.error) return makePromptResponse({ error: state.error, end_of_stream: true });
+      const usage = state.usage?.(call) ?? {};
       const script = request.id === AGENT_REACT ? state.script : state.templates[request.id];
       if (!script) {
         return makePromptResponse({
@@ -113,13 +122,13 @@ export async function startPromptService(options: PromptServiceOptions): Promise
       }
       if (isErrorReply(reply)) return makePromptResponse({ error: reply.error, end_of_stream: true });
       if (typeof reply === 'object' && !Array.isArray(reply) && 'object' in reply) {
-        return makePromptResponse({ text: null, object: JSON.stringify(reply.object), end_of_stream: true });
+        return makePromptResponse({ text: null, object: JSON.stringify(reply.object), end_of_stream: true, ...usage });
       }
       const chunks = typeof reply === 'string' ? [reply] : reply;
-      if (!request.streaming) return makePromptResponse({ text: chunks.join(''), end_of_stream: true });
+      if (!request.streaming) return makePromptResponse({ text: chunks.join(''), end_of_stream: true, ...usage });
       return [
         ...chunks.map((text) => makePromptResponse({ text, end_of_stream: false })),
-        makePromptResponse({ text: '', end_of_stream: true }),
+        makePromptResponse({ text: '', end_of_stream: true, ...usage }),
       ];
     },
   });
@@ -140,6 +149,12 @@ export async function startPromptService(options: PromptServiceOptions): Promise
     },
     get error() {
       return state.error;
+    },
+    get usage() {
+      return state.usage;
+    },
+    set usage(value: PromptUsage | undefined) {
+      state.usage = value;
     },
     set error(value: ErrorSpec | undefined) {
       state.error = value;
