@@ -28,9 +28,11 @@ import {
   SCENARIO_ROUTER_CONFIG,
   SCENARIO_TEMPLATES,
   SCENARIO_TOOLS,
+  caseTitle,
   gatewayRequestPayload,
+  SCENARIO_CASES,
   type NormalisedSequence,
-  type OrchestratorPattern,
+  type ScenarioCase,
 } from '../support/orchestrator-scenario.js';
 import { brokerUrls } from '../support/transport-contract.js';
 import { startTrustGraphProcess, trustgraphVenv, type TrustGraphProcess } from '../support/trustgraph-pieces.js';
@@ -85,11 +87,8 @@ async function startTrustGraphOrchestrator(): Promise<AgentHarness> {
   return h;
 }
 
-async function run(h: AgentHarness, pattern: OrchestratorPattern, streaming: boolean): Promise<NormalisedSequence> {
-  const result = await h.askRaw(gatewayRequestPayload(pattern, streaming), {
-    timeoutMs: 90_000,
-    settleMs: 1_000,
-  });
+async function run(h: AgentHarness, scenario: ScenarioCase): Promise<NormalisedSequence> {
+  const result = await h.askRaw(gatewayRequestPayload(scenario), { timeoutMs: 90_000, settleMs: 1_000 });
   return normaliseSequence(
     result.messages.map((m) => m.raw),
     result.nextMessages.map((m) => m.raw),
@@ -97,25 +96,12 @@ async function run(h: AgentHarness, pattern: OrchestratorPattern, streaming: boo
   );
 }
 
-const fixtureName = (pattern: OrchestratorPattern, streaming: boolean): string =>
-  `${pattern === '' ? 'empty' : pattern}${streaming ? '-streaming' : ''}.json`;
-
-const CASES: { pattern: OrchestratorPattern; streaming: boolean }[] = [
-  { pattern: 'react', streaming: false },
-  { pattern: 'react', streaming: true },
-  { pattern: 'plan-then-execute', streaming: false },
-  { pattern: 'plan-then-execute', streaming: true },
-  { pattern: 'supervisor', streaming: false },
-  { pattern: '', streaming: false },
-];
-
 describe("TrustGraph's orchestrator on the scripted scenario", { timeout: 240_000 }, () => {
-  for (const { pattern, streaming } of CASES) {
-    const name = fixtureName(pattern, streaming);
-    it(`pattern ${JSON.stringify(pattern)}${streaming ? ', streaming' : ''}: the sequence equals ${name}`, async () => {
+  for (const scenario of SCENARIO_CASES) {
+    it(`${caseTitle(scenario)}: the sequence equals ${scenario.fixture}`, async () => {
       const h = await startTrustGraphOrchestrator();
-      const sequence = await run(h, pattern, streaming);
-      const path = join(FIXTURES, name);
+      const sequence = await run(h, scenario);
+      const path = join(FIXTURES, scenario.fixture);
       if (RECORD) {
         mkdirSync(FIXTURES, { recursive: true });
         writeFileSync(path, `${JSON.stringify({ outline: sequenceOutline(sequence), ...sequence }, null, 2)}\n`);

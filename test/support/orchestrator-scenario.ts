@@ -13,7 +13,7 @@
  * explain triples sorted.
  */
 import type { PromptCall, PromptScript, PromptTerms, PromptUsage } from '../stand-ins/prompt-service.js';
-import type { AgentRequest, AgentRequestInput, AgentResponse } from '../../src/wire/index.js';
+import type { AgentRequest, AgentResponse } from '../../src/wire/index.js';
 import { knowledgeQueryTool } from './flow-config.js';
 
 export type OrchestratorPattern = 'react' | 'plan-then-execute' | 'supervisor' | '';
@@ -57,17 +57,41 @@ export const SCENARIO_QUESTIONS: Record<OrchestratorPattern, string> = {
   '': 'Which is brighter, a pulsar or a quasar?',
 };
 
-/** The request a client gives TrustGraph's gateway for one pattern. */
-export function scenarioRequest(pattern: OrchestratorPattern, streaming = false): AgentRequestInput {
-  return { question: SCENARIO_QUESTIONS[pattern], pattern, streaming };
+/** The session id the scenario's `sessionId` cases send. */
+export const SCENARIO_SESSION_ID = '5e55e55e-0000-4000-8000-000000000001';
+
+/** The cases recorded from TrustGraph's orchestrator, and the golden file of each. */
+export const SCENARIO_CASES: (ScenarioCase & { fixture: string })[] = [
+  { pattern: 'react', fixture: 'react.json' },
+  { pattern: 'react', streaming: true, fixture: 'react-streaming.json' },
+  { pattern: 'react', sessionId: SCENARIO_SESSION_ID, fixture: 'react-session.json' },
+  { pattern: 'plan-then-execute', fixture: 'plan-then-execute.json' },
+  { pattern: 'plan-then-execute', streaming: true, fixture: 'plan-then-execute-streaming.json' },
+  { pattern: 'supervisor', fixture: 'supervisor.json' },
+  { pattern: 'supervisor', streaming: true, fixture: 'supervisor-streaming.json' },
+  { pattern: '', fixture: 'empty.json' },
+  { pattern: '', sessionId: SCENARIO_SESSION_ID, fixture: 'empty-session.json' },
+];
+
+/** A test title for one case. */
+export function caseTitle({ pattern, streaming, sessionId }: ScenarioCase): string {
+  return `pattern ${JSON.stringify(pattern)}${streaming ? ', streaming' : ''}${sessionId ? ', with a session id' : ''}`;
+}
+
+/** How one scenario request is sent. */
+export interface ScenarioCase {
+  pattern: OrchestratorPattern;
+  streaming?: boolean;
+  /** A client-chosen session id (tg-invoke-agent sends none; TrustGraph then makes one per conversation). */
+  sessionId?: string;
 }
 
 /**
- * The AgentRequest payload TrustGraph's gateway publishes for `scenarioRequest(pattern, streaming)`: its
- * AgentRequestTranslator leaves `state` and `group` null when the client sent none, and its serialiser writes
- * every field of the dataclass.
+ * The AgentRequest payload TrustGraph's gateway publishes for a client body `{question, pattern, streaming[,
+ * session_id]}`: its AgentRequestTranslator leaves `state` and `group` null when the client sent none, and its
+ * serialiser writes every field of the dataclass.
  */
-export function gatewayRequestPayload(pattern: OrchestratorPattern, streaming = false): Buffer {
+export function gatewayRequestPayload({ pattern, streaming = false, sessionId = '' }: ScenarioCase): Buffer {
   return Buffer.from(
     JSON.stringify({
       question: SCENARIO_QUESTIONS[pattern],
@@ -76,7 +100,7 @@ export function gatewayRequestPayload(pattern: OrchestratorPattern, streaming = 
       history: [],
       collection: 'default',
       streaming,
-      session_id: '',
+      session_id: sessionId,
       conversation_id: '',
       pattern,
       task_type: '',
