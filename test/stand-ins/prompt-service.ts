@@ -51,19 +51,28 @@ export interface PromptServiceOptions {
   templates?: Record<string, PromptScript>;
   /** When set, every request is answered with this error. */
   error?: ErrorSpec;
-  /** Token usage to put on each call's last reply (the one with `end_of_stream`), as a real prompt service does. */
-  usage?: PromptUsage;
+  /**
+   * Token usage put on each call's last reply (the one with `end_of_stream`), as TrustGraph's prompt service
+   * reports the LLM's: the same for every call, or decided per call.
+   */
+  usage?: TokenUsage | PromptUsage;
 }
 
-/** The `in_token` / `out_token` / `model` of one call's reply; `undefined` leaves them null. */
-export type PromptUsage = (call: PromptCall) => { in_token: number; out_token: number; model: string } | undefined;
+export interface TokenUsage {
+  in_token: number;
+  out_token: number;
+  model: string;
+}
+
+/** The usage of one call's reply; `undefined` leaves the fields null. */
+export type PromptUsage = (call: PromptCall) => TokenUsage | undefined;
 
 export interface PromptServiceStandIn {
   readonly bus: ServiceStandIn<PromptRequest, PromptResponse>;
   script: PromptScript;
   templates: Record<string, PromptScript>;
   error: ErrorSpec | undefined;
-  usage: PromptUsage | undefined;
+  usage: TokenUsage | PromptUsage | undefined;
   /** Every request, terms decoded. */
   readonly calls: readonly PromptCall[];
   /** Only the `agent-react` requests. */
@@ -107,7 +116,7 @@ export async function startPromptService(options: PromptServiceOptions): Promise
       const call: PromptCall = { id: request.id, terms, streaming: request.streaming, request };
       calls.push(call);
       if (state.error) return makePromptResponse({ error: state.error, end_of_stream: true });
-      const usage = state.usage?.(call) ?? {};
+      const usage = (typeof state.usage === 'function' ? state.usage(call) : state.usage) ?? {};
       const script = request.id === AGENT_REACT ? state.script : state.templates[request.id];
       if (!script) {
         return makePromptResponse({
@@ -153,7 +162,7 @@ export async function startPromptService(options: PromptServiceOptions): Promise
     get usage() {
       return state.usage;
     },
-    set usage(value: PromptUsage | undefined) {
+    set usage(value: TokenUsage | PromptUsage | undefined) {
       state.usage = value;
     },
     set error(value: ErrorSpec | undefined) {
