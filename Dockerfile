@@ -26,6 +26,7 @@ RUN npm ci --no-audit --no-fund
 
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+COPY dev ./dev
 COPY scripts ./scripts
 COPY bench ./bench
 RUN npm run build && npm prune --omit=dev

@@ -8,8 +8,8 @@
  * of the 8 states (or "undefined"). "uncached" bypasses the tool-set cache (`{cache: false}`); "cached"
  * cycles through requests that are all in the cache. Prints a markdown table.
  */
-import { buildRegistry, type ToolRegistry } from '../src/tools/registry.js';
-import type { RequestGroups } from '../src/tools/selection.js';
+import { buildRegistry, type ToolRegistry } from '../src/tools/registry/registry.js';
+import type { RequestGroups } from '../src/tools/registry/selection.js';
 import { GROUPS, pick, random, STATES, syntheticTools } from './support/tools.js';
 
 const SIZES = [10, 100, 1_000, 10_000];

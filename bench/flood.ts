@@ -30,7 +30,7 @@ import { NativeTransport } from '../src/bus/native-transport.js';
 import { queueToTopic, splitPulsarTopic } from '../src/bus/topics.js';
 import type { Transport } from '../src/bus/transport.js';
 import { WebSocketTransport } from '../src/bus/websocket-transport.js';
-import { startBroker, type BrokerHandle } from '../test/support/broker.js';
+import { startBroker, type BrokerHandle } from '../dev/broker.js';
 import { AgentProcess } from './support/agent-process.js';
 import { buildAgent } from './support/build.js';
 import { loadAverage, machineInfo } from './support/proc.js';

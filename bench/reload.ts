@@ -33,7 +33,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebSocketTransport } from '../src/bus/websocket-transport.js';
 import { AgentMetrics } from '../src/observability/metrics.js';
-import { buildRegistry } from '../src/tools/registry.js';
+import { buildRegistry } from '../src/tools/registry/registry.js';
 import { configResponseCodec, makeConfigResponse } from '../src/wire/index.js';
 import type { Block, ProbeSample } from './support/agent-probe.js';
 import { AgentProcess, startConfigProcess } from './support/agent-process.js';

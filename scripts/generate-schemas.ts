@@ -5,9 +5,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { generateJsonSchemas } from '../src/tools/json-schemas.js';
+import { generateJsonSchemas } from '../src/tools/config/json-schemas.js';
 
-export { generateJsonSchemas } from '../src/tools/json-schemas.js';
+export { generateJsonSchemas } from '../src/tools/config/json-schemas.js';
 
 /** The repository's `schemas/` directory. */
 export const SCHEMAS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'schemas');

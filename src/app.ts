@@ -12,7 +12,7 @@ import { BrokerDropStats } from './observability/broker-drop-stats.js';
 import { HttpServer } from './observability/http-server.js';
 import { IterationRecorder } from './observability/iteration-recorder.js';
 import { AgentMetrics } from './observability/metrics.js';
-import { toolListing } from './observability/tool-listing.js';
+import { toolListing } from './tool-listing.js';
 import { IterationSigner } from './security/iteration-signature.js';
 import { SecurityGate } from './security/request-gate.js';
 import { AgentService } from './service.js';

@@ -5,7 +5,7 @@
  */
 import { pino } from 'pino';
 import { createAgentApp } from './app.js';
-import { createTransport } from './bus/create-transport.js';
+import { createTransport } from './create-transport.js';
 import { TransportError } from './bus/errors.js';
 import { helpText, loadSettings, SettingsError, type Settings } from './settings.js';
 

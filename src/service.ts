@@ -12,11 +12,12 @@ import { parseFlows, type FlowDefinition, type FlowProblem } from './config/flow
 import { ConcurrencyLimit } from './flow/concurrency-limit.js';
 import { FlowManager } from './flow/flow-manager.js';
 import type { FlowRuntimeDeps, IterationHooks, RequestGate } from './flow/flow-runtime.js';
-import { TOOL_CONFIG_TYPES, WorkspaceRegistries } from './flow/workspace-registries.js';
+import { TOOL_CONFIG_TYPES, WorkspaceRegistries } from './tools/registry/workspace-registries.js';
 import type { McpDiscoveryLookup } from './mcp/discovery-result.js';
+import { discoveryArgumentSource } from './mcp/mcp-tool-arguments.js';
 import type { Settings } from './settings.js';
-import type { ToolRegistry } from './tools/registry.js';
-import { ToolServiceClients } from './tools/run/tool-service-clients.js';
+import type { ToolRegistry } from './tools/registry/registry.js';
+import { ToolServiceClients } from './flow/tool-service-clients.js';
 import type { AgentRequest } from './wire/index.js';
 
 export interface ServiceHooks {
@@ -99,7 +100,15 @@ export class AgentService {
         logger,
       });
     }
-    this.registries = new WorkspaceRegistries(logger, hooks.onRegistry, hooks.mcpLookup?.bind(hooks));
+    const mcpLookup = hooks.mcpLookup?.bind(hooks);
+    this.registries = new WorkspaceRegistries(
+      logger,
+      hooks.onRegistry,
+      mcpLookup && ((workspace) => {
+        const lookup = mcpLookup(workspace);
+        return lookup === undefined ? undefined : discoveryArgumentSource(lookup);
+      }),
+    );
     this.toolServices = new ToolServiceClients({
       transport,
       processorId: settings.id,

@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
-import type { ConfigQueues } from '../../test/stand-ins/config-service.js';
+import type { ConfigQueues } from '../../dev/stand-ins/config-service.js';
 import type { ProbeSample } from './agent-probe.js';
 import type { InitMessage, ReloadedMessage } from './config-process.js';
 import type { AgentBuild } from './build.js';

@@ -2,7 +2,7 @@
  * The benchmarks' broker: the same real Pulsar 4.0.7 standalone the integration tests use, plus what the
  * benchmarks need to know about it — the broker's process id (for its CPU use) and its version.
  *
- *  - `PULSAR_URL` set: that broker (via test/support/broker.ts); its pid is looked up by its listening port
+ *  - `PULSAR_URL` set: that broker (via dev/broker.ts); its pid is looked up by its listening port
  *    (`ss`), so CPU is reported only when it runs on this machine.
  *  - Otherwise, stock configuration: `startBroker()` (tools/pulsar-standalone/pulsar.sh on free ports).
  *  - Otherwise, with `maxTextFrameBytes` (the reload benchmark): the same launcher and configuration run from
@@ -16,9 +16,9 @@ import { execFileSync, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startBroker, type BrokerHandle } from '../../test/support/broker.js';
+import { startBroker, type BrokerHandle } from '../../dev/broker.js';
 import { REPO_ROOT } from './build.js';
-import { freePort } from '../../test/support/ports.js';
+import { freePort } from '../../dev/ports.js';
 export { freePort };
 
 export interface BenchBroker {

@@ -3,7 +3,7 @@
  * and MCP tool stand-ins, the "gateway" that runs conversations, and the floor's request client.
  *
  * The hot-path stand-ins here are deliberately lean (JSON.parse of the request, a pre-encoded reply, no
- * recording), unlike test/stand-ins which record every call: the load generator shares two cores with the
+ * recording), unlike dev/stand-ins which record every call: the load generator shares two cores with the
  * agent and the broker, and must neither leak over a 10-minute soak nor eat the agent's CPU.
  *
  * A conversation is two iterations: the model first calls the one MCP tool, then answers.
@@ -27,8 +27,8 @@ import {
   toolResponseCodec,
   type Codec,
 } from '../../src/wire/index.js';
-import { startConfigService, type ConfigEntry, type ConfigQueues, type ConfigServiceStandIn } from '../../test/stand-ins/config-service.js';
-import { agentFlowConfig, agentFlowTopics, flowRecordConfig, uniqueSuffix, uniqueWorkspace } from '../../test/support/flow-config.js';
+import { startConfigService, type ConfigEntry, type ConfigQueues, type ConfigServiceStandIn } from '../../dev/stand-ins/config-service.js';
+import { agentFlowConfig, agentFlowTopics, flowRecordConfig, uniqueSuffix, uniqueWorkspace } from '../../dev/flow-config.js';
 
 /** One-way broker hops on a conversation's critical path (see the diagram above). */
 export const CRITICAL_PATH_HOPS = 9;

@@ -6,12 +6,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { RequestClient } from '../bus/request-client.js';
-import type { ToolRegistry } from '../tools/registry.js';
+import type { ToolRegistry } from '../tools/registry/registry.js';
 import { runTool } from '../tools/run/run-tool.js';
 import type { ToolClients } from '../tools/run/tool-clients.js';
-import { normalizeRequestState } from '../tools/selection.js';
+import { normalizeRequestState } from '../tools/registry/selection.js';
 import type { Tool } from '../tools/tool.js';
-import type { ToolSet } from '../tools/tool-set.js';
+import type { ToolSet } from '../tools/registry/tool-set.js';
 import {
   makeAgentRequest,
   makeAgentStep,

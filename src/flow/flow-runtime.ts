@@ -13,8 +13,8 @@ import type { FlowDefinition } from '../config/flows.js';
 import type { IterationEvents, IterationResult, UndeclaredArguments } from '../agent/iteration.js';
 import type { Failure } from '../agent/failure.js';
 import type { ToolClients } from '../tools/run/tool-clients.js';
-import type { ToolServiceClients } from '../tools/run/tool-service-clients.js';
-import type { ToolRegistry } from '../tools/registry.js';
+import type { ToolServiceClients } from './tool-service-clients.js';
+import type { ToolRegistry } from '../tools/registry/registry.js';
 import {
   embeddingsRequestCodec,
   embeddingsResponseCodec,

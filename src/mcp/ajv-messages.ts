@@ -1,10 +1,10 @@
 /**
  * ajv's validation errors as the agent's argument issues: one sentence per problem, naming the argument
  * by its path inside the model's `Args` (`argument "filter.since" must be a string, got 5`), in the same
- * words the declared-argument validator uses (`src/tools/arguments.ts`).
+ * words the declared-argument validator uses (`src/tools/arguments/arguments.ts`).
  */
 import type { ErrorObject } from 'ajv';
-import type { ArgumentIssue } from '../tools/arguments.js';
+import type { ArgumentIssue } from '../tools/arguments/arguments.js';
 import { quote, showValue } from '../tools/describe-value.js';
 
 /** At most this many issues per call: enough to fix the call, short enough for an observation. */

@@ -9,7 +9,7 @@
  *   any `number` is fine);
  * - `required`: required on one side, optional on the other.
  */
-import type { ToolArgument } from '../tools/arguments.js';
+import type { ToolArgument } from '../tools/arguments/arguments.js';
 import { quote } from '../tools/describe-value.js';
 import type { JsonType, SchemaProperty } from './schema-properties.js';
 

@@ -8,9 +8,9 @@
  * messages, and URLs are shown without their user-info part.
  */
 import { z } from 'zod';
-import { decodeEntry } from '../tools/config-entry.js';
+import { decodeEntry } from '../tools/config/config-entry.js';
 import { describeValue, quote } from '../tools/describe-value.js';
-import { checkAgainst } from '../tools/schema-issues.js';
+import { checkAgainst } from '../tools/config/schema-issues.js';
 
 export const MCP_CONFIG_TYPE = 'mcp';
 

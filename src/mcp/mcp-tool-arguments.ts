@@ -7,29 +7,26 @@
  * - the schema unknown (not fetched yet, server down, malformed schema): the declared arguments, or none.
  *
  * Drift and failures become warnings on the tool (logged with the registry, listed at /tools/<workspace>)
- * and a per-tool report (listing, metrics). Pure and synchronous.
+ * and a per-tool report (listing, metrics). Pure and synchronous. `discoveryArgumentSource` hands a snapshot
+ * to the registry builder as its `ArgumentSource`.
  */
-import { compileArguments, type ArgumentValidator, type ToolArgument } from '../tools/arguments.js';
+import type { ArgumentOrigin, ArgumentSource, ArgumentSourceStatus, ArgumentsReport } from '../tools/arguments/argument-source.js';
+import { compileArguments, type ArgumentValidator, type ToolArgument } from '../tools/arguments/arguments.js';
 import { quote } from '../tools/describe-value.js';
-import type { ProblemDetail } from '../tools/problems.js';
+import type { ProblemDetail } from '../tools/config/problems.js';
 import type { DiscoveryFailureReason } from './discovery-failure.js';
 import type { McpDiscoveryLookup } from './discovery-result.js';
 import { compareArguments, type DriftFinding } from './drift.js';
 
 /** Where a tool's arguments came from. */
-export type McpArgumentSource = 'declared' | 'discovered' | 'none';
+export type McpArgumentSource = ArgumentOrigin;
 
 /** Discovery as it applies to one tool: `not-configured` when its `mcp-tool` key is not in config type `mcp`. */
-export type McpToolDiscoveryStatus = 'ok' | 'pending' | 'failed' | 'not-configured';
+export type McpToolDiscoveryStatus = ArgumentSourceStatus;
 
 /** Per tool, for the listing and the metrics. */
-export interface McpArgumentsReport {
-  readonly mcpKey: string;
-  readonly remoteName: string | null;
-  readonly source: McpArgumentSource;
-  readonly discovery: McpToolDiscoveryStatus;
+export interface McpArgumentsReport extends ArgumentsReport {
   readonly reason: DiscoveryFailureReason | null;
-  readonly error: string | null;
   /** Declared vs server differences; empty unless arguments are declared and the schema is known. */
   readonly drift: readonly DriftFinding[];
 }
@@ -43,6 +40,18 @@ export interface ResolvedMcpArguments {
 }
 
 const NONE = compileArguments([]);
+
+const sources = new WeakMap<McpDiscoveryLookup, ArgumentSource>();
+
+/** A discovery snapshot as the registry builder's argument source: one object per snapshot, so its load cache holds. */
+export function discoveryArgumentSource(lookup: McpDiscoveryLookup): ArgumentSource {
+  let source = sources.get(lookup);
+  if (!source) {
+    source = { resolve: (mcpKey, declared) => resolveMcpArguments(mcpKey, declared, lookup) };
+    sources.set(lookup, source);
+  }
+  return source;
+}
 
 /**
  * @param declared the tool's configured arguments (empty: none configured) and their compiled validator

@@ -1,7 +1,7 @@
 /**
  * An MCP tool's input schema (from `tools/list`) → the arguments shown to the model and a validator for
  * its calls (design decision 9 (docs/design.md)). The validator keeps the declared-argument interface (`validate(args)` →
- * `{ok, value | errors, warnings}`, `src/tools/arguments.ts`) so the iteration treats both alike, and
+ * `{ok, value | errors, warnings}`, `src/tools/arguments/arguments.ts`) so the iteration treats both alike, and
  * checks with ajv, a standard JSON Schema validator: nested objects, lists, enums, required fields, ….
  *
  * Each distinct schema is compiled once and cached (bounded; the least recently used is dropped from
@@ -12,7 +12,7 @@
 import { Ajv, type AnySchemaObject, type ValidateFunction } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import type { ArgumentIssue, ArgumentValidation, ArgumentValidator, ToolArgument } from '../tools/arguments.js';
+import type { ArgumentIssue, ArgumentValidation, ArgumentValidator, ToolArgument } from '../tools/arguments/arguments.js';
 import { quote, showValue } from '../tools/describe-value.js';
 import { deepFreeze } from '../tools/freeze.js';
 import { issuesFromAjv } from './ajv-messages.js';

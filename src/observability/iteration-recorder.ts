@@ -6,8 +6,8 @@ import type { IterationResult, SessionOutcome, UndeclaredAction } from '../agent
 import type { FlowDefinition } from '../config/flows.js';
 import type { IterationHooks, Refusal } from '../flow/flow-runtime.js';
 import type { Tool } from '../tools/tool.js';
-import type { ToolSet } from '../tools/tool-set.js';
-import { normalizeRequestGroups, normalizeRequestState } from '../tools/selection.js';
+import type { ToolSet } from '../tools/registry/tool-set.js';
+import { normalizeRequestGroups, normalizeRequestState } from '../tools/registry/selection.js';
 import type { AgentRequest } from '../wire/index.js';
 import type { AuditDenial, AuditRecord, AuditTrail } from './audit.js';
 import type { AgentMetrics } from './metrics.js';

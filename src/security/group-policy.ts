@@ -12,7 +12,7 @@
 import { z } from 'zod';
 import type { TypeValues } from '../config/workspace-config.js';
 import { describeValue, quote } from '../tools/describe-value.js';
-import { normalizeRequestGroups, normalizeRequestState, WILDCARD, type RequestGroups } from '../tools/selection.js';
+import { normalizeRequestGroups, normalizeRequestState, WILDCARD, type RequestGroups } from '../tools/registry/selection.js';
 import type { AgentRequest } from '../wire/index.js';
 
 export const POLICY_KEY = 'policy';

@@ -3,10 +3,10 @@
  * the registry. Defaults are applied (TrustGraph's): groups `["default"]`, every state, collection
  * `"default"`, limit 10.
  */
-import type { ArgumentValidator, PromptArgument, ToolArgument } from './arguments.js';
-import type { ToolType } from './tool-config-schema.js';
+import type { ArgumentValidator, PromptArgument, ToolArgument } from './arguments/arguments.js';
+import type { ToolType } from './config/tool-config-schema.js';
 
-export type { ArgumentType, ToolType } from './tool-config-schema.js';
+export type { ArgumentType, ToolType } from './config/tool-config-schema.js';
 
 /** The states a tool is offered in: every state (`applicable-states` absent or holding `"*"`), or these. */
 export type ToolStates = 'all' | ReadonlySet<string>;

@@ -4,9 +4,9 @@
  * model output and requests with no groups.
  */
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { offeredToolNames, type PromptTerms } from '../stand-ins/prompt-service.js';
+import { offeredToolNames, type PromptTerms } from '../../dev/stand-ins/prompt-service.js';
 import { startAgentHarness, type AgentHarness, type AgentHarnessOptions } from '../support/agent-harness.js';
-import { knowledgeQueryTool, mcpTool } from '../support/flow-config.js';
+import { knowledgeQueryTool, mcpTool } from '../../dev/flow-config.js';
 
 const TOOLS = {
   'a-lookup': knowledgeQueryTool('lookup', 'Look things up', { group: ['read-only'], state: 'analysis' }),

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTransport } from '../../src/bus/create-transport.js';
+import { createTransport } from '../../src/create-transport.js';
 import { CredentialsRefusedError } from '../../src/bus/errors.js';
 import type { Transport } from '../../src/bus/transport.js';
 import { loadSettings } from '../../src/settings.js';

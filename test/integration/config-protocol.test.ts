@@ -21,8 +21,8 @@ import {
   type ConfigRequestInput,
   type ConfigResponse,
 } from '../../src/wire/index.js';
-import { startConfigService, type ConfigServiceStandIn } from '../stand-ins/config-service.js';
-import { offeredToolNames, type PromptTerms } from '../stand-ins/prompt-service.js';
+import { startConfigService, type ConfigServiceStandIn } from '../../dev/stand-ins/config-service.js';
+import { offeredToolNames, type PromptTerms } from '../../dev/stand-ins/prompt-service.js';
 import {
   AskTimeoutError,
   startAgentHarness,
@@ -30,7 +30,7 @@ import {
   type AgentHarness,
   type AgentHarnessOptions,
 } from '../support/agent-harness.js';
-import { knowledgeQueryTool, toolServiceDescriptor, toolServiceQueues, toolServiceTool, uniqueSuffix, uniqueWorkspace } from '../support/flow-config.js';
+import { knowledgeQueryTool, toolServiceDescriptor, toolServiceQueues, toolServiceTool, uniqueSuffix, uniqueWorkspace } from '../../dev/flow-config.js';
 import { brokerUrls } from '../support/transport-contract.js';
 
 const { webSocketUrl } = brokerUrls();

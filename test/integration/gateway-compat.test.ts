@@ -6,9 +6,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AgentResponse } from '../../src/wire/index.js';
 import { startAgentHarness, type AgentHarness, type AgentHarnessOptions, type AskResult } from '../support/agent-harness.js';
-import { knowledgeQueryTool } from '../support/flow-config.js';
+import { knowledgeQueryTool } from '../../dev/flow-config.js';
 import { brokerUrls } from '../support/transport-contract.js';
-import type { PromptTerms } from '../stand-ins/prompt-service.js';
+import type { PromptTerms } from '../../dev/stand-ins/prompt-service.js';
 import { testTransports } from '../support/transports.js';
 import { AGENT_RESPONSE_FIELDS } from '../support/trustgraph-fields.js';
 

@@ -7,10 +7,10 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { PromptTerms } from '../stand-ins/prompt-service.js';
+import type { PromptTerms } from '../../dev/stand-ins/prompt-service.js';
 import { AskTimeoutError, startAgentHarness, type AgentHarness } from '../support/agent-harness.js';
-import { agentFlowConfig, knowledgeQueryTool } from '../support/flow-config.js';
-import { freePort } from '../support/ports.js';
+import { agentFlowConfig, knowledgeQueryTool } from '../../dev/flow-config.js';
+import { freePort } from '../../dev/ports.js';
 import { nativeUnavailable } from '../support/transports.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

@@ -5,9 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgentHarness, type AgentHarness, type AskResult } from '../support/agent-harness.js';
-import { knowledgeQueryTool, mcpTool, toolServiceTool } from '../support/flow-config.js';
+import { knowledgeQueryTool, mcpTool, toolServiceTool } from '../../dev/flow-config.js';
 import { brokerUrls } from '../support/transport-contract.js';
-import { offeredToolNames, type PromptReply, type PromptTerms } from '../stand-ins/prompt-service.js';
+import { offeredToolNames, type PromptReply, type PromptTerms } from '../../dev/stand-ins/prompt-service.js';
 import { testTransports } from '../support/transports.js';
 
 const { webSocketUrl } = brokerUrls();

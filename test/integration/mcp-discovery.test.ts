@@ -1,6 +1,6 @@
 /**
  * MCP argument discovery (design decision 9 (docs/design.md), issue #8) end to end: the whole app on the real broker with
- * `mcpDiscovery` on, a REAL MCP server (the SDK's McpServer over Streamable HTTP, test/stand-ins/mcp-server.ts)
+ * `mcpDiscovery` on, a REAL MCP server (the SDK's McpServer over Streamable HTTP, dev/stand-ins/mcp-server.ts)
  * that discovery asks for `tools/list`, and TrustGraph's mcp-tool service stand-in on Pulsar that the agent's
  * tool calls go to. Metrics and the tool listing are read over HTTP; log lines from the real logger.
  */
@@ -9,11 +9,11 @@ import { pino } from 'pino';
 import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
 import type { Settings } from '../../src/settings.js';
-import type { ToolRegistry } from '../../src/tools/registry.js';
-import type { PromptTerms } from '../stand-ins/prompt-service.js';
-import { startMcpServer, type McpServerStandIn } from '../stand-ins/mcp-server.js';
+import type { ToolRegistry } from '../../src/tools/registry/registry.js';
+import type { PromptTerms } from '../../dev/stand-ins/prompt-service.js';
+import { startMcpServer, type McpServerStandIn } from '../../dev/stand-ins/mcp-server.js';
 import { startAgentHarness, type AgentHarness, type AgentHarnessOptions } from '../support/agent-harness.js';
-import { mcpTool } from '../support/flow-config.js';
+import { mcpTool } from '../../dev/flow-config.js';
 import { sample, scrape } from '../support/prometheus-text.js';
 import { testTransports, type TransportKind } from '../support/transports.js';
 

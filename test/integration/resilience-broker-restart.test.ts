@@ -29,11 +29,11 @@ import type { Transport } from '../../src/bus/transport.js';
 import { NativeTransport } from '../../src/bus/native-transport.js';
 import { WebSocketTransport } from '../../src/bus/websocket-transport.js';
 import { startAgentHarness, waitUntil, type AgentHarness } from '../support/agent-harness.js';
-import { knowledgeQueryTool, mcpTool } from '../support/flow-config.js';
+import { knowledgeQueryTool, mcpTool } from '../../dev/flow-config.js';
 import { startGatewayClient, type GatewayClient } from '../support/gateway-client.js';
 import { startRestartableBroker, type RestartableBroker } from '../support/restartable-broker.js';
 import { createTestTransport, testTransports, type TransportKind } from '../support/transports.js';
-import type { PromptScript } from '../stand-ins/prompt-service.js';
+import type { PromptScript } from '../../dev/stand-ins/prompt-service.js';
 
 /** Longer than any outage here (a loaded machine may take a minute to restart the broker). */
 const PATIENT_TIMEOUT_S = 300;

@@ -6,7 +6,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { startAgentHarness, waitUntil, type AgentHarness } from '../support/agent-harness.js';
 import { brokerUrls } from '../support/transport-contract.js';
-import { freePort } from '../support/ports.js';
+import { freePort } from '../../dev/ports.js';
 
 const { webSocketUrl } = brokerUrls();
 

@@ -33,13 +33,13 @@ import {
   type Codec,
 } from '../../src/wire/index.js';
 import { startAgentHarness, waitUntil, type AgentHarness } from '../support/agent-harness.js';
-import { knowledgeQueryTool, mcpTool, toolServiceTool } from '../support/flow-config.js';
+import { knowledgeQueryTool, mcpTool, toolServiceTool } from '../../dev/flow-config.js';
 import { propertySeed } from '../support/fast-check-seed.js';
 import { fitsInFrame, hostilePayload, hugeString } from '../support/fuzz-payloads.js';
 import { startGatewayClient, type GatewayClient } from '../support/gateway-client.js';
 import { brokerUrls } from '../support/transport-contract.js';
-import type { ServiceStandIn, StandInHandler } from '../stand-ins/service-stand-in.js';
-import type { PromptReply, PromptTerms } from '../stand-ins/prompt-service.js';
+import type { ServiceStandIn, StandInHandler } from '../../dev/stand-ins/service-stand-in.js';
+import type { PromptReply, PromptTerms } from '../../dev/stand-ins/prompt-service.js';
 
 const { webSocketUrl } = brokerUrls();
 

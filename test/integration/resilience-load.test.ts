@@ -6,10 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgentHarness, type AgentHarness } from '../support/agent-harness.js';
-import { mcpTool } from '../support/flow-config.js';
+import { mcpTool } from '../../dev/flow-config.js';
 import { startGatewayClient, type GatewayClient } from '../support/gateway-client.js';
 import { brokerUrls } from '../support/transport-contract.js';
-import type { PromptReply, PromptTerms } from '../stand-ins/prompt-service.js';
+import type { PromptReply, PromptTerms } from '../../dev/stand-ins/prompt-service.js';
 import { testTransports } from '../support/transports.js';
 
 const { webSocketUrl } = brokerUrls();

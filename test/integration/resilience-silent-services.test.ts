@@ -7,9 +7,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeGraphRagResponse, type GraphRagResponse } from '../../src/wire/index.js';
 import { startAgentHarness, type AgentHarness, type AskResult } from '../support/agent-harness.js';
-import { knowledgeQueryTool, mcpTool, toolServiceTool } from '../support/flow-config.js';
+import { knowledgeQueryTool, mcpTool, toolServiceTool } from '../../dev/flow-config.js';
 import { brokerUrls } from '../support/transport-contract.js';
-import type { PromptReply, PromptTerms } from '../stand-ins/prompt-service.js';
+import type { PromptReply, PromptTerms } from '../../dev/stand-ins/prompt-service.js';
 import { testTransports } from '../support/transports.js';
 
 const { webSocketUrl } = brokerUrls();

@@ -8,9 +8,9 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { IterationSigner, SIGNATURE_PROPERTY, SIGNED_AT_PROPERTY } from '../../src/security/iteration-signature.js';
 import type { AgentRequest } from '../../src/wire/index.js';
-import type { PromptTerms } from '../stand-ins/prompt-service.js';
+import type { PromptTerms } from '../../dev/stand-ins/prompt-service.js';
 import { startAgentHarness, type AgentHarness, type AgentHarnessOptions } from '../support/agent-harness.js';
-import { knowledgeQueryTool, mcpTool, toolServiceTool } from '../support/flow-config.js';
+import { knowledgeQueryTool, mcpTool, toolServiceTool } from '../../dev/flow-config.js';
 import { parseExposition, sample, scrape } from '../support/prometheus-text.js';
 
 const SIGNING_KEY = 'test-signing-key-0123456789';

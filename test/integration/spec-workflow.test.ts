@@ -5,7 +5,7 @@
  * and the responses the client saw.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { offeredToolNames, type PromptTerms } from '../stand-ins/prompt-service.js';
+import { offeredToolNames, type PromptTerms } from '../../dev/stand-ins/prompt-service.js';
 import { startAgentHarness, type AgentHarness, type AskResult } from '../support/agent-harness.js';
 import { loadSpecExample, WORKFLOW_GROUPS } from '../support/spec-tools.js';
 import { testTransports } from '../support/transports.js';

@@ -10,13 +10,13 @@
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { startMcpServer, type McpServerStandIn } from '../stand-ins/mcp-server.js';
-import type { PromptTerms } from '../stand-ins/prompt-service.js';
-import { offeredToolNames } from '../stand-ins/prompt-service.js';
+import { startMcpServer, type McpServerStandIn } from '../../dev/stand-ins/mcp-server.js';
+import type { PromptTerms } from '../../dev/stand-ins/prompt-service.js';
+import { offeredToolNames } from '../../dev/stand-ins/prompt-service.js';
 import { startAgentHarness, type AgentHarness, type AgentHarnessOptions } from '../support/agent-harness.js';
-import { agentFlowTopics, knowledgeQueryTool, mcpTool, uniqueSuffix } from '../support/flow-config.js';
+import { agentFlowTopics, knowledgeQueryTool, mcpTool, uniqueSuffix } from '../../dev/flow-config.js';
 import { brokerUrls } from '../support/transport-contract.js';
-import { freePort } from '../support/ports.js';
+import { freePort } from '../../dev/ports.js';
 import {
   runCommand,
   runDriver,

@@ -36,15 +36,15 @@ import {
   type AgentResponse,
   type Triples,
 } from '../../src/wire/index.js';
-import { startConfigService, TRUSTGRAPH_CONFIG_QUEUES, type ConfigEntry, type ConfigQueues, type ConfigServiceStandIn } from '../stand-ins/config-service.js';
-import { startEmbeddings, type EmbeddingsStandIn } from '../stand-ins/embeddings.js';
-import { startRowEmbeddings, type RowEmbeddingsStandIn } from '../stand-ins/row-embeddings.js';
-import { startGraphRag, type GraphRagAnswer, type GraphRagStandIn } from '../stand-ins/graph-rag.js';
-import { startLibrarian, type LibrarianAnswer, type LibrarianStandIn } from '../stand-ins/librarian.js';
-import { startMcpTool, type McpHandler, type McpToolStandIn } from '../stand-ins/mcp-tool.js';
-import { startPromptService, type PromptScript, type PromptServiceStandIn } from '../stand-ins/prompt-service.js';
-import { startStructuredQuery, type StructuredQueryStandIn } from '../stand-ins/structured-query.js';
-import { startToolService, type ToolServiceHandler, type ToolServiceStandIn } from '../stand-ins/tool-service.js';
+import { startConfigService, TRUSTGRAPH_CONFIG_QUEUES, type ConfigEntry, type ConfigQueues, type ConfigServiceStandIn } from '../../dev/stand-ins/config-service.js';
+import { startEmbeddings, type EmbeddingsStandIn } from '../../dev/stand-ins/embeddings.js';
+import { startRowEmbeddings, type RowEmbeddingsStandIn } from '../../dev/stand-ins/row-embeddings.js';
+import { startGraphRag, type GraphRagAnswer, type GraphRagStandIn } from '../../dev/stand-ins/graph-rag.js';
+import { startLibrarian, type LibrarianAnswer, type LibrarianStandIn } from '../../dev/stand-ins/librarian.js';
+import { startMcpTool, type McpHandler, type McpToolStandIn } from '../../dev/stand-ins/mcp-tool.js';
+import { startPromptService, type PromptScript, type PromptServiceStandIn } from '../../dev/stand-ins/prompt-service.js';
+import { startStructuredQuery, type StructuredQueryStandIn } from '../../dev/stand-ins/structured-query.js';
+import { startToolService, type ToolServiceHandler, type ToolServiceStandIn } from '../../dev/stand-ins/tool-service.js';
 import {
   agentFlowConfig,
   agentFlowTopics,
@@ -54,7 +54,7 @@ import {
   uniqueSuffix,
   uniqueWorkspace,
   type AgentFlowConfigOptions,
-} from './flow-config.js';
+} from '../../dev/flow-config.js';
 import { brokerUrls } from './transport-contract.js';
 import { createTestTransport, type TransportKind } from './transports.js';
 

@@ -4,7 +4,7 @@
  * rules' — against the real names and labels without running the agent.
  */
 import { AgentMetrics } from '../../src/observability/metrics.js';
-import { buildRegistry } from '../../src/tools/registry.js';
+import { buildRegistry } from '../../src/tools/registry/registry.js';
 import { parseExposition, type MetricFamilies } from './dashboard-metrics.js';
 
 /** A scrape of a fresh registry, with label names completed from the metric declarations. */

@@ -15,7 +15,7 @@ import {
   type AgentRequestInput,
   type AgentResponse,
 } from '../../src/wire/index.js';
-import { agentFlowTopics } from './flow-config.js';
+import { agentFlowTopics } from '../../dev/flow-config.js';
 
 export interface Conversation {
   readonly id: string;

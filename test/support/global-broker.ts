@@ -10,7 +10,7 @@
  * See ./broker.ts for where the broker comes from (PULSAR_URL, Docker, or tools/pulsar-standalone/pulsar.sh).
  */
 import type { TestProject } from 'vitest/node';
-import { startBroker } from './broker.js';
+import { startBroker } from '../../dev/broker.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

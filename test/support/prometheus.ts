@@ -10,7 +10,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './ports.js';
+import { freePort } from '../../dev/ports.js';
 
 export type PrometheusBinary = 'promtool' | 'prometheus';
 

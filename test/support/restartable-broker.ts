@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from './ports.js';
+import { freePort } from '../../dev/ports.js';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const LAUNCHER = resolve(REPO_ROOT, 'tools', 'pulsar-standalone', 'pulsar.sh');

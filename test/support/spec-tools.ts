@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import type { PromptTerms } from '../stand-ins/prompt-service.js';
+import type { PromptTerms } from '../../dev/stand-ins/prompt-service.js';
 
 const FILE = fileURLToPath(new URL('../../examples/spec-tools.yaml', import.meta.url));
 

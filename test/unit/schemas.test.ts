@@ -3,8 +3,8 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { generateJsonSchemas } from '../../src/tools/json-schemas.js';
-import { TOOL_TYPES } from '../../src/tools/tool-config-schema.js';
+import { generateJsonSchemas } from '../../src/tools/config/json-schemas.js';
+import { TOOL_TYPES } from '../../src/tools/config/tool-config-schema.js';
 
 const SCHEMAS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'schemas');
 const generated = generateJsonSchemas();

@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createTransport, redactUrl } from '../../../src/bus/create-transport.js';
+import { createTransport, redactUrl } from '../../../src/create-transport.js';
 import { loadSettings } from '../../../src/settings.js';
 
 describe('redactUrl', () => {

@@ -2,9 +2,9 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { parseReactResponse } from '../../../src/agent/react-parser.js';
-import { openAiModel } from '../../../scripts/local/openai-model.js';
-import { renderReactPrompt } from '../../../scripts/local/react-prompt.js';
-import { scriptedModel } from '../../../scripts/local/scripted-model.js';
+import { openAiModel } from '../../../dev/local/openai-model.js';
+import { renderReactPrompt } from '../../../dev/local/react-prompt.js';
+import { scriptedModel } from '../../../dev/local/scripted-model.js';
 
 const tool = (name: string) => ({ name, description: `${name} tool`, arguments: [] });
 

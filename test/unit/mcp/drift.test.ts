@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { compareArguments } from '../../../src/mcp/drift.js';
 import { SchemaCompiler } from '../../../src/mcp/schema-arguments.js';
-import type { ToolArgument } from '../../../src/tools/arguments.js';
+import type { ToolArgument } from '../../../src/tools/arguments/arguments.js';
 
 const arg = (name: string, type: ToolArgument['type'], required = true): ToolArgument => ({ name, type, description: '', required });
 

@@ -2,8 +2,9 @@
 // those that do, fallbacks on failure — built synchronously from a discovery snapshot.
 import { describe, expect, it } from 'vitest';
 import type { McpDiscoveryLookup, McpToolDiscovery } from '../../../src/mcp/discovery-result.js';
+import { discoveryArgumentSource } from '../../../src/mcp/mcp-tool-arguments.js';
 import { SchemaCompiler } from '../../../src/mcp/schema-arguments.js';
-import { buildRegistry } from '../../../src/tools/registry.js';
+import { buildRegistry } from '../../../src/tools/registry/registry.js';
 
 const SEARCH_SCHEMA = {
   type: 'object',
@@ -26,7 +27,7 @@ const mcpTool = (name: string, mcpKey: string, extra: Record<string, unknown> = 
   JSON.stringify({ type: 'mcp-tool', name, description: `${name}!`, 'mcp-tool': mcpKey, ...extra });
 
 function build(tools: Record<string, string>, mcp?: McpDiscoveryLookup) {
-  return buildRegistry({ workspace: 'ws', version: 3, tools, ...(mcp ? { mcp } : {}) });
+  return buildRegistry({ workspace: 'ws', version: 3, tools, ...(mcp ? { mcp: discoveryArgumentSource(mcp) } : {}) });
 }
 
 describe('registry with MCP discovery', () => {

@@ -2,7 +2,7 @@
 // declared-argument interface (`validate(args)` → `{ok, value | errors, warnings}`).
 import { describe, expect, it } from 'vitest';
 import { SchemaCompiler, type DiscoveredSchema } from '../../../src/mcp/schema-arguments.js';
-import type { ArgumentValidation } from '../../../src/tools/arguments.js';
+import type { ArgumentValidation } from '../../../src/tools/arguments/arguments.js';
 
 const SEARCH_SCHEMA = {
   $schema: 'http://json-schema.org/draft-07/schema#',

@@ -3,7 +3,7 @@ import { parseFlows } from '../../../src/config/flows.js';
 import { AgentMetrics } from '../../../src/observability/metrics.js';
 import { IterationSigner, SIGNATURE_PROPERTY, SIGNED_AT_PROPERTY } from '../../../src/security/iteration-signature.js';
 import { SecurityGate } from '../../../src/security/request-gate.js';
-import { buildRegistry } from '../../../src/tools/registry.js';
+import { buildRegistry } from '../../../src/tools/registry/registry.js';
 import { makeAgentRequest } from '../../../src/wire/index.js';
 
 const topics = { request: 'request:tg:a:w:f', next: 'request:tg:a:w:f', response: 'response:tg:a:w:f', 'prompt-request': 'request:tg:p:w:f', 'prompt-response': 'response:tg:p:w:f' };

@@ -1,7 +1,7 @@
 // MA-1..MA-6 (docs/requirements.md), design decision 8 (docs/design.md): declared arguments, their prompt form, and the compiled validator.
 import { describe, expect, it } from 'vitest';
-import { compileArguments, type ArgumentValidation, type ToolArgument } from '../../../src/tools/arguments.js';
-import { BUILTIN_ARGUMENTS } from '../../../src/tools/builtin-arguments.js';
+import { compileArguments, type ArgumentValidation, type ToolArgument } from '../../../src/tools/arguments/arguments.js';
+import { BUILTIN_ARGUMENTS } from '../../../src/tools/arguments/builtin-arguments.js';
 import { registryOf } from './fixtures.js';
 
 const arg = (name: string, type: ToolArgument['type'], required = true): ToolArgument => ({

@@ -1,7 +1,7 @@
 // TG-8, TG-15, TG-18 (config loading; docs/requirements.md), design decisions 2 and 5 (docs/design.md): every entry is judged on its own,
 // invalid ones are left out with a problem that says where and what, and building never throws.
 import { describe, expect, it } from 'vitest';
-import { buildRegistry } from '../../../src/tools/registry.js';
+import { buildRegistry } from '../../../src/tools/registry/registry.js';
 import { json, registryOf, textTool } from './fixtures.js';
 
 const errorsOf = (problems: readonly { severity: string; text: string }[]) =>

@@ -1,6 +1,6 @@
 // design decision 4 (docs/design.md), TG-19 (docs/requirements.md): request tool sets are cached per (sorted groups, state), bounded, per registry.
 import { describe, expect, it } from 'vitest';
-import { LruCache } from '../../../src/tools/lru.js';
+import { LruCache } from '../../../src/tools/registry/lru.js';
 import { registryOf, textTool } from './fixtures.js';
 
 const tools = {

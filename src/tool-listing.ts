@@ -4,9 +4,9 @@
  * changes that failed to apply, the running flows, and — with
  * `?groups=a,b&state=s` — exactly what a request with those groups and state would be offered.
  */
-import type { McpDiscovery } from '../mcp/discovery.js';
-import type { SecurityGate } from '../security/request-gate.js';
-import type { AgentService } from '../service.js';
+import type { McpDiscovery } from './mcp/discovery.js';
+import type { SecurityGate } from './security/request-gate.js';
+import type { AgentService } from './service.js';
 
 export function toolListing(
   service: AgentService,

@@ -3,9 +3,9 @@
  * uncached computation of a `ToolSet` from it. Built once per registry; a selection costs
  * O(number of tools), independent of how the tools' groups and states are spelled.
  */
-import { frozenSet } from './freeze.js';
+import { frozenSet } from '../freeze.js';
 import type { RequestedGroups } from './selection.js';
-import type { Tool, ToolPromptForm } from './tool.js';
+import type { Tool, ToolPromptForm } from '../tool.js';
 import type { ToolSet } from './tool-set.js';
 
 const IN_GROUP = 1;

@@ -44,7 +44,7 @@ const HOW_TO_GET_ONE =
   'Maven Central jars, or point the tests at a running broker with PULSAR_URL=ws://host:8080 ' +
   '(its web service URL; PULSAR_SERVICE_URL=pulsar://host:6650 optional).';
 
-const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const LAUNCHER = resolve(REPO_ROOT, 'tools', 'pulsar-standalone', 'pulsar.sh');
 const DEFAULT_IMAGE = 'apachepulsar/pulsar:4.0.13';
 const DOCKER_PROBE_TIMEOUT_MS = 5_000;

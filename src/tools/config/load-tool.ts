@@ -8,13 +8,12 @@ import {
   toPromptArgument,
   type ArgumentValidator,
   type ToolArgument,
-} from './arguments.js';
-import type { McpDiscoveryLookup } from '../mcp/discovery-result.js';
-import { resolveMcpArguments, type McpArgumentsReport } from '../mcp/mcp-tool-arguments.js';
-import { builtinValidator, BUILTIN_ARGUMENTS } from './builtin-arguments.js';
+} from '../arguments/arguments.js';
+import type { ArgumentSource, ArgumentsReport } from '../arguments/argument-source.js';
+import { builtinValidator, BUILTIN_ARGUMENTS } from '../arguments/builtin-arguments.js';
 import { decodeEntry, entryName } from './config-entry.js';
-import { quote } from './describe-value.js';
-import { deepFreeze, frozenSet } from './freeze.js';
+import { quote } from '../describe-value.js';
+import { deepFreeze, frozenSet } from '../freeze.js';
 import { makeProblem, type Problem, type ProblemDetail } from './problems.js';
 import { checkAgainst } from './schema-issues.js';
 import type {
@@ -29,7 +28,7 @@ import type {
   ToolServiceDescriptor,
   ToolServiceTool,
   ToolStates,
-} from './tool.js';
+} from '../tool.js';
 import { STATES_ALIAS_KEY, STATES_KEY, ToolConfigSchema, type ToolConfig } from './tool-config-schema.js';
 
 /** The tool-service descriptors of the workspace, for resolving `service` references. */
@@ -44,7 +43,7 @@ export interface ToolLoad {
   /** Errors (when `tool` is absent) and warnings. */
   readonly problems: readonly Problem[];
   /** For an `mcp-tool` when MCP discovery is on: where its arguments came from, discovery status, drift. */
-  readonly mcp?: McpArgumentsReport;
+  readonly mcp?: ArgumentsReport;
 }
 
 const DEFAULT_GROUPS: readonly string[] = Object.freeze(['default']);
@@ -111,14 +110,14 @@ function toolOf<T extends Tool>(common: CommonFields, type: T['type'], own: Omit
 /**
  * Validate and normalize one `tool` entry.
  * @param raw the config value: a JSON string (or an already-decoded object)
- * @param mcp the workspace's MCP discovery snapshot; absent when discovery is off
+ * @param mcp where `mcp-tool` arguments come from besides the config (MCP discovery's snapshot); absent when discovery is off
  */
 export function loadTool(
   workspace: string,
   key: string,
   raw: unknown,
   lookup: ToolServiceLookup,
-  mcp?: McpDiscoveryLookup,
+  mcp?: ArgumentSource,
 ): ToolLoad {
   const where = (name: string | undefined) => ({ workspace, kind: 'tool', key, name }) as const;
   const decoded = decodeEntry(raw);
@@ -129,7 +128,7 @@ export function loadTool(
   const config = checked.data;
 
   const warnings: ProblemDetail[] = [];
-  let mcpReport: McpArgumentsReport | undefined;
+  let mcpReport: ArgumentsReport | undefined;
   let declared: readonly ToolArgument[];
   let validator: ArgumentValidator;
   if (config.type === 'mcp-tool' || config.type === 'prompt' || config.type === 'tool-service') {
@@ -140,7 +139,7 @@ export function loadTool(
     declared = configured.arguments;
     validator = compileArguments(declared);
     if (config.type === 'mcp-tool' && mcp !== undefined) {
-      const resolved = resolveMcpArguments(config['mcp-tool'], { arguments: declared, validator }, mcp);
+      const resolved = mcp.resolve(config['mcp-tool'], { arguments: declared, validator });
       declared = resolved.arguments;
       validator = resolved.validator;
       mcpReport = resolved.report;

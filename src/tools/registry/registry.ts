@@ -3,16 +3,15 @@
  * and `tool-service` config, immutable, versioned, replaced as a whole on every change. Building never
  * throws; invalid entries are left out and reported as `problems`.
  */
-import type { McpDiscoveryLookup } from '../mcp/discovery-result.js';
-import type { McpArgumentsReport } from '../mcp/mcp-tool-arguments.js';
-import type { ToolLoadCache } from './tool-load-cache.js';
-import { describeValue, quote } from './describe-value.js';
-import { deepFreeze, frozenMap, frozenSet } from './freeze.js';
+import type { ArgumentSource, ArgumentsReport } from '../arguments/argument-source.js';
+import type { ToolLoadCache } from '../config/tool-load-cache.js';
+import { describeValue, quote } from '../describe-value.js';
+import { deepFreeze, frozenMap, frozenSet } from '../freeze.js';
 import { buildListing, type RegistryListing } from './listing.js';
-import { loadTool } from './load-tool.js';
-import { loadToolService } from './load-tool-service.js';
+import { loadTool } from '../config/load-tool.js';
+import { loadToolService } from '../config/load-tool-service.js';
 import { LruCache } from './lru.js';
-import { makeProblem, type ConfigKind, type Problem } from './problems.js';
+import { makeProblem, type ConfigKind, type Problem } from '../config/problems.js';
 import {
   DEFAULT_GROUP,
   DEFAULT_STATE,
@@ -23,7 +22,7 @@ import {
   type RequestGroups,
   type RequestState,
 } from './selection.js';
-import type { Tool, ToolServiceDescriptor } from './tool.js';
+import type { Tool, ToolServiceDescriptor } from '../tool.js';
 import { ToolIndex } from './tool-index.js';
 import type { ToolSet } from './tool-set.js';
 
@@ -41,10 +40,10 @@ export interface BuildRegistryInput {
   /** How many request tool sets to cache (LRU); 0 disables the cache. */
   readonly cacheSize?: number;
   /**
-   * MCP discovery's snapshot of the workspace's `mcp` entries (design decision 9 (docs/design.md)); absent when discovery
-   * is off. `mcp-tool` tools without declared arguments take the server's; declared ones are checked for drift.
+   * Where `mcp-tool` arguments come from besides the config: MCP discovery's snapshot of the workspace's `mcp` entries
+   * (design decision 9 (docs/design.md)); absent when discovery is off. `mcp-tool` tools without declared arguments take the server's; declared ones are checked for drift.
    */
-  readonly mcp?: McpDiscoveryLookup;
+  readonly mcp?: ArgumentSource;
   /** Loaded tools of the previous build to reuse when unchanged (see tool-load-cache.ts). */
   readonly loadCache?: ToolLoadCache;
 }
@@ -75,7 +74,7 @@ export interface ToolRegistry {
   /** Every state named by a tool (`applicable-states` and `state` targets), plus `"undefined"`. */
   readonly knownStates: ReadonlySet<string>;
   /** Tool name → MCP discovery report of each `mcp-tool`; empty when discovery is off. */
-  readonly mcp: ReadonlyMap<string, McpArgumentsReport>;
+  readonly mcp: ReadonlyMap<string, ArgumentsReport>;
   /** The tool of this name, offered or not. */
   get(name: string): Tool | undefined;
   /**
@@ -187,7 +186,7 @@ export function buildRegistry(input: BuildRegistryInput): BuildRegistryResult {
   }
 
   const loadedTools: Tool[] = [];
-  const mcpReports = new Map<Tool, McpArgumentsReport>();
+  const mcpReports = new Map<Tool, ArgumentsReport>();
   const session = input.loadCache?.begin(servicesFingerprint(input.toolServices), input.mcp);
   for (const [key, raw] of entriesOf(workspace, 'tool', input.tools, problems)) {
     let loaded = session?.get(key, raw);

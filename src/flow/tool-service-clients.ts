@@ -4,16 +4,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { RequestClient } from '../../bus/request-client.js';
-import { queueToTopic } from '../../bus/topics.js';
-import type { Transport } from '../../bus/transport.js';
+import { RequestClient } from '../bus/request-client.js';
+import { queueToTopic } from '../bus/topics.js';
+import type { Transport } from '../bus/transport.js';
 import {
   toolServiceRequestCodec,
   toolServiceResponseCodec,
   type ToolServiceRequest,
   type ToolServiceResponse,
-} from '../../wire/index.js';
-import type { ToolServiceDescriptor } from '../tool.js';
+} from '../wire/index.js';
+import type { ToolServiceDescriptor } from '../tools/tool.js';
 
 type Client = RequestClient<ToolServiceRequest, ToolServiceResponse>;
 

@@ -4,10 +4,10 @@
  * registry: its requests are answered without tools (TrustGraph fails them with "No agent configuration").
  */
 import type { Logger } from 'pino';
-import type { McpDiscoveryLookup } from '../mcp/discovery-result.js';
-import { buildRegistry, type ToolRegistry } from '../tools/registry.js';
-import { ToolLoadCache } from '../tools/tool-load-cache.js';
-import type { WorkspaceSnapshot } from '../config/workspace-config.js';
+import type { ArgumentSource } from '../arguments/argument-source.js';
+import { buildRegistry, type ToolRegistry } from './registry.js';
+import { ToolLoadCache } from '../config/tool-load-cache.js';
+import type { WorkspaceSnapshot } from '../../config/workspace-config.js';
 
 export const TOOL_CONFIG_TYPES = ['tool', 'tool-service'] as const;
 
@@ -16,19 +16,19 @@ export class WorkspaceRegistries {
   private readonly loadCaches = new Map<string, ToolLoadCache>();
 
   /**
-   * @param mcpLookup MCP discovery's snapshot of a workspace (design decision 9 (docs/design.md)); absent or undefined: the
+   * @param mcpArguments the `mcp-tool` argument source of a workspace (MCP discovery's snapshot, design decision 9 (docs/design.md)); absent or undefined: the
    *   registry is built without discovery
    */
   constructor(
     private readonly logger: Logger,
     private readonly onRebuilt: (registry: ToolRegistry, seconds: number) => void = () => {},
-    private readonly mcpLookup?: (workspace: string) => McpDiscoveryLookup | undefined,
+    private readonly mcpArguments?: (workspace: string) => ArgumentSource | undefined,
   ) {}
 
   /** Rebuild one workspace's registry from its config snapshot. Never throws. */
   rebuild(workspace: string, snapshot: WorkspaceSnapshot, version: number): ToolRegistry {
     const started = performance.now();
-    const mcp = this.mcpLookup?.(workspace);
+    const mcp = this.mcpArguments?.(workspace);
     let loadCache = this.loadCaches.get(workspace);
     if (!loadCache) this.loadCaches.set(workspace, (loadCache = new ToolLoadCache()));
     const { registry, problems } = buildRegistry({

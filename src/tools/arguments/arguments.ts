@@ -8,9 +8,9 @@
  * Undeclared arguments stay in `value` (TrustGraph forwards them) and are reported as warnings, one per name;
  * the iteration drops, passes or rejects them (`--undeclared-arguments`).
  */
-import { quote, showValue } from './describe-value.js';
-import type { ProblemDetail } from './problems.js';
-import type { ArgumentType, ToolArgumentConfig } from './tool-config-schema.js';
+import { quote, showValue } from '../describe-value.js';
+import type { ProblemDetail } from '../config/problems.js';
+import type { ArgumentType, ToolArgumentConfig } from '../config/tool-config-schema.js';
 
 /** A declared argument, normalized (`required` defaults to true, `description` to ""). */
 export interface ToolArgument {

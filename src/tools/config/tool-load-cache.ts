@@ -6,7 +6,7 @@
  *
  * Loaded tools are frozen, so sharing them between registries is safe.
  */
-import type { McpDiscoveryLookup } from '../mcp/discovery-result.js';
+import type { ArgumentSource } from '../arguments/argument-source.js';
 import type { ToolLoad } from './load-tool.js';
 
 interface Entry {
@@ -16,13 +16,13 @@ interface Entry {
 
 export class ToolLoadCache {
   private entries = new Map<string, Entry>();
-  private dependencies: { services: string; mcp: McpDiscoveryLookup | undefined } | undefined;
+  private dependencies: { services: string; mcp: ArgumentSource | undefined } | undefined;
 
   /**
    * Start a build. When the dependencies differ from the previous build's, nothing is reused.
    * @param services a fingerprint of the workspace's `tool-service` values
    */
-  begin(services: string, mcp: McpDiscoveryLookup | undefined): BuildSession {
+  begin(services: string, mcp: ArgumentSource | undefined): BuildSession {
     const same = this.dependencies !== undefined && this.dependencies.services === services && this.dependencies.mcp === mcp;
     const previous = same ? this.entries : new Map<string, Entry>();
     const next = new Map<string, Entry>();

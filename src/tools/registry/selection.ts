@@ -3,7 +3,7 @@
  * TG-4..TG-7, docs/requirements.md), as pure functions. The registry applies the same rules through precomputed indexes;
  * `isToolOffered` is the formula itself, one tool at a time.
  */
-import type { Tool } from './tool.js';
+import type { Tool } from '../tool.js';
 
 /** The group a request uses when it names none, and a tool is in when it names none. */
 export const DEFAULT_GROUP = 'default';

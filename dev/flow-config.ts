@@ -9,7 +9,7 @@
  * (`uniqueWorkspace()`, e.g. `ws-lq3k2a-9f1c20ab`) has its own topics on a shared broker.
  */
 import { randomBytes } from 'node:crypto';
-import { pythonJsonDumps } from '../../src/wire/index.js';
+import { pythonJsonDumps } from '../src/wire/index.js';
 
 /** A fresh workspace id: `<prefix>-<time36>-<random hex>`. */
 export function uniqueWorkspace(prefix = 'ws'): string {

@@ -3,7 +3,7 @@
  * between requests with the same groups and state. It is applied twice per iteration — to build the
  * prompt and to check the parsed action (design decision 6 (docs/design.md)) — and carries what the audit line needs.
  */
-import type { Tool, ToolPromptForm } from './tool.js';
+import type { Tool, ToolPromptForm } from '../tool.js';
 
 export interface ToolSet {
   readonly workspace: string;

@@ -4,12 +4,12 @@
  * extra on the broker — and otherwise Pulsar's WebSocket API.
  */
 import type { Logger } from 'pino';
-import { webSocketUrlFor, type Settings } from '../settings.js';
-import { checkNativeCredentials, checkWebSocketCredentials, type CredentialsVerdict } from './credentials-check.js';
-import { CredentialsRefusedError } from './errors.js';
-import { NativeTransport, loadPulsarClient } from './native-transport.js';
-import type { Transport } from './transport.js';
-import { WebSocketTransport } from './websocket-transport.js';
+import { webSocketUrlFor, type Settings } from './settings.js';
+import { checkNativeCredentials, checkWebSocketCredentials, type CredentialsVerdict } from './bus/credentials-check.js';
+import { CredentialsRefusedError } from './bus/errors.js';
+import { NativeTransport, loadPulsarClient } from './bus/native-transport.js';
+import type { Transport } from './bus/transport.js';
+import { WebSocketTransport } from './bus/websocket-transport.js';
 
 export async function createTransport(settings: Settings, logger: Logger): Promise<Transport> {
   const token = settings.pulsarApiKey;

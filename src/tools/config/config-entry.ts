@@ -3,8 +3,8 @@
  * already-decoded object is accepted too (handy for tests and for config clients that decode early).
  * A value over the size or depth limit is refused here, before anything walks it.
  */
-import { checkJsonLimits } from '../wire/json-limits.js';
-import { describeValue } from './describe-value.js';
+import { checkJsonLimits } from '../../wire/json-limits.js';
+import { describeValue } from '../describe-value.js';
 import type { ProblemDetail } from './problems.js';
 
 /** Largest config value (JSON text) accepted for one tool, tool service or MCP entry. */

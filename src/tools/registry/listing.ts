@@ -6,11 +6,11 @@
  * Never config values that may be secrets: a tool-service tool's config params are listed by name and JSON
  * type only (an `api-key` is a config param), and the raw config entries are not served at all.
  */
-import type { McpArgumentsReport } from '../mcp/mcp-tool-arguments.js';
-import type { ToolArgument } from './arguments.js';
-import { deepFreeze } from './freeze.js';
-import type { Problem } from './problems.js';
-import type { Tool, ToolType } from './tool.js';
+import type { ArgumentsReport } from '../arguments/argument-source.js';
+import type { ToolArgument } from '../arguments/arguments.js';
+import { deepFreeze } from '../freeze.js';
+import type { Problem } from '../config/problems.js';
+import type { Tool, ToolType } from '../tool.js';
 import type { ToolIndex } from './tool-index.js';
 
 export interface ListedTool {
@@ -32,7 +32,7 @@ export interface ListedTool {
    * `mcp-tool` tools when MCP discovery is on: where the arguments came from (`declared`, `discovered`,
    * `none`), the discovery status and the drift between declared arguments and the server's schema.
    */
-  readonly mcp?: McpArgumentsReport;
+  readonly mcp?: ArgumentsReport;
 }
 
 export interface ListedToolService {
@@ -90,7 +90,7 @@ function jsonType(value: unknown): string {
   return Array.isArray(value) ? 'array' : typeof value;
 }
 
-export function listTool(tool: Tool, mcp?: McpArgumentsReport): ListedTool {
+export function listTool(tool: Tool, mcp?: ArgumentsReport): ListedTool {
   const listed: ListedTool = {
     key: tool.key,
     name: tool.name,
@@ -113,7 +113,7 @@ export function buildListing(
     readonly toolServices: ReadonlyMap<string, { readonly requestQueue: string; readonly responseQueue: string; readonly configParams: ListedToolService['configParams'] }>;
     readonly problems: readonly Problem[];
     readonly knownStates: ReadonlySet<string>;
-    readonly mcp?: ReadonlyMap<string, McpArgumentsReport>;
+    readonly mcp?: ReadonlyMap<string, ArgumentsReport>;
   },
   index: ToolIndex,
 ): RegistryListing {

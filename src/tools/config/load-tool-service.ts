@@ -2,10 +2,10 @@
  * One `tool-service` config entry → a normalized, frozen `ToolServiceDescriptor`, or problems.
  */
 import { decodeEntry } from './config-entry.js';
-import { deepFreeze } from './freeze.js';
+import { deepFreeze } from '../freeze.js';
 import { makeProblem, type Problem } from './problems.js';
 import { checkAgainst } from './schema-issues.js';
-import type { ToolServiceDescriptor } from './tool.js';
+import type { ToolServiceDescriptor } from '../tool.js';
 import { ToolServiceConfigSchema } from './tool-service-schema.js';
 
 export interface ToolServiceLoad {

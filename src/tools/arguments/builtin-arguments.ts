@@ -4,7 +4,7 @@
  * here, and shared by every tool of the type.
  */
 import { compileArguments, type ArgumentValidator, type ToolArgument } from './arguments.js';
-import type { ToolType } from './tool-config-schema.js';
+import type { ToolType } from '../config/tool-config-schema.js';
 
 /** Tool types whose arguments are fixed by TrustGraph rather than configured. */
 export type FixedArgumentsToolType = 'knowledge-query' | 'text-completion' | 'structured-query' | 'row-embeddings-query';
