@@ -1,7 +1,7 @@
 /**
  * TrustGraph 2.11.1's own orchestrator (`agent-orchestrator`, trustgraph-flow's `trustgraph.agent.orchestrator`,
  * what TrustGraph's deployments run as `agent-manager`) from PyPI, on the test broker, driven by the scripted
- * scenario of test/support/orchestrator-scenario.ts: for each `pattern` a request is sent the way TrustGraph's
+ * scenario of dev/stand-ins/orchestrator-scenario.ts: for each `pattern` a request is sent the way TrustGraph's
  * gateway sends it, and the message sequence that comes back (and the requests the orchestrator publishes on the
  * request topic: `next` iterations, subagent requests and completions) must equal the golden fixture under
  * test/fixtures/trustgraph-2.11.1/orchestrator/.
@@ -18,7 +18,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startAgentHarness, type AgentHarness } from '../support/agent-harness.js';
-import { agentFlowConfig, uniqueWorkspace } from '../support/flow-config.js';
+import { agentFlowConfig, uniqueWorkspace } from '../../dev/flow-config.js';
 import {
   normaliseSequence,
   scenarioGraphRag,
@@ -33,7 +33,7 @@ import {
   SCENARIO_CASES,
   type NormalisedSequence,
   type ScenarioCase,
-} from '../support/orchestrator-scenario.js';
+} from '../../dev/stand-ins/orchestrator-scenario.js';
 import { brokerUrls } from '../support/transport-contract.js';
 import { startTrustGraphProcess, trustgraphVenv, type TrustGraphProcess } from '../support/trustgraph-pieces.js';
 

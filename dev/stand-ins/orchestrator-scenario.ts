@@ -12,9 +12,9 @@
  * into a comparable form: uuids become `<uuid-N>` in order of first appearance, times and durations placeholders,
  * explain triples sorted.
  */
-import type { PromptCall, PromptScript, PromptTerms, PromptUsage } from '../stand-ins/prompt-service.js';
+import type { PromptCall, PromptScript, PromptTerms, PromptUsage } from './prompt-service.js';
 import type { AgentRequest, AgentResponse } from '../../src/wire/index.js';
-import { knowledgeQueryTool } from './flow-config.js';
+import { knowledgeQueryTool } from '../flow-config.js';
 
 export type OrchestratorPattern = 'react' | 'plan-then-execute' | 'supervisor' | '';
 
