@@ -101,7 +101,7 @@ function breakdown(): { rows: string[][]; payloadBytes: number; frameBytes: numb
     ],
     ['buildRegistry (parse + validate + index every tool)', () => buildRegistry({ workspace: 'bench', tools, toolServices: {}, version: 2 })],
     [
-      'AgentMetrics.registryRebuilt (the app\'s onRegistry hook)',
+      'AgentMetrics.registryRebuilt (the telemetry\'s registryRebuilt)',
       (() => {
         const metrics = new AgentMetrics('bench', { defaultMetrics: false });
         const { registry } = buildRegistry({ workspace: 'bench', tools, toolServices: {}, version: 2 });

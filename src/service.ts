@@ -11,40 +11,27 @@ import { ConfigWatcher, type WorkspaceChange } from './config/config-watcher.js'
 import { parseFlows, type FlowDefinition, type FlowProblem } from './config/flows.js';
 import { ConcurrencyLimit } from './flow/concurrency-limit.js';
 import { FlowManager } from './flow/flow-manager.js';
-import type { FlowRuntimeDeps, IterationHooks, RequestGate } from './flow/flow-runtime.js';
+import type { ConfigPart, RequestGate, ServiceTelemetry } from './flow/ports.js';
 import { TOOL_CONFIG_TYPES, WorkspaceRegistries } from './tools/registry/workspace-registries.js';
 import type { McpDiscoveryLookup } from './mcp/discovery-result.js';
 import { discoveryArgumentSource } from './mcp/mcp-tool-arguments.js';
 import type { Settings } from './settings.js';
-import type { ToolRegistry } from './tools/registry/registry.js';
 import { ToolServiceClients } from './flow/tool-service-clients.js';
-import type { AgentRequest } from './wire/index.js';
 
 export interface ServiceHooks {
-  /** Per-iteration events (metrics, audit); `request` is undefined when it could not be decoded. */
-  eventsFor?(flow: FlowDefinition, request: AgentRequest | undefined, id: string): IterationHooks;
+  /** Metrics and the audit trail. */
+  telemetry?: ServiceTelemetry;
   /** Extra config types to watch, and what to do when they change (e.g. the group policy). */
   extraConfigTypes?: readonly string[];
   onConfig?(change: WorkspaceChange): void;
-  onRegistry?(registry: ToolRegistry, seconds: number): void;
   /**
    * MCP argument discovery's snapshot of a workspace, read at every registry rebuild (design decision 9 (docs/design.md)).
    * Undefined (or no hook): the registry is built without discovery. When it changes, call `rebuildRegistry`.
    */
   mcpLookup?(workspace: string): McpDiscoveryLookup | undefined;
-  onConfigVersion?(version: number): void;
-  /** One part of a config change could not be applied (the others were); already logged. */
-  onConfigFailure?(workspace: string, part: ConfigPart, message: string): void;
   onWorkspaceDeleted?(workspace: string): void;
   gate?: RequestGate;
-  instrument?: FlowRuntimeDeps['instrument'];
 }
-
-/**
- * The parts of a config change, applied independently so that one failing never drops the others:
- * `tools` (the tool registry rebuild), `hooks` (the group policy, MCP discovery) and `flows`.
- */
-export type ConfigPart = 'tools' | 'hooks' | 'flows';
 
 export interface ConfigFailure {
   readonly workspace: string;
@@ -100,10 +87,11 @@ export class AgentService {
         logger,
       });
     }
+    const telemetry = hooks.telemetry;
     const mcpLookup = hooks.mcpLookup?.bind(hooks);
     this.registries = new WorkspaceRegistries(
       logger,
-      hooks.onRegistry,
+      (registry, seconds) => telemetry?.registryRebuilt?.(registry, seconds),
       mcpLookup && ((workspace) => {
         const lookup = mcpLookup(workspace);
         return lookup === undefined ? undefined : discoveryArgumentSource(lookup);
@@ -130,11 +118,10 @@ export class AgentService {
         ...(settings.maxQueued !== undefined ? { maxQueued: settings.maxQueued } : {}),
         ...(settings.requestConsumers !== undefined ? { requestConsumers: settings.requestConsumers } : {}),
         toolServices: this.toolServices,
-        eventsFor: hooks.eventsFor ?? (() => ({})),
+        ...(telemetry ? { telemetry } : {}),
         ...(hooks.gate ? { gate: hooks.gate } : {}),
         ...(settings.librarianTimeoutSeconds !== undefined ? { librarianTimeoutMs: settings.librarianTimeoutSeconds * 1000 } : {}),
         ...(settings.librarianMaxInFlight !== undefined ? { librarianMaxInFlight: settings.librarianMaxInFlight } : {}),
-        ...(hooks.instrument ? { instrument: hooks.instrument } : {}),
       },
       logger,
     );
@@ -266,7 +253,7 @@ export class AgentService {
         await this.flows.sync(workspace, flows);
       });
     }
-    this.hooks.onConfigVersion?.(version);
+    this.hooks.telemetry?.configVersion?.(version);
   }
 
   /** Apply one part of a change; a failure is logged, reported and kept for the listing, never thrown. */
@@ -284,7 +271,7 @@ export class AgentService {
       );
       if (!failures) this.configFailures.set(workspace, (failures = new Map()));
       failures.set(part, { workspace, part, version, message });
-      this.hooks.onConfigFailure?.(workspace, part, message);
+      this.hooks.telemetry?.configFailed?.(workspace, part, message);
     }
   }
 
@@ -293,6 +280,7 @@ export class AgentService {
     this.registries.delete(workspace);
     this.flowProblems.delete(workspace);
     this.configFailures.delete(workspace);
+    this.hooks.telemetry?.workspaceDeleted?.(workspace);
     this.hooks.onWorkspaceDeleted?.(workspace);
   }
 }

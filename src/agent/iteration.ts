@@ -9,7 +9,7 @@ import type { RequestClient } from '../bus/request-client.js';
 import type { ToolRegistry } from '../tools/registry/registry.js';
 import { runTool } from '../tools/run/run-tool.js';
 import type { ToolClients } from '../tools/run/tool-clients.js';
-import { normalizeRequestState } from '../tools/registry/selection.js';
+import type { AgentAsk } from '../tools/registry/selection.js';
 import type { Tool } from '../tools/tool.js';
 import type { ToolSet } from '../tools/registry/tool-set.js';
 import {
@@ -119,11 +119,11 @@ export interface IterationResult {
  * Run one iteration. Failures become an error response (and are returned); it throws only when that error
  * response cannot be published either (the broker stayed unreachable).
  */
-export async function runIteration(ctx: IterationContext, request: AgentRequest): Promise<IterationResult> {
-  const state = normalizeRequestState(request.state);
-  const result: IterationResult = { outcome: 'error', stateBefore: state };
+export async function runIteration(ctx: IterationContext, ask: AgentAsk): Promise<IterationResult> {
+  const { request } = ask;
+  const result: IterationResult = { outcome: 'error', stateBefore: ask.state };
   try {
-    return await iterate(ctx, request, result);
+    return await iterate(ctx, ask, result);
   } catch (error) {
     // The error goes back to the client in one message: bounded, and saying what really happened.
     const { reason, text: message } = describeFailure(error);
@@ -136,7 +136,8 @@ export async function runIteration(ctx: IterationContext, request: AgentRequest)
   }
 }
 
-async function iterate(ctx: IterationContext, request: AgentRequest, result: IterationResult): Promise<IterationResult> {
+async function iterate(ctx: IterationContext, ask: AgentAsk, result: IterationResult): Promise<IterationResult> {
+  const { request } = ask;
   const now = ctx.now ?? (() => new Date());
   const sessionId = request.session_id || randomUUID();
   // Message ids and explain URIs name the conversation by a bounded key; the `next` request keeps the full id.
@@ -154,7 +155,7 @@ async function iterate(ctx: IterationContext, request: AgentRequest, result: Ite
     throw new DialogError('Too many agent iterations');
   }
 
-  const toolSet = ctx.registry.filter(request.group, request.state);
+  const toolSet = ctx.registry.offer(ask);
   result.toolSet = toolSet;
   ctx.events.toolsOffered?.(toolSet);
 
@@ -234,7 +235,8 @@ async function iterate(ctx: IterationContext, request: AgentRequest, result: Ite
       session_id: sessionId,
     }),
   );
-  return { ...result, outcome: 'next', action, stateAfter: normalizeRequestState(step.nextState) };
+  // An action's next state is normalised already (the registry's); a parse failure keeps the request's state.
+  return { ...result, outcome: 'next', action, stateAfter: parsed.kind === 'action' ? step.nextState : state };
 }
 
 interface ActionOutcome {

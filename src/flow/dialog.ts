@@ -5,7 +5,7 @@
  */
 import { TransportError } from '../bus/errors.js';
 import type { IterationResult } from '../agent/iteration.js';
-import type { IterationHooks } from './flow-runtime.js';
+import type { RequestTelemetry } from './ports.js';
 
 export interface DialogState {
   /** The end-of-dialog message has been handed to the producer. */
@@ -24,8 +24,8 @@ export interface DialogState {
   pending: Promise<void>[];
   /** Explainability triples in flight (a persistent topic, slower to acknowledge): awaited only before the ack. */
   background: Promise<void>[];
-  /** The iteration's hooks (metrics, audit), once known. */
-  events?: IterationHooks;
+  /** The request's telemetry (metrics, audit), once known. */
+  events?: RequestTelemetry;
   /** What the iteration returned, when it ran. */
   result?: IterationResult;
 }

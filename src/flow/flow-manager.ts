@@ -4,7 +4,8 @@
  */
 import type { Logger } from 'pino';
 import { diffFlows, flowKey, type FlowDefinition } from '../config/flows.js';
-import { FlowRuntime, type FlowRuntimeDeps } from './flow-runtime.js';
+import { FlowRuntime } from './flow-runtime.js';
+import type { FlowRuntimeDeps } from './ports.js';
 
 export class FlowManager {
   private readonly running = new Map<string, FlowRuntime>();

@@ -8,27 +8,18 @@
  * counted, and audited. Only when even that error response cannot be published (the broker stayed
  * unreachable) is the request negatively acknowledged, and that is audited too.
  */
-import type { Logger } from 'pino';
 import type { RequestClient } from '../bus/request-client.js';
-import type { IncomingMessage, OutgoingMessage, Producer } from '../bus/transport.js';
-import type { FlowDefinition } from '../config/flows.js';
+import type { IncomingMessage } from '../bus/transport.js';
 import { clipErrorText, describeFailure, type Failure } from '../agent/failure.js';
-import type { DocumentSink } from '../agent/agent-documents.js';
 import { runIteration, type IterationOutput, type IterationResult } from '../agent/iteration.js';
-import { budgetFor, checkFits, fitResponse, fitTriples, type MessageBudget } from '../agent/message-budget.js';
+import { budgetFor } from '../agent/message-budget.js';
 import { errorResponse } from '../agent/responses.js';
 import type { ToolClients } from '../tools/run/tool-clients.js';
-import {
-  agentRequestCodec,
-  agentResponseCodec,
-  triplesCodec,
-  type AgentRequest,
-  type AgentResponse,
-  type PromptRequest,
-  type PromptResponse,
-} from '../wire/index.js';
-import { finalMayHaveBeenSent, newDialog, settle, settleAll, type DialogState, track } from './dialog.js';
-import type { FlowRuntimeDeps } from './flow-runtime.js';
+import { askOf, type AgentAsk } from '../tools/registry/selection.js';
+import { agentRequestCodec, agentResponseCodec, type AgentRequest, type PromptRequest, type PromptResponse } from '../wire/index.js';
+import { finalMayHaveBeenSent, newDialog, settleAll, type DialogState } from './dialog.js';
+import { iterationOutput, type FlowOutput } from './iteration-output.js';
+import type { FlowRuntimeDeps, RequestTelemetry } from './ports.js';
 
 /** Default of `FlowRuntimeDeps.maxQueued`: a burst this large waits in memory (each holds its payload). */
 export const DEFAULT_MAX_QUEUED = 10_000;
@@ -36,19 +27,10 @@ export const DEFAULT_MAX_QUEUED = 10_000;
 /** Share of the transport's message size that a request may take by default (`maxRequestBytes`). */
 export const DEFAULT_REQUEST_SHARE = 0.75;
 
-export interface RequestHandlerContext {
-  definition: FlowDefinition;
+export interface RequestHandlerContext extends FlowOutput {
   deps: FlowRuntimeDeps;
-  logger: Logger;
-  producers: { response: Producer; next: Producer; explainability?: Producer };
   prompt: RequestClient<PromptRequest, PromptResponse>;
   tools: ToolClients;
-  /** Publish with the runtime's retry policy (see FlowRuntime.publish). */
-  publish(producer: Producer, message: OutgoingMessage, onlyIfUnsent: boolean): Promise<void>;
-  /** Resolves once the broker connection is whole (for `next` messages). */
-  whenConnected(): Promise<void>;
-  /** Where the iteration's librarian documents go, when the flow has librarian queues. */
-  documents?: DocumentSink;
 }
 
 export class RequestHandler {
@@ -84,7 +66,7 @@ export class RequestHandler {
     }
     const answered = await this.ensureFinalMessage(id, dialog);
     this.audit(dialog, answered);
-    deps.instrument?.consumed(consumer, (performance.now() - started) / 1000, answered);
+    deps.telemetry?.consumed?.(consumer, (performance.now() - started) / 1000, answered);
     if (ackedOnArrival) return;
     if (answered) {
       await message.ack().catch((error: unknown) => logger.warn({ err: error, id }, 'Could not acknowledge an agent request'));
@@ -98,13 +80,13 @@ export class RequestHandler {
   /** Too many requests wait for a slot already: refuse at once, with an error that says so. */
   private async refuseOverloaded(id: string, dialog: DialogState): Promise<void> {
     const { deps } = this.ctx;
-    dialog.events = deps.eventsFor(this.ctx.definition, undefined, id);
+    dialog.events = this.telemetryOf(undefined, id);
     const text =
       `the agent is overloaded: ${deps.limit.queued} requests are waiting for one of its ` +
       `${deps.limit.limit} concurrency slots (limit ${deps.maxQueued ?? DEFAULT_MAX_QUEUED}); ` +
       `the request was refused, send it again later`;
     this.ctx.logger.warn({ id, queued: deps.limit.queued }, 'Refusing a request: too many are waiting for a slot');
-    deps.instrument?.overloaded?.();
+    deps.telemetry?.overloaded?.();
     dialog.result = { outcome: 'error', stateBefore: '', error: text };
     await this.output(id, dialog).respond(errorResponse(text));
   }
@@ -113,7 +95,7 @@ export class RequestHandler {
     const { workspace, flow } = this.ctx.definition;
     const { deps, logger } = this.ctx;
     if (message.payload.length > this.maxRequestBytes) {
-      dialog.events = deps.eventsFor(this.ctx.definition, undefined, id);
+      dialog.events = this.telemetryOf(undefined, id);
       const text =
         `the request is ${message.payload.length} bytes, over the limit of ${this.maxRequestBytes} bytes ` +
         `(--max-request-bytes; by default three quarters of what the ${deps.transport.kind} transport carries in one message); ` +
@@ -123,24 +105,27 @@ export class RequestHandler {
       await this.output(id, dialog).respond(errorResponse(text));
       return;
     }
-    let request: AgentRequest;
+    let ask: AgentAsk;
     try {
-      request = agentRequestCodec.decode(message.payload);
+      // The request's defaults are applied here, once; everything after reads `ask.groups` and `ask.state`.
+      ask = askOf(agentRequestCodec.decode(message.payload));
     } catch (error) {
-      dialog.events = deps.eventsFor(this.ctx.definition, undefined, id);
+      dialog.events = this.telemetryOf(undefined, id);
       const failure = describeFailure(error);
       this.fail(dialog, failure, id, `Refusing an agent request that cannot be decoded: ${failure.text}`);
       dialog.result = { outcome: 'error', stateBefore: '', error: failure.text };
       await this.output(id, dialog).respond(errorResponse(failure.text, ''));
       return;
     }
-    if (request.history.length > 0) deps.instrument?.next?.('received');
-    const output = this.output(id, dialog, request);
+    if (ask.request.history.length > 0) deps.telemetry?.next?.('received');
+    const output = this.output(id, dialog, ask.request);
     try {
       const registry = deps.registryFor(workspace);
-      const events = deps.eventsFor(this.ctx.definition, request, id);
+      const events = this.telemetryOf(ask, id);
       dialog.events = events;
-      const refusal = deps.gate?.check(this.ctx.definition, request, message.properties, registry);
+      const verdict = deps.gate?.check(this.ctx.definition, ask, message.properties, registry) ?? {};
+      if (verdict.unknownState !== undefined) events.stateUnknown?.(verdict.unknownState);
+      const { refusal } = verdict;
       if (refusal) {
         logger.warn({ id, kind: refusal.kind, reason: refusal.reason }, `Request refused: ${refusal.message}`);
         events.refused?.(refusal);
@@ -163,7 +148,7 @@ export class RequestHandler {
             undeclaredArguments: deps.undeclaredArguments ?? 'drop',
           },
         },
-        request,
+        ask,
       );
     } catch (error) {
       // A hook or the gate threw, or even the iteration's error response could not be sent.
@@ -174,60 +159,14 @@ export class RequestHandler {
     }
   }
 
-  /** Where one request's messages go: each is sized before it is handed to the producer. */
+  /** Where one request's messages go (iteration-output.ts). */
   private output(id: string, dialog: DialogState, request?: AgentRequest): IterationOutput {
-    const { producers, logger } = this.ctx;
-    const properties = { id };
-    const budget: MessageBudget = budgetFor(this.ctx.deps.transport, properties);
-    const warn = (text: string): void => logger.warn({ id }, `Shortened a message to fit the transport: ${text}`);
-    const explainability = producers.explainability;
-    const documents = this.ctx.documents;
-    return {
-      ...(documents && request ? { documents } : {}),
-      respond: (response: AgentResponse) => {
-        const payload = fitResponse(response, budget, warn);
-        const final = response.end_of_dialog;
-        if (final) dialog.ended = true;
-        const publish = this.ctx.publish(producers.response, { payload, properties }, false).then(
-          () => {
-            if (final) dialog.delivered = true;
-          },
-          (error: unknown) => {
-            if (final) dialog.finalFailure = error;
-            throw error;
-          },
-        );
-        return track(dialog.pending, publish);
-      },
-      next: async (message: AgentRequest) => {
-        const nextProperties = { ...(this.ctx.deps.gate?.nextProperties(this.ctx.definition, message, id) ?? {}), id };
-        const payload = checkFits(
-          agentRequestCodec.encode(message),
-          "this conversation's next request (question, history and session id)",
-          budgetFor(this.ctx.deps.transport, nextProperties),
-        );
-        // This iteration's responses reach the client before anything of the next iteration can.
-        await settle(dialog.pending);
-        await this.ctx.whenConnected();
-        await this.ctx.publish(producers.next, { payload, properties: nextProperties }, true);
-        this.ctx.deps.instrument?.next?.('published');
-      },
-      ...(explainability && request
-        ? {
-            explain: (triples) => {
-              const payload = fitTriples((t) => triplesCodec.encode(t), triples, budget, warn);
-              if (!payload) return Promise.resolve();
-              return track(
-                dialog.background,
-                explainability.send({ payload, properties }).catch((error: unknown) => {
-                  // Provenance never fails a dialog.
-                  logger.warn({ err: error, id }, 'Could not publish explainability triples; the dialog goes on');
-                }),
-              );
-            },
-          }
-        : {}),
-    };
+    return iterationOutput(this.ctx, id, dialog, request);
+  }
+
+  /** The request's telemetry (metrics, audit); none when the flow has no telemetry. */
+  private telemetryOf(ask: AgentAsk | undefined, id: string): RequestTelemetry {
+    return this.ctx.deps.telemetry?.request?.(this.ctx.definition, ask, id) ?? {};
   }
 
   /**
@@ -262,7 +201,7 @@ export class RequestHandler {
     this.fail(dialog, failure, id, `Agent request failed (${failure.reason}); ending the dialog with an error: ${failure.text}`);
     try {
       const payload = agentResponseCodec.encode(errorResponse(failure.text));
-      await this.ctx.publish(this.ctx.producers.response, { payload, properties: { id } }, false);
+      await this.ctx.publisher.publish(this.ctx.producers.response, { payload, properties: { id } }, false);
       this.failedEnding(dialog, failure, 'error');
       return true;
     } catch (error) {

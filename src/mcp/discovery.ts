@@ -30,10 +30,8 @@ export interface McpDiscoveryOptions {
   readonly logger: Logger;
   /** Called when a workspace's snapshot changed: rebuild its registry. */
   readonly onChange: (workspace: string) => void;
-  /** Called once per `mcp` entry per failed attempt (metrics). */
-  readonly onFailure?: (workspace: string, mcpKey: string, reason: DiscoveryFailureReason) => void;
-  /** Called after every snapshot update with the number of entries currently failing (metrics). */
-  readonly onStatus?: (workspace: string, failing: number) => void;
+  /** Metrics of discovery. */
+  readonly telemetry?: DiscoveryTelemetry;
   /** Default: the MCP SDK client (`tools-list-client.ts`). */
   readonly list?: ToolsLister;
   readonly compiler?: SchemaCompiler;
@@ -42,6 +40,14 @@ export interface McpDiscoveryOptions {
   readonly maxConcurrent?: number;
   /** How often due servers are looked for. Default: a quarter of the retry delay, 100 ms … 5 s. */
   readonly tickMs?: number;
+}
+
+/** What discovery reports for metrics. Every method is optional. */
+export interface DiscoveryTelemetry {
+  /** Once per `mcp` entry per failed attempt. */
+  discoveryFailed?(workspace: string, mcpKey: string, reason: DiscoveryFailureReason): void;
+  /** After every snapshot update: the number of entries currently failing. */
+  discoveryStatus?(workspace: string, failing: number): void;
 }
 
 type EndpointState = CacheState<readonly ListedMcpTool[]>;
@@ -132,7 +138,7 @@ export class McpDiscovery {
     const config = parseMcpConfig(workspace, change.snapshot[MCP_CONFIG_TYPE]);
     for (const problem of config.problems) {
       this.options.logger.error({ workspace, mcpKey: problem.key }, `MCP configuration problem: ${problem.text}`);
-      this.options.onFailure?.(workspace, problem.key, 'bad-config');
+      this.options.telemetry?.discoveryFailed?.(workspace, problem.key, 'bad-config');
     }
     let state = this.workspaces.get(workspace);
     if (state === undefined) {
@@ -264,11 +270,12 @@ export class McpDiscovery {
     }
     if (this.workspaces.get(workspace) !== state) return; // workspace deleted meanwhile
     this.update(workspace, state, false);
-    if (this.options.onFailure !== undefined) {
+    const discoveryFailed = this.options.telemetry?.discoveryFailed?.bind(this.options.telemetry);
+    if (discoveryFailed !== undefined) {
       for (const mcpEntry of state.config.entries.values()) {
         if (endpointKey(mcpEntry) !== key) continue;
         const discovery = state.lookup.get(mcpEntry.key);
-        if (discovery?.status === 'failed') this.options.onFailure(workspace, mcpEntry.key, discovery.reason);
+        if (discovery?.status === 'failed') discoveryFailed(workspace, mcpEntry.key, discovery.reason);
       }
     }
   }
@@ -301,7 +308,7 @@ export class McpDiscovery {
     }
     state.fingerprints = fingerprints;
     state.lookup = lookup;
-    this.options.onStatus?.(workspace, [...lookup.values()].filter((d) => d.status === 'failed').length);
+    this.options.telemetry?.discoveryStatus?.(workspace, [...lookup.values()].filter((d) => d.status === 'failed').length);
     if (changed || force) this.notify(workspace);
   }
 

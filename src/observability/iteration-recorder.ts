@@ -4,11 +4,10 @@
 import type { Failure } from '../agent/failure.js';
 import type { IterationResult, SessionOutcome, UndeclaredAction } from '../agent/iteration.js';
 import type { FlowDefinition } from '../config/flows.js';
-import type { IterationHooks, Refusal } from '../flow/flow-runtime.js';
+import type { Refusal, RequestTelemetry } from '../flow/ports.js';
+import type { AgentAsk } from '../tools/registry/selection.js';
 import type { Tool } from '../tools/tool.js';
 import type { ToolSet } from '../tools/registry/tool-set.js';
-import { normalizeRequestGroups, normalizeRequestState } from '../tools/registry/selection.js';
-import type { AgentRequest } from '../wire/index.js';
 import type { AuditDenial, AuditRecord, AuditTrail } from './audit.js';
 import type { AgentMetrics } from './metrics.js';
 
@@ -22,10 +21,9 @@ const MAX_AUDITED_SESSION_ID = 256;
 /** Longer argument names are cut in the audit line (the model writes them). */
 const MAX_NAME = 200;
 
-export class IterationRecorder implements IterationHooks {
+export class IterationRecorder implements RequestTelemetry {
   private readonly startedAt = new Date();
   private readonly started = performance.now();
-  private readonly p: { processor: string };
   private readonly record: AuditRecord;
   private finished = false;
 
@@ -34,11 +32,11 @@ export class IterationRecorder implements IterationHooks {
     private readonly audit: AuditTrail | undefined,
     flow: FlowDefinition,
     /** Undefined when the request could not be decoded (it is audited all the same). */
-    private readonly request: AgentRequest | undefined,
+    private readonly ask: AgentAsk | undefined,
     id: string,
   ) {
-    this.p = { processor: metrics.processor };
-    const state = request ? normalizeRequestState(request.state) : '';
+    const request = ask?.request;
+    const state = ask?.state ?? '';
     const sessionId = request?.session_id ?? '';
     this.record = {
       audit: 'agent-iteration',
@@ -48,7 +46,7 @@ export class IterationRecorder implements IterationHooks {
       session_id: sessionId.length <= MAX_AUDITED_SESSION_ID ? sessionId : `${sessionId.slice(0, MAX_AUDITED_SESSION_ID)}…`,
       iteration: request ? request.history.length + 1 : 0,
       requested_groups: request?.group ?? null,
-      effective_groups: request ? [...normalizeRequestGroups(request.group).groups] : [],
+      effective_groups: ask ? [...ask.groups.groups] : [],
       initial_state: state,
       final_state: state,
       transitions: [],
@@ -79,28 +77,28 @@ export class IterationRecorder implements IterationHooks {
       filtered_by_state_count: toolSet.filteredByState.length,
       effective_groups: [...toolSet.groups],
     });
-    if (this.request?.history.length === 0) {
-      for (const group of toolSet.groups) this.metrics.groupRequests.inc({ ...this.p, group: this.metrics.group(group) });
+    if (this.ask?.request.history.length === 0) {
+      for (const group of toolSet.groups) this.metrics.groupRequests.inc({ group: this.metrics.group(group) });
     }
-    this.metrics.offeredTools.observe(this.p, toolSet.tools.length);
+    this.metrics.offeredTools.observe(toolSet.tools.length);
   }
 
   llmFinished(seconds: number): void {
-    this.metrics.llmDuration.observe(this.p, seconds);
+    this.metrics.llmDuration.observe(seconds);
   }
 
   actionDenied(name: string, _toolSet: ToolSet, known: boolean): void {
-    this.metrics.toolDenied.inc({ ...this.p, tool: this.metrics.tool(name) });
+    this.metrics.toolDenied.inc({ tool: this.metrics.tool(name) });
     this.deny({ kind: 'tool-not-offered', tool: name, detail: known ? 'configured but not offered' : 'no such tool' });
   }
 
   argumentsInvalid(tool: Tool, problems: readonly string[]): void {
-    this.metrics.argumentFailures.inc({ ...this.p, tool: this.metrics.tool(tool.name) });
+    this.metrics.argumentFailures.inc({ tool: this.metrics.tool(tool.name) });
     this.deny({ kind: 'invalid-arguments', tool: tool.name, detail: problems.join('; ') });
   }
 
   argumentsUndeclared(tool: Tool, names: readonly string[], action: UndeclaredAction): void {
-    this.metrics.undeclaredArguments.inc({ ...this.p, tool: this.metrics.tool(tool.name), action }, names.length);
+    this.metrics.undeclaredArguments.inc({ tool: this.metrics.tool(tool.name), action }, names.length);
     const listed = this.record.undeclared_arguments;
     for (const name of names.slice(0, Math.max(0, MAX_LISTED_TOOLS - listed.length))) {
       listed.push({ tool: tool.name, argument: name.length > MAX_NAME ? `${name.slice(0, MAX_NAME)}…` : name, action });
@@ -109,7 +107,7 @@ export class IterationRecorder implements IterationHooks {
   }
 
   toolFinished(tool: Tool, seconds: number, error: string | undefined): void {
-    const labels = { ...this.p, tool: this.metrics.tool(tool.name) };
+    const labels = { tool: this.metrics.tool(tool.name) };
     this.metrics.toolInvocations.inc(labels);
     this.metrics.toolDuration.observe(labels, seconds);
     if (error !== undefined) this.metrics.toolErrors.inc(labels);
@@ -118,7 +116,6 @@ export class IterationRecorder implements IterationHooks {
 
   stateTransition(tool: Tool, from: string, to: string): void {
     this.metrics.stateTransitions.inc({
-      ...this.p,
       tool: this.metrics.tool(tool.name),
       from: this.metrics.state(from),
       to: this.metrics.state(to),
@@ -127,18 +124,25 @@ export class IterationRecorder implements IterationHooks {
   }
 
   sessionEnded(outcome: SessionOutcome, iterations: number): void {
-    this.metrics.sessions.inc({ ...this.p, outcome });
-    if (outcome !== 'error') this.metrics.iterationCount.observe(this.p, iterations);
+    this.metrics.sessions.inc({ outcome });
+    if (outcome !== 'error') this.metrics.iterationCount.observe(iterations);
+  }
+
+  stateUnknown(state: string): void {
+    this.metrics.invalidStates.inc({ state: this.metrics.state(state) });
   }
 
   refused(refusal: Refusal): void {
+    this.metrics.refusals.inc({ reason: refusal.reason });
+    if (refusal.escalation) this.metrics.escalationAttempts.inc({ reason: refusal.escalation });
+    for (const group of refusal.deniedGroups ?? []) this.metrics.groupAccessDenied.inc({ group: this.metrics.group(group) });
     this.deny({ kind: refusal.kind, reason: refusal.reason, detail: refusal.message });
-    this.metrics.sessions.inc({ ...this.p, outcome: 'error' });
+    this.metrics.sessions.inc({ outcome: 'error' });
     this.finish('refused', refusal.message);
   }
 
   failed(failure: Failure): void {
-    this.metrics.iterationFailures.inc({ ...this.p, reason: failure.reason });
+    this.metrics.iterationFailures.inc({ reason: failure.reason });
     this.record.failure = failure.reason;
   }
 
@@ -157,7 +161,7 @@ export class IterationRecorder implements IterationHooks {
     if (this.finished) return;
     this.finished = true;
     const seconds = (performance.now() - this.started) / 1000;
-    this.metrics.stateDuration.observe({ ...this.p, state: this.metrics.state(this.record.initial_state) }, seconds);
+    this.metrics.stateDuration.observe({ state: this.metrics.state(this.record.initial_state) }, seconds);
     this.record.outcome = outcome;
     this.record.error = error;
     this.record.execution_ms = Math.round(seconds * 1000 * 100) / 100;

@@ -127,8 +127,9 @@ export class AgentMetrics {
   constructor(processor: string, options: { defaultMetrics?: boolean } = {}) {
     this.processor = processor;
     const registers = [this.registry];
-    const p = { processor };
-    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, labels: { processor } });
+    // Every series of this registry, the default process metrics included, carries the processor label.
+    this.registry.setDefaultLabels({ processor });
+    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
 
     this.sessions = new Counter({ name: 'tg_agent_session_total', help: 'Agent sessions by outcome', labelNames: ['processor', 'outcome'], registers });
     this.iterationCount = new Histogram({ name: 'tg_agent_iteration_count', help: 'Iterations per completed session', labelNames: ['processor'], buckets: ITERATION_BUCKETS, registers });
@@ -163,7 +164,7 @@ export class AgentMetrics {
       labelNames: ['processor'],
       registers,
       collect() {
-        this.set(p, readiness() ? 1 : 0);
+        this.set(readiness() ? 1 : 0);
       },
     });
     this.transportInfo = new Gauge({ name: 'tg_agent_transport_info', help: 'The broker transport in use (value 1)', labelNames: ['processor', 'transport'], registers });
@@ -180,7 +181,7 @@ export class AgentMetrics {
     this.toolDenied = new Counter({ name: 'tg_agent_tool_denied_total', help: 'Actions naming a tool that was not offered', labelNames: ['processor', 'tool'], registers });
     this.argumentFailures = new Counter({ name: 'tg_agent_argument_validation_failures_total', help: 'Tool calls refused for invalid arguments', labelNames: ['processor', 'tool'], registers });
     this.iterationFailures = new Counter({ name: 'tg_agent_iteration_failures_total', help: 'Iterations that ended in an error response or a nack for more than the dialog logic, by reason', labelNames: ['processor', 'reason'], registers });
-    for (const reason of FAILURE_REASONS) this.iterationFailures.inc({ processor, reason }, 0);
+    for (const reason of FAILURE_REASONS) this.iterationFailures.inc({ reason }, 0);
     this.registryRebuildDuration = new Histogram({ name: 'tg_agent_registry_rebuild_seconds', help: 'Time to rebuild a workspace tool registry', labelNames: ['processor'], buckets: REBUILD_BUCKETS, registers });
     this.registryProblems = new Gauge({ name: 'tg_agent_registry_problems', help: 'Tool configuration entries with problems, per workspace', labelNames: ['processor', 'workspace'], registers });
     this.registryTools = new Gauge({ name: 'tg_agent_registry_tools', help: 'Tools loaded, per workspace', labelNames: ['processor', 'workspace'], registers });
@@ -196,17 +197,17 @@ export class AgentMetrics {
     this.mcpArgumentDrift = new Gauge({ name: 'tg_agent_mcp_argument_drift', help: "Differences between an mcp-tool's declared arguments and its server's input schema", labelNames: ['processor', 'workspace', 'tool'], registers });
     this.mcpToolArguments = new Gauge({ name: 'tg_agent_mcp_tool_arguments', help: 'mcp-tool tools by where their arguments come from (declared, discovered, none)', labelNames: ['processor', 'workspace', 'source'], registers });
 
-    for (const outcome of ['completed', 'error', 'max-iterations']) this.sessions.inc({ ...p, outcome }, 0);
+    for (const outcome of ['completed', 'error', 'max-iterations']) this.sessions.inc({ outcome }, 0);
     for (const reason of ['missing-signature', 'bad-signature', 'stale-signature', 'replayed-signature', 'policy-wildcard', 'initial-state']) {
-      this.escalationAttempts.inc({ ...p, reason }, 0);
+      this.escalationAttempts.inc({ reason }, 0);
     }
-    for (const reason of REFUSAL_REASONS) this.refusals.inc({ ...p, reason }, 0);
-    for (const part of ['tools', 'hooks', 'flows']) this.configFailures.inc({ ...p, part }, 0);
+    for (const reason of REFUSAL_REASONS) this.refusals.inc({ reason }, 0);
+    for (const part of ['tools', 'hooks', 'flows']) this.configFailures.inc({ part }, 0);
     // Counters an alert watches start at 0 (a series born at 1 shows no increase), `other` included.
-    this.invalidStates.inc({ ...p, state: OTHER }, 0);
-    this.groupAccessDenied.inc({ ...p, group: OTHER }, 0);
-    this.toolDenied.inc({ ...p, tool: OTHER }, 0);
-    this.configVersion.set(p, 0);
+    this.invalidStates.inc({ state: OTHER }, 0);
+    this.groupAccessDenied.inc({ group: OTHER }, 0);
+    this.toolDenied.inc({ tool: OTHER }, 0);
+    this.configVersion.set(0);
   }
 
   /** Where `tg_agent_ready` reads readiness from at each scrape (until set: not ready). */
@@ -227,33 +228,32 @@ export class AgentMetrics {
 
   /** After a rebuild: refresh the known label values and the availability gauges; export 0 for known series. */
   registryRebuilt(registry: ToolRegistry, seconds: number): void {
-    const p = { processor: this.processor };
     this.registries.set(registry.workspace, registry);
     this.refreshKnown();
-    this.registryRebuildDuration.observe(p, seconds);
+    this.registryRebuildDuration.observe(seconds);
     const workspace = registry.workspace;
-    this.registryProblems.set({ ...p, workspace }, registry.problems.filter((x) => x.severity === 'error').length);
-    this.registryTools.set({ ...p, workspace }, registry.tools.length);
+    this.registryProblems.set({ workspace }, registry.problems.filter((x) => x.severity === 'error').length);
+    this.registryTools.set({ workspace }, registry.tools.length);
 
     this.groupToolsAvailable.reset();
     this.stateToolsAvailable.reset();
     for (const r of this.registries.values()) {
       const counts = availability(r);
-      for (const [group, count] of counts.groups) this.groupToolsAvailable.set({ ...p, workspace: r.workspace, group }, count);
-      for (const [state, count] of counts.states) this.stateToolsAvailable.set({ ...p, workspace: r.workspace, state }, count);
+      for (const [group, count] of counts.groups) this.groupToolsAvailable.set({ workspace: r.workspace, group }, count);
+      for (const [state, count] of counts.states) this.stateToolsAvailable.set({ workspace: r.workspace, state }, count);
     }
     for (const group of this.known.groups) {
-      this.groupRequests.inc({ ...p, group }, 0);
-      this.groupAccessDenied.inc({ ...p, group }, 0);
+      this.groupRequests.inc({ group }, 0);
+      this.groupAccessDenied.inc({ group }, 0);
     }
     // Zero series make dashboards gapless; past a few hundred tools they only make every scrape heavy.
     let created = 0;
     for (const tool of this.known.tools) {
       if (++created > ZERO_SERIES_TOOL_CAP) break;
-      this.toolInvocations.inc({ ...p, tool }, 0);
-      this.toolErrors.inc({ ...p, tool }, 0);
-      this.toolDenied.inc({ ...p, tool }, 0);
-      this.argumentFailures.inc({ ...p, tool }, 0);
+      this.toolInvocations.inc({ tool }, 0);
+      this.toolErrors.inc({ tool }, 0);
+      this.toolDenied.inc({ tool }, 0);
+      this.argumentFailures.inc({ tool }, 0);
     }
   }
 
@@ -305,7 +305,7 @@ export class AgentMetrics {
         await removeSeries(this.stateToolsAvailable, 'workspace', gone);
       })
       .catch(() => {});
-    const labels = { processor: this.processor, workspace };
+    const labels = { workspace };
     this.registryProblems.remove(labels);
     this.registryTools.remove(labels);
     this.mcpDiscoveryFailing.remove(labels);
@@ -316,15 +316,15 @@ export class AgentMetrics {
 
   /** MCP discovery is on: export its failure counter at 0 for every reason. */
   mcpDiscoveryEnabled(): void {
-    for (const reason of DISCOVERY_FAILURE_REASONS) this.mcpDiscoveryFailures.inc({ processor: this.processor, reason }, 0);
+    for (const reason of DISCOVERY_FAILURE_REASONS) this.mcpDiscoveryFailures.inc({ reason }, 0);
   }
 
   mcpDiscoveryFailed(reason: DiscoveryFailureReason): void {
-    this.mcpDiscoveryFailures.inc({ processor: this.processor, reason });
+    this.mcpDiscoveryFailures.inc({ reason });
   }
 
   mcpDiscoveryStatus(workspace: string, failing: number): void {
-    this.mcpDiscoveryFailing.set({ processor: this.processor, workspace }, failing);
+    this.mcpDiscoveryFailing.set({ workspace }, failing);
   }
 
   /**
@@ -333,7 +333,7 @@ export class AgentMetrics {
    * source. Series of tools that are gone, or no longer comparable, are removed.
    */
   mcpRegistryRebuilt(registry: ToolRegistry): void {
-    const labels = { processor: this.processor, workspace: registry.workspace };
+    const labels = { workspace: registry.workspace };
     const drift = new Map<string, number>();
     const sources = { declared: 0, discovered: 0, none: 0 };
     for (const [name, report] of registry.mcp) {

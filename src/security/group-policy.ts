@@ -12,8 +12,7 @@
 import { z } from 'zod';
 import type { TypeValues } from '../config/workspace-config.js';
 import { describeValue, quote } from '../tools/describe-value.js';
-import { normalizeRequestGroups, normalizeRequestState, WILDCARD, type RequestGroups } from '../tools/registry/selection.js';
-import type { AgentRequest } from '../wire/index.js';
+import { WILDCARD, type AgentAsk, type RequestedGroups } from '../tools/registry/selection.js';
 
 export const POLICY_KEY = 'policy';
 
@@ -91,9 +90,9 @@ function denyAll(): GroupPolicy {
 export type PolicyDecision = { allowed: true } | { allowed: false; deniedGroups: string[]; wildcard: boolean; message: string };
 
 /** May a request ask for these groups? */
-export function checkGroups(policy: GroupPolicy | undefined, requested: RequestGroups): PolicyDecision {
+export function checkGroups(policy: GroupPolicy | undefined, requested: RequestedGroups): PolicyDecision {
   if (!policy) return { allowed: true };
-  const { wildcard, groups } = normalizeRequestGroups(requested);
+  const { wildcard, groups } = requested;
   const denied = wildcard
     ? policy.allowWildcard
       ? []
@@ -109,10 +108,10 @@ export function checkGroups(policy: GroupPolicy | undefined, requested: RequestG
 }
 
 /** May a conversation start in the request's state? Only first requests (empty history) are checked. */
-export function checkInitialState(policy: GroupPolicy | undefined, request: AgentRequest): { allowed: true } | { allowed: false; message: string } {
+export function checkInitialState(policy: GroupPolicy | undefined, ask: AgentAsk): { allowed: true } | { allowed: false; message: string } {
   const allowed = policy?.initialStates;
-  if (!allowed || request.history.length > 0) return { allowed: true };
-  const state = normalizeRequestState(request.state);
+  if (!allowed || ask.request.history.length > 0) return { allowed: true };
+  const { state } = ask;
   if (allowed.has(state)) return { allowed: true };
   const names = [...allowed].sort().map((s) => quote(s));
   return {

@@ -1,15 +1,15 @@
 /**
  * What a request must pass before it runs: the workspace's group policy (TG-13, docs/requirements.md) with its initial states, the
  * iteration signature, and — under `--strict-states` — a state some tool of the workspace knows.
- * Every refusal is counted by reason; a state no tool knows is counted even when it is let through.
+ * The gate counts nothing: it returns a verdict (the refusal with its reason, denied groups and escalation
+ * label; a state no tool knows, even when it is let through) that the request's telemetry records.
  */
 import type { Properties } from '../bus/transport.js';
 import type { FlowDefinition } from '../config/flows.js';
 import type { WorkspaceChange } from '../config/config-watcher.js';
-import type { Refusal, RequestGate } from '../flow/flow-runtime.js';
-import type { AgentMetrics } from '../observability/metrics.js';
+import type { GateVerdict, RequestGate } from '../flow/ports.js';
 import type { ToolRegistry } from '../tools/registry/registry.js';
-import { normalizeRequestState } from '../tools/registry/selection.js';
+import type { AgentAsk } from '../tools/registry/selection.js';
 import type { AgentRequest } from '../wire/index.js';
 import { checkGroups, checkInitialState, parsePolicy, type GroupPolicy } from './group-policy.js';
 import type { IterationSigner, Verdict } from './iteration-signature.js';
@@ -18,9 +18,13 @@ export interface SecurityGateOptions {
   policyConfigType: string;
   signer?: IterationSigner;
   strictStates: boolean;
-  metrics?: AgentMetrics;
+  telemetry?: GateTelemetry;
+}
+
+/** What the gate reports besides its verdicts (which the caller records). */
+export interface GateTelemetry {
   /** The policy config type of a workspace was read: its problems (empty when it is fine). */
-  onProblems?(workspace: string, problems: readonly string[]): void;
+  policyRead?(workspace: string, problems: readonly string[]): void;
 }
 
 const SIGNATURE_MESSAGES: Readonly<Record<Exclude<Verdict, 'ok'>, string>> = {
@@ -50,7 +54,7 @@ export class SecurityGate implements RequestGate {
     }
     this.policies.set(change.workspace, policy);
     this.problems.set(change.workspace, problems);
-    this.options.onProblems?.(change.workspace, problems);
+    this.options.telemetry?.policyRead?.(change.workspace, problems);
   }
 
   onWorkspaceDeleted(workspace: string): void {
@@ -66,27 +70,27 @@ export class SecurityGate implements RequestGate {
     return this.problems.get(workspace) ?? [];
   }
 
-  check(flow: FlowDefinition, request: AgentRequest, properties: Properties, registry: ToolRegistry): Refusal | undefined {
-    const metrics = this.options.metrics;
-    const p = { processor: metrics?.processor ?? '' };
-    const refuse = (refusal: Refusal, escalation?: string): Refusal => {
-      metrics?.refusals.inc({ ...p, reason: refusal.reason });
-      if (escalation) metrics?.escalationAttempts.inc({ ...p, reason: escalation });
-      return refusal;
-    };
-
+  check(flow: FlowDefinition, ask: AgentAsk, properties: Properties, registry: ToolRegistry): GateVerdict {
+    const { request, state } = ask;
     const policy = this.policies.get(flow.workspace);
-    const decision = checkGroups(policy, request.group);
+    const decision = checkGroups(policy, ask.groups);
     if (!decision.allowed) {
-      for (const group of decision.deniedGroups) metrics?.groupAccessDenied.inc({ ...p, group: metrics.group(group) });
-      return refuse(
-        { kind: 'group-policy', reason: decision.wildcard ? 'policy-wildcard' : 'policy-group', message: decision.message },
-        decision.wildcard ? 'policy-wildcard' : undefined,
-      );
+      const reason = decision.wildcard ? 'policy-wildcard' : 'policy-group';
+      return {
+        refusal: {
+          kind: 'group-policy',
+          reason,
+          message: decision.message,
+          deniedGroups: decision.deniedGroups,
+          ...(decision.wildcard ? { escalation: reason } : {}),
+        },
+      };
     }
 
-    const initial = checkInitialState(policy, request);
-    if (!initial.allowed) return refuse({ kind: 'initial-state', reason: 'initial-state', message: initial.message }, 'initial-state');
+    const initial = checkInitialState(policy, ask);
+    if (!initial.allowed) {
+      return { refusal: { kind: 'initial-state', reason: 'initial-state', message: initial.message, escalation: 'initial-state' } };
+    }
 
     const { signer } = this.options;
     if (signer) {
@@ -94,22 +98,20 @@ export class SecurityGate implements RequestGate {
       const verdict = signer.verify(route, request, properties);
       if (verdict !== 'ok') {
         const reason = `${verdict}-signature`;
-        return refuse({ kind: 'signature', reason, message: SIGNATURE_MESSAGES[verdict] }, reason);
+        return { refusal: { kind: 'signature', reason, message: SIGNATURE_MESSAGES[verdict], escalation: reason } };
       }
     }
 
-    const state = normalizeRequestState(request.state);
-    if (!registry.knownStates.has(state)) {
-      metrics?.invalidStates.inc({ ...p, state: metrics.state(state) });
-      if (this.options.strictStates) {
-        return refuse({
-          kind: 'invalid-state',
-          reason: 'invalid-state',
-          message: `Invalid state "${state}": no tool of workspace "${flow.workspace}" uses it`,
-        });
-      }
-    }
-    return undefined;
+    if (registry.knownStates.has(state)) return {};
+    if (!this.options.strictStates) return { unknownState: state };
+    return {
+      unknownState: state,
+      refusal: {
+        kind: 'invalid-state',
+        reason: 'invalid-state',
+        message: `Invalid state "${state}": no tool of workspace "${flow.workspace}" uses it`,
+      },
+    };
   }
 
   nextProperties(flow: FlowDefinition, request: AgentRequest, id: string): Properties {

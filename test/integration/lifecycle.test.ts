@@ -83,7 +83,10 @@ describe('the built service as a process', () => {
     expect(await response.text()).toMatch(new RegExp(`^ready: config version \\d+, 1 flow\\(s\\); transport ${expected}\n$`));
     expect(output).toContain(`"msg":"Transport: ${expected}, broker `);
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-    expect(metrics).toMatch(new RegExp(`^tg_agent_transport_info\\{processor="agent-manager",transport="${expected}"\\} 1$`, 'm'));
+    // Label order is not part of the exposition format: the processor label comes from the registry's defaults.
+    expect(metrics).toMatch(
+      new RegExp(`^tg_agent_transport_info\\{(?=[^}]*\\bprocessor="agent-manager")(?=[^}]*\\btransport="${expected}")[^}]*\\} 1$`, 'm'),
+    );
   });
 
   it('finishes the in-flight iteration on SIGTERM and exits 0', async () => {

@@ -242,8 +242,10 @@ describe('3. the policy always applies', () => {
         onConfig: (change) => {
           if (change.changedTypes.includes('agent-group-policy')) seen.push(JSON.stringify(change.snapshot['agent-group-policy']));
         },
-        onRegistry: (registry) => {
-          if (registry.get('boom')) throw new Error('registry hook exploded');
+        telemetry: {
+          registryRebuilt: (registry) => {
+            if (registry.get('boom')) throw new Error('registry hook exploded');
+          },
         },
       },
     });

@@ -18,6 +18,7 @@ import {
   nextState,
   normalizeRequestGroups,
   normalizeRequestState,
+  type AgentAsk,
   type RequestedGroups,
   type RequestGroups,
   type RequestState,
@@ -82,6 +83,8 @@ export interface ToolRegistry {
    * (see `selection.ts`). Cached per (sorted groups, state): a hit returns the same object in O(1).
    */
   filter(groups: RequestGroups, state: RequestState, options?: FilterOptions): ToolSet;
+  /** The same for a request whose defaults are applied already (an `AgentAsk`). */
+  offer(ask: Pick<AgentAsk, 'groups' | 'state'>, options?: FilterOptions): ToolSet;
   /** TG-7: the state after `tool` has run successfully from `currentState`. */
   nextState(tool: Tool, currentState: RequestState): string;
   /** Groups, states, tools and problems, as plain JSON for the HTTP listing. Computed once. */
@@ -247,8 +250,9 @@ export function buildRegistry(input: BuildRegistryInput): BuildRegistryResult {
     })),
     get: (name: string) => byName.get(name),
     filter(groups: RequestGroups, state: RequestState, options?: FilterOptions): ToolSet {
-      const requested = normalizeRequestGroups(groups);
-      const current = normalizeRequestState(state);
+      return registry.offer({ groups: normalizeRequestGroups(groups), state: normalizeRequestState(state) }, options);
+    },
+    offer({ groups: requested, state: current }: Pick<AgentAsk, 'groups' | 'state'>, options?: FilterOptions): ToolSet {
       if (options?.cache === false) return index.select(requested, current, registry);
       const key = cacheKey(requested, current);
       const cached = cache.get(key);

@@ -3,6 +3,7 @@
  * TG-4..TG-7, docs/requirements.md), as pure functions. The registry applies the same rules through precomputed indexes;
  * `isToolOffered` is the formula itself, one tool at a time.
  */
+import type { AgentRequest } from '../../wire/index.js';
 import type { Tool } from '../tool.js';
 
 /** The group a request uses when it names none, and a tool is in when it names none. */
@@ -71,6 +72,22 @@ export function normalizeRequestGroups(requestGroups: RequestGroups): RequestedG
 export function normalizeRequestState(requestState: RequestState): string {
   const state: unknown = requestState;
   return typeof state === 'string' && state !== '' ? state : DEFAULT_STATE;
+}
+
+/**
+ * One decoded request with its defaults applied, once, right after decoding: the gate, the recorder, the
+ * iteration and the registry all read `groups` and `state` from here.
+ */
+export interface AgentAsk {
+  /** The request as it arrived (its `group` and `state` are what the client sent). */
+  readonly request: AgentRequest;
+  readonly groups: RequestedGroups;
+  /** The state after the default (`"undefined"` for null, absent or `""`). */
+  readonly state: string;
+}
+
+export function askOf(request: AgentRequest): AgentAsk {
+  return { request, groups: normalizeRequestGroups(request.group), state: normalizeRequestState(request.state) };
 }
 
 /**

@@ -33,8 +33,10 @@ function setup(options: { ttlMs?: number; retryMs?: number } = {}) {
       return answer(endpoint);
     },
     onChange: (workspace) => changes.push(workspace),
-    onFailure: (_workspace, mcpKey, reason) => failures.push([mcpKey, reason]),
-    onStatus: (_workspace, count) => failing.push(count),
+    telemetry: {
+      discoveryFailed: (_workspace, mcpKey, reason) => failures.push([mcpKey, reason]),
+      discoveryStatus: (_workspace, count) => failing.push(count),
+    },
   });
   return {
     clock,

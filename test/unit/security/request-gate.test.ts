@@ -1,10 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { parseFlows } from '../../../src/config/flows.js';
+import type { GateVerdict } from '../../../src/flow/ports.js';
+import { IterationRecorder } from '../../../src/observability/iteration-recorder.js';
 import { AgentMetrics } from '../../../src/observability/metrics.js';
 import { IterationSigner, SIGNATURE_PROPERTY, SIGNED_AT_PROPERTY } from '../../../src/security/iteration-signature.js';
 import { SecurityGate } from '../../../src/security/request-gate.js';
 import { buildRegistry } from '../../../src/tools/registry/registry.js';
-import { makeAgentRequest } from '../../../src/wire/index.js';
+import { askOf } from '../../../src/tools/registry/selection.js';
+import { makeAgentRequest, type AgentRequest } from '../../../src/wire/index.js';
 
 const topics = { request: 'request:tg:a:w:f', next: 'request:tg:a:w:f', response: 'response:tg:a:w:f', 'prompt-request': 'request:tg:p:w:f', 'prompt-response': 'response:tg:p:w:f' };
 const flow = parseFlows('w', { f: JSON.stringify({ topics }) }).flows[0]!;
@@ -13,6 +16,18 @@ const { registry } = buildRegistry({
   version: 1,
   tools: { a: JSON.stringify({ type: 'knowledge-query', name: 'lookup', 'applicable-states': ['analysis'], state: 'results' }) },
 });
+
+/** The gate's verdict on a request, recorded as the request handler records it (metrics, no audit). */
+function checked(gate: SecurityGate, request: AgentRequest, properties: Record<string, string>, metrics?: AgentMetrics): GateVerdict {
+  const ask = askOf(request);
+  const verdict = gate.check(flow, ask, properties, registry);
+  if (metrics) {
+    const recorder = new IterationRecorder(metrics, undefined, flow, ask, 'id');
+    if (verdict.unknownState !== undefined) recorder.stateUnknown(verdict.unknownState);
+    if (verdict.refusal) recorder.refused(verdict.refusal);
+  }
+  return verdict;
+}
 
 async function counter(metrics: AgentMetrics, name: string, labels: Record<string, string>): Promise<number> {
   const metric = await metrics.registry.getSingleMetric(name)?.get();
@@ -23,19 +38,23 @@ describe('the request gate', () => {
   it('counts a state no tool knows, and refuses it only under --strict-states', async () => {
     const metrics = new AgentMetrics('agent-manager', { defaultMetrics: false });
     metrics.registryRebuilt(registry, 0);
-    const lenient = new SecurityGate({ policyConfigType: 'agent-group-policy', strictStates: false, metrics });
-    const strict = new SecurityGate({ policyConfigType: 'agent-group-policy', strictStates: true, metrics });
+    const lenient = new SecurityGate({ policyConfigType: 'agent-group-policy', strictStates: false });
+    const strict = new SecurityGate({ policyConfigType: 'agent-group-policy', strictStates: true });
     const unknown = makeAgentRequest({ question: 'q', state: 'nowhere' });
-    expect(lenient.check(flow, unknown, {}, registry)).toBeUndefined();
-    expect(strict.check(flow, unknown, {}, registry)).toEqual({
-      kind: 'invalid-state',
-      reason: 'invalid-state',
-      message: 'Invalid state "nowhere": no tool of workspace "w" uses it',
+    expect(checked(lenient, unknown, {}, metrics)).toEqual({ unknownState: 'nowhere' });
+    expect(checked(strict, unknown, {}, metrics)).toEqual({
+      unknownState: 'nowhere',
+      refusal: {
+        kind: 'invalid-state',
+        reason: 'invalid-state',
+        message: 'Invalid state "nowhere": no tool of workspace "w" uses it',
+      },
     });
     expect(await counter(metrics, 'tg_agent_invalid_state_transition_total', { state: 'other' })).toBe(2);
+    expect(await counter(metrics, 'tg_agent_requests_refused_total', { reason: 'invalid-state' })).toBe(1);
     // Known states (including a tool's target state and "undefined") pass.
     for (const state of ['analysis', 'results', 'undefined', '']) {
-      expect(strict.check(flow, makeAgentRequest({ question: 'q', state }), {}, registry)).toBeUndefined();
+      expect(checked(strict, makeAgentRequest({ question: 'q', state }), {})).toEqual({});
     }
   });
 
@@ -47,29 +66,62 @@ describe('the request gate', () => {
     const signed = new SecurityGate({ policyConfigType: 'p', strictStates: false, signer });
     const properties = signed.nextProperties(flow, request, 'id');
     expect(Object.keys(properties).sort()).toEqual([SIGNATURE_PROPERTY, SIGNED_AT_PROPERTY].sort());
-    expect(signed.check(flow, request, { id: 'id', ...properties }, registry)).toBeUndefined();
-    // The same message again is a replay; under another id it does not verify.
-    expect(signed.check(flow, request, { id: 'id', ...properties }, registry)).toMatchObject({ kind: 'signature', reason: 'replayed-signature' });
-    expect(signed.check(flow, request, { id: 'id-2', ...properties }, registry)).toMatchObject({ kind: 'signature', reason: 'bad-signature' });
+    expect(checked(signed, request, { id: 'id', ...properties })).toEqual({});
+    // The same message again is a replay; under another id it does not verify. Both are escalation attempts.
+    expect(checked(signed, request, { id: 'id', ...properties }).refusal).toMatchObject({
+      kind: 'signature',
+      reason: 'replayed-signature',
+      escalation: 'replayed-signature',
+    });
+    expect(checked(signed, request, { id: 'id-2', ...properties }).refusal).toMatchObject({
+      kind: 'signature',
+      reason: 'bad-signature',
+      escalation: 'bad-signature',
+    });
   });
 
   it('refuses a first request in a state the policy does not list, counting it as an escalation', async () => {
     const metrics = new AgentMetrics('agent-manager', { defaultMetrics: false });
     metrics.registryRebuilt(registry, 0);
-    const gate = new SecurityGate({ policyConfigType: 'agent-group-policy', strictStates: false, metrics });
+    const gate = new SecurityGate({ policyConfigType: 'agent-group-policy', strictStates: false });
     const policy = { 'allowed-groups': ['default'], 'initial-states': ['undefined', 'analysis'] };
     gate.onConfig({ workspace: 'w', changedTypes: ['agent-group-policy'], snapshot: { 'agent-group-policy': { policy: JSON.stringify(policy) } }, version: 1 });
-    expect(gate.check(flow, makeAgentRequest({ question: 'q', state: 'results' }), {}, registry)).toEqual({
-      kind: 'initial-state',
-      reason: 'initial-state',
-      message: 'Conversation refused: it may not start in state "results"; allowed initial states: "analysis", "undefined"',
+    expect(checked(gate, makeAgentRequest({ question: 'q', state: 'results' }), {}, metrics)).toEqual({
+      refusal: {
+        kind: 'initial-state',
+        reason: 'initial-state',
+        message: 'Conversation refused: it may not start in state "results"; allowed initial states: "analysis", "undefined"',
+        escalation: 'initial-state',
+      },
     });
-    expect(gate.check(flow, makeAgentRequest({ question: 'q', state: 'analysis' }), {}, registry)).toBeUndefined();
-    expect(gate.check(flow, makeAgentRequest({ question: 'q' }), {}, registry)).toBeUndefined();
+    expect(checked(gate, makeAgentRequest({ question: 'q', state: 'analysis' }), {}, metrics)).toEqual({});
+    expect(checked(gate, makeAgentRequest({ question: 'q' }), {}, metrics)).toEqual({});
     // A continuing iteration is not a start (under signing its state is covered by the signature).
-    expect(gate.check(flow, makeAgentRequest({ question: 'q', state: 'results', history: [{ action: 'lookup' }] }), {}, registry)).toBeUndefined();
+    expect(checked(gate, makeAgentRequest({ question: 'q', state: 'results', history: [{ action: 'lookup' }] }), {}, metrics)).toEqual({});
     expect(gate.problemsOf('w')).toEqual([expect.stringMatching(/without --signing-key a client can send a made-up history/)]);
     expect(await counter(metrics, 'tg_agent_privilege_escalation_attempts_total', { reason: 'initial-state' })).toBe(1);
     expect(await counter(metrics, 'tg_agent_requests_refused_total', { reason: 'initial-state' })).toBe(1);
+  });
+
+  it('refuses groups the policy does not allow, naming each denied group, a wildcard as an escalation', async () => {
+    const metrics = new AgentMetrics('agent-manager', { defaultMetrics: false });
+    metrics.registryRebuilt(registry, 0);
+    const gate = new SecurityGate({ policyConfigType: 'agent-group-policy', strictStates: false });
+    gate.onConfig({ workspace: 'w', changedTypes: ['agent-group-policy'], snapshot: { 'agent-group-policy': { policy: JSON.stringify({ 'allowed-groups': ['default'] }) } }, version: 1 });
+    expect(checked(gate, makeAgentRequest({ question: 'q', group: ['default', 'admin'] }), {}, metrics).refusal).toEqual({
+      kind: 'group-policy',
+      reason: 'policy-group',
+      message: 'Insufficient permissions for requested tool groups: "admin"',
+      deniedGroups: ['admin'],
+    });
+    expect(checked(gate, makeAgentRequest({ question: 'q', group: ['*'] }), {}, metrics).refusal).toMatchObject({
+      reason: 'policy-wildcard',
+      deniedGroups: ['*'],
+      escalation: 'policy-wildcard',
+    });
+    expect(await counter(metrics, 'tg_agent_group_access_denied_total', { group: 'other' })).toBe(1);
+    expect(await counter(metrics, 'tg_agent_group_access_denied_total', { group: '*' })).toBe(1);
+    expect(await counter(metrics, 'tg_agent_privilege_escalation_attempts_total', { reason: 'policy-wildcard' })).toBe(1);
+    expect(await counter(metrics, 'tg_agent_requests_refused_total', { reason: 'policy-group' })).toBe(1);
   });
 });

@@ -1,0 +1,84 @@
+/**
+ * Where one request's messages go: responses, the `next` request and explainability triples, each sized to
+ * what the transport carries before it is handed to its producer, and tracked in the request's dialog so
+ * that the handler can make sure the client gets exactly one final message.
+ */
+import type { Logger } from 'pino';
+import type { Producer, Transport } from '../bus/transport.js';
+import type { FlowDefinition } from '../config/flows.js';
+import type { DocumentSink } from '../agent/agent-documents.js';
+import type { IterationOutput } from '../agent/iteration.js';
+import { budgetFor, checkFits, fitResponse, fitTriples, type MessageBudget } from '../agent/message-budget.js';
+import { agentRequestCodec, triplesCodec, type AgentRequest, type AgentResponse } from '../wire/index.js';
+import { settle, track, type DialogState } from './dialog.js';
+import type { FlowTelemetry, RequestGate } from './ports.js';
+import type { PublishPolicy } from './publish-policy.js';
+
+/** What every request of one flow shares. */
+export interface FlowOutput {
+  definition: FlowDefinition;
+  transport: Transport;
+  logger: Logger;
+  producers: { response: Producer; next: Producer; explainability?: Producer };
+  publisher: PublishPolicy;
+  gate?: RequestGate;
+  telemetry?: FlowTelemetry;
+  /** Where the iteration's librarian documents go, when the flow has librarian queues. */
+  documents?: DocumentSink;
+}
+
+/** The output of one request; without `request` (refused before decoding) only `respond` and `next` work. */
+export function iterationOutput(flow: FlowOutput, id: string, dialog: DialogState, request?: AgentRequest): IterationOutput {
+  const { producers, logger, publisher } = flow;
+  const properties = { id };
+  const budget: MessageBudget = budgetFor(flow.transport, properties);
+  const warn = (text: string): void => logger.warn({ id }, `Shortened a message to fit the transport: ${text}`);
+  const explainability = producers.explainability;
+  const documents = flow.documents;
+  return {
+    ...(documents && request ? { documents } : {}),
+    respond: (response: AgentResponse) => {
+      const payload = fitResponse(response, budget, warn);
+      const final = response.end_of_dialog;
+      if (final) dialog.ended = true;
+      const publish = publisher.publish(producers.response, { payload, properties }, false).then(
+        () => {
+          if (final) dialog.delivered = true;
+        },
+        (error: unknown) => {
+          if (final) dialog.finalFailure = error;
+          throw error;
+        },
+      );
+      return track(dialog.pending, publish);
+    },
+    next: async (message: AgentRequest) => {
+      const nextProperties = { ...(flow.gate?.nextProperties(flow.definition, message, id) ?? {}), id };
+      const payload = checkFits(
+        agentRequestCodec.encode(message),
+        "this conversation's next request (question, history and session id)",
+        budgetFor(flow.transport, nextProperties),
+      );
+      // This iteration's responses reach the client before anything of the next iteration can.
+      await settle(dialog.pending);
+      await publisher.whenConnected();
+      await publisher.publish(producers.next, { payload, properties: nextProperties }, true);
+      flow.telemetry?.next?.('published');
+    },
+    ...(explainability && request
+      ? {
+          explain: (triples) => {
+            const payload = fitTriples((t) => triplesCodec.encode(t), triples, budget, warn);
+            if (!payload) return Promise.resolve();
+            return track(
+              dialog.background,
+              explainability.send({ payload, properties }).catch((error: unknown) => {
+                // Provenance never fails a dialog.
+                logger.warn({ err: error, id }, 'Could not publish explainability triples; the dialog goes on');
+              }),
+            );
+          },
+        }
+      : {}),
+  };
+}

@@ -1,0 +1,140 @@
+/**
+ * What the running flows and the service around them need from outside, and the types those parts speak: the
+ * request gate (implemented in src/security), the flows' and the service's telemetry (implemented once in
+ * src/observability), and the runtime's settings and collaborators (`FlowRuntimeDeps`). Everything here is
+ * types; the flow imports no implementation of them.
+ */
+import type { Logger } from 'pino';
+import type { Properties, Transport } from '../bus/transport.js';
+import type { FlowDefinition } from '../config/flows.js';
+import type { Failure } from '../agent/failure.js';
+import type { IterationEvents, IterationResult, UndeclaredArguments } from '../agent/iteration.js';
+import type { ToolServiceClients } from './tool-service-clients.js';
+import type { ToolRegistry } from '../tools/registry/registry.js';
+import type { AgentAsk } from '../tools/registry/selection.js';
+import type { ConcurrencyLimit } from './concurrency-limit.js';
+import type { DocumentSaveOutcome } from './document-saver.js';
+
+/** Why a request was refused before it ran. */
+export interface Refusal {
+  kind: 'group-policy' | 'initial-state' | 'signature' | 'invalid-state';
+  /** The metric label and audit detail: e.g. `policy-group`, `initial-state`, `stale-signature`. */
+  reason: string;
+  message: string;
+  /** The requested groups the policy denied (group-policy refusals). */
+  deniedGroups?: readonly string[];
+  /** Set when the refusal looks like a privilege escalation attempt: its reason label. */
+  escalation?: string;
+}
+
+/** What the gate found: a refusal, and — refused or not — a state no tool of the workspace knows. */
+export interface GateVerdict {
+  refusal?: Refusal;
+  unknownState?: string;
+}
+
+/** What a request must pass before it is run (group policy, iteration signature); see src/security. */
+export interface RequestGate {
+  /** A refusal ends the dialog with an error; no refusal lets the request through. The gate counts nothing. */
+  check(flow: FlowDefinition, ask: AgentAsk, properties: Properties, registry: ToolRegistry): GateVerdict;
+  /** Extra properties for a `next` message (the iteration signature). */
+  nextProperties(flow: FlowDefinition, request: AgentAsk['request'], id: string): Properties;
+}
+
+/** The telemetry of one consumed request: its iteration's events plus what happens around the iteration. */
+export type RequestTelemetry = IterationEvents & {
+  /** The gate found the request's state unknown to every tool of the workspace (counted even when let through). */
+  stateUnknown?(state: string): void;
+  refused?(refusal: Refusal): void;
+  /** The iteration failed for a reason other than the dialog's own logic (too large, too deep, broker, ...). */
+  failed?(failure: Failure): void;
+  /** Once per consumed message, after its last message is with the broker (or could not be). */
+  done?(result: IterationResult): void;
+};
+
+/** How a call to a TrustGraph service ended. */
+export interface DownstreamOutcome {
+  seconds: number;
+  status: 'ok' | 'timeout' | 'error';
+  errorType?: string;
+}
+
+/**
+ * The flow's telemetry: TrustGraph's generic consumer, producer and downstream-call metrics, and one
+ * `RequestTelemetry` per consumed request. Every method is optional.
+ */
+export interface FlowTelemetry {
+  /** The telemetry of one consumed request; `ask` is undefined when the request could not be decoded. */
+  request?(flow: FlowDefinition, ask: AgentAsk | undefined, id: string): RequestTelemetry;
+  /** A `next` message was handed to the broker / one arrived (TrustGraph's agent counts neither). */
+  next?(event: 'published' | 'received'): void;
+  /** A request was refused because `maxQueued` requests were waiting. */
+  overloaded?(): void;
+  consumed?(consumer: string, seconds: number, ok: boolean): void;
+  /** The request consumer is subscribed (before its first message). */
+  subscribing?(consumer: string): void;
+  produced?(producer: string): void;
+  /** A call to a TrustGraph service ended; `targetService` is the request spec name, e.g. `prompt-request`. */
+  downstream?(targetService: string, outcome: DownstreamOutcome): void;
+  /** A librarian document save ended (or was skipped). */
+  documentSaved?(outcome: DocumentSaveOutcome): void;
+}
+
+/**
+ * The parts of a config change, applied independently so that one failing never drops the others:
+ * `tools` (the tool registry rebuild), `hooks` (the group policy, MCP discovery) and `flows`.
+ */
+export type ConfigPart = 'tools' | 'hooks' | 'flows';
+
+/** What the service reports besides its flows' telemetry (metrics). Every method is optional. */
+export interface ServiceTelemetry extends FlowTelemetry {
+  /** A workspace's tool registry was rebuilt; a throw fails the `tools` part of the config change. */
+  registryRebuilt?(registry: ToolRegistry, seconds: number): void;
+  /** A config version was applied (as far as it could be). */
+  configVersion?(version: number): void;
+  /** One part of a config change could not be applied (the others were); already logged. */
+  configFailed?(workspace: string, part: ConfigPart, message: string): void;
+  workspaceDeleted?(workspace: string): void;
+}
+
+export interface FlowRuntimeDeps {
+  transport: Transport;
+  processorId: string;
+  requestTimeoutMs: number;
+  maxIterations: number;
+  strictTools: boolean;
+  /** What happens to arguments a tool does not declare (see `UndeclaredArguments`). Default `drop`. */
+  undeclaredArguments?: UndeclaredArguments;
+  logger: Logger;
+  registryFor(workspace: string): ToolRegistry;
+  limit: ConcurrencyLimit;
+  toolServices: ToolServiceClients;
+  /** Metrics and the audit trail. */
+  telemetry?: FlowTelemetry;
+  /**
+   * Requests whose payload is larger are refused with an error response. Default: three quarters of what the
+   * transport can carry in one message, leaving room for what the conversation adds to its `next` request.
+   */
+  maxRequestBytes?: number;
+  gate?: RequestGate;
+  /**
+   * How long a publish that failed because the broker was unreachable is retried, and how long a `next`
+   * message waits for the broker connection to be whole again, before the iteration gives up.
+   * Default 60000 ms.
+   */
+  publishRetryMs?: number;
+  /**
+   * Requests waiting for a concurrency slot (across flows) beyond which a new one is refused at once with an
+   * error response. Default DEFAULT_MAX_QUEUED (request-handler.ts).
+   */
+  maxQueued?: number;
+  /** Per-save timeout of librarian documents. Default 120000 ms (TrustGraph's `--librarian-timeout`). */
+  librarianTimeoutMs?: number;
+  /** Librarian saves waiting for an answer at most; more are skipped. Default 64. */
+  librarianMaxInFlight?: number;
+  /**
+   * Consumers on the flow's Shared request subscription. Default: as many as the transport needs to give the
+   * subscription a REQUEST_WINDOW-message window (one where a consumer's queue is not capped).
+   */
+  requestConsumers?: number;
+}

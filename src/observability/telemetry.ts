@@ -1,0 +1,121 @@
+/**
+ * The agent's telemetry, implemented once: every event the flows, the service, the request gate, MCP
+ * discovery and the broker's drop statistics report becomes Prometheus metrics (label values clamped by
+ * AgentMetrics, the `processor` label added by its registry), log lines and, per request, one audit record
+ * (IterationRecorder). Each emitter declares the part of the vocabulary it speaks (`FlowTelemetry`,
+ * `RequestTelemetry` and `ServiceTelemetry` in flow/ports.ts, `GateTelemetry`, `DiscoveryTelemetry`); the app
+ * hands this one object to all of them.
+ */
+import type { Logger } from 'pino';
+import type { FlowDefinition } from '../config/flows.js';
+import type { DocumentSaveOutcome } from '../flow/document-saver.js';
+import type { ConfigPart, DownstreamOutcome, RequestTelemetry, ServiceTelemetry } from '../flow/ports.js';
+import type { DiscoveryFailureReason } from '../mcp/discovery-failure.js';
+import type { DiscoveryTelemetry } from '../mcp/discovery.js';
+import type { GateTelemetry } from '../security/request-gate.js';
+import type { ToolRegistry } from '../tools/registry/registry.js';
+import type { AgentAsk } from '../tools/registry/selection.js';
+import type { AuditTrail } from './audit.js';
+import type { WatchedSubscription } from './broker-drop-stats.js';
+import { IterationRecorder } from './iteration-recorder.js';
+import type { AgentMetrics } from './metrics.js';
+
+/** The whole vocabulary: what any part of the agent reports. */
+export type Telemetry = Required<ServiceTelemetry> &
+  Required<GateTelemetry> &
+  Required<DiscoveryTelemetry> & {
+    brokerDropRate(watched: WatchedSubscription, ratePerSecond: number): void;
+  };
+
+export interface AgentTelemetryOptions {
+  metrics: AgentMetrics;
+  /** Absent: requests are counted but not audited. */
+  audit?: AuditTrail;
+  logger: Logger;
+  /** The transport in use (`tg_agent_transport_info`). */
+  transport: string;
+  /** MCP argument discovery is on: its series are exported. */
+  mcpDiscovery: boolean;
+}
+
+export class AgentTelemetry implements Telemetry {
+  private readonly metrics: AgentMetrics;
+
+  constructor(private readonly options: AgentTelemetryOptions) {
+    this.metrics = options.metrics;
+    this.metrics.transportInfo.set({ transport: options.transport }, 1);
+    if (options.mcpDiscovery) this.metrics.mcpDiscoveryEnabled();
+  }
+
+  request(flow: FlowDefinition, ask: AgentAsk | undefined, id: string): RequestTelemetry {
+    return new IterationRecorder(this.metrics, this.options.audit, flow, ask, id);
+  }
+
+  next(event: 'published' | 'received'): void {
+    this.metrics.nextMessages.inc({ event });
+  }
+
+  overloaded(): void {
+    this.metrics.overloadRefusals.inc();
+  }
+
+  consumed(consumer: string, seconds: number, ok: boolean): void {
+    this.metrics.consumerDuration.observe({ consumer }, seconds);
+    this.metrics.consumerProcessing.inc({ consumer, status: ok ? 'ok' : 'error' });
+  }
+
+  /** Both statuses from 0, so the first lost request shows as an increase (the TgAgentLostConversations alert). */
+  subscribing(consumer: string): void {
+    for (const status of ['ok', 'error']) this.metrics.consumerProcessing.inc({ consumer, status }, 0);
+  }
+
+  produced(producer: string): void {
+    this.metrics.producerMessages.inc({ producer });
+  }
+
+  downstream(targetService: string, { seconds, status, errorType }: DownstreamOutcome): void {
+    const labels = { target_service: targetService };
+    this.metrics.downstreamDuration.observe(labels, seconds);
+    if (status === 'timeout') this.metrics.downstreamTimeouts.inc(labels);
+    if (status === 'error') this.metrics.downstreamErrors.inc({ ...labels, error_type: errorType ?? 'unknown' });
+  }
+
+  documentSaved(outcome: DocumentSaveOutcome): void {
+    this.metrics.librarianDocuments.inc({ outcome });
+  }
+
+  registryRebuilt(registry: ToolRegistry, seconds: number): void {
+    this.metrics.registryRebuilt(registry, seconds);
+    if (this.options.mcpDiscovery) this.metrics.mcpRegistryRebuilt(registry);
+  }
+
+  configVersion(version: number): void {
+    this.metrics.configVersion.set(version);
+  }
+
+  configFailed(_workspace: string, part: ConfigPart): void {
+    this.metrics.configFailures.inc({ part });
+  }
+
+  workspaceDeleted(workspace: string): void {
+    this.metrics.workspaceDeleted(workspace);
+    this.metrics.policyProblems.remove({ workspace });
+  }
+
+  policyRead(workspace: string, problems: readonly string[]): void {
+    for (const problem of problems) this.options.logger.error({ workspace }, `Group policy problem: ${problem}`);
+    this.metrics.policyProblems.set({ workspace }, problems.length);
+  }
+
+  discoveryFailed(_workspace: string, _mcpKey: string, reason: DiscoveryFailureReason): void {
+    this.metrics.mcpDiscoveryFailed(reason);
+  }
+
+  discoveryStatus(workspace: string, failing: number): void {
+    this.metrics.mcpDiscoveryStatus(workspace, failing);
+  }
+
+  brokerDropRate({ topic, subscription }: WatchedSubscription, ratePerSecond: number): void {
+    this.metrics.brokerDropRate.set({ topic, subscription }, ratePerSecond);
+  }
+}
