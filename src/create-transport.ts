@@ -10,6 +10,7 @@ import { CredentialsRefusedError } from './bus/errors.js';
 import { NativeTransport, loadPulsarClient } from './bus/native-transport.js';
 import type { Transport } from './bus/transport.js';
 import { WebSocketTransport } from './bus/websocket-transport.js';
+import { errorMessage } from './errors/error-text.js';
 
 export async function createTransport(settings: Settings, logger: Logger): Promise<Transport> {
   const token = settings.pulsarApiKey;
@@ -37,7 +38,7 @@ export async function createTransport(settings: Settings, logger: Logger): Promi
     } catch (err) {
       // --transport native without the binding: the start fails with the reason (TransportUnavailableError).
       if (settings.transport === 'native') throw err;
-      why = `auto: ${err instanceof Error ? err.message : String(err)}`;
+      why = `auto: ${errorMessage(err)}`;
     }
   }
   const url = webSocketUrlFor(settings);

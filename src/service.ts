@@ -68,7 +68,6 @@ export class AgentService {
   private readonly probe: BrokerProbe | undefined;
   /** Workspace → part → its last failure; a part's entry goes when it next applies. */
   private readonly configFailures = new Map<string, Map<ConfigPart, ConfigFailure>>();
-  private retryTimer: NodeJS.Timeout | undefined;
   private started = false;
 
   constructor(
@@ -152,8 +151,6 @@ export class AgentService {
     this.probe?.start();
     await this.watcher.start();
     this.started = true;
-    this.retryTimer = setInterval(() => void this.flows.retryFailed(), 5000);
-    this.retryTimer.unref();
   }
 
   /**
@@ -220,7 +217,6 @@ export class AgentService {
 
   /** Stop taking requests, let in-flight iterations finish (bounded by `graceMs`), close everything. */
   async stop(graceMs = 30_000): Promise<void> {
-    if (this.retryTimer) clearInterval(this.retryTimer);
     const stopped = this.flows.stopAll();
     const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), graceMs).unref());
     if ((await Promise.race([stopped.then(() => 'done' as const), timeout])) === 'timeout') {

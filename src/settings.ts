@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { CodedError } from './errors/coded-error.js';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
@@ -151,8 +152,10 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'mcpDiscoveryTimeoutSeconds', flag: 'mcp-discovery-timeout', env: 'TG_AGENT_MCP_DISCOVERY_TIMEOUT', help: 'seconds one tools/list exchange may take (default 10)' },
 ];
 
-export class SettingsError extends Error {
+/** A flag, environment variable or their combination is invalid; the message says which and why. */
+export class SettingsError extends CodedError {
   override readonly name = 'SettingsError';
+  readonly code = 'TG_SETTINGS_INVALID';
 }
 
 export function helpText(): string {

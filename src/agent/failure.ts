@@ -6,7 +6,8 @@
  */
 import { FrameTooLargeError, TransportError } from '../bus/errors.js';
 import { WireDecodeError } from '../wire/index.js';
-import { MessageTooLargeError } from './message-budget.js';
+import { clipText, errorMessage } from '../errors/error-text.js';
+import { MessageTooLargeError } from './errors.js';
 
 export type FailureReason = 'too-large' | 'too-deep' | 'undecodable' | 'broker-unreachable' | 'transport' | 'internal';
 
@@ -28,7 +29,7 @@ export interface Failure {
 export const MAX_ERROR_TEXT = 2000;
 
 export function describeFailure(error: unknown): Failure {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   if (error instanceof MessageTooLargeError || error instanceof FrameTooLargeError) return failure('too-large', message);
   if (error instanceof RangeError) {
     return failure('too-deep', `a value in this conversation is too large or nested too deeply to process (${error.name}: ${message})`);
@@ -43,7 +44,7 @@ export function describeFailure(error: unknown): Failure {
 
 /** `text` cut to MAX_ERROR_TEXT characters, saying how long it was. */
 export function clipErrorText(text: string): string {
-  return text.length <= MAX_ERROR_TEXT ? text : `${text.slice(0, MAX_ERROR_TEXT)}… (${text.length} characters)`;
+  return clipText(text, MAX_ERROR_TEXT, { sayLength: true });
 }
 
 function failure(reason: FailureReason, text: string): Failure {

@@ -33,6 +33,7 @@ import {
   sessionTriples,
   sessionUriKey,
 } from './explainability.js';
+import { DialogError, MaxIterationsError } from './errors.js';
 import { describeFailure } from './failure.js';
 import { agentDocuments, type AgentDocument, type DocumentSink } from './agent-documents.js';
 import { agentReactTerms } from './prompt-terms.js';
@@ -40,6 +41,7 @@ import { PARSE_ERROR_ACTION, parseFailureObservation, type ParsedAction, type Pa
 import { reason } from './reasoning.js';
 import { ThoughtStream } from './thought-stream.js';
 import { answerResponse, errorResponse, explainResponse, observationResponse, thoughtResponse } from './responses.js';
+import { errorMessage } from '../errors/error-text.js';
 
 /** Where one iteration's messages go; the caller adds the `id` property (and any signature). */
 export interface IterationOutput {
@@ -75,11 +77,6 @@ export interface IterationEvents {
   toolFinished?(tool: Tool, seconds: number, error: string | undefined): void;
   stateTransition?(tool: Tool, from: string, to: string): void;
   sessionEnded?(outcome: SessionOutcome, iterations: number): void;
-}
-
-/** Raised inside an iteration to end the dialog with an error response. */
-export class DialogError extends Error {
-  override readonly name = 'DialogError';
 }
 
 export interface IterationContext {
@@ -128,7 +125,8 @@ export async function runIteration(ctx: IterationContext, ask: AgentAsk): Promis
     // The error goes back to the client in one message: bounded, and saying what really happened.
     const { reason, text: message } = describeFailure(error);
     ctx.logger.warn({ err: error, reason, workspace: ctx.workspace, flow: ctx.flow }, `Agent iteration failed: ${message}`);
-    if (!message.includes('Too many agent iterations')) {
+    // Reaching the iteration limit was already counted as its own session outcome.
+    if (!(error instanceof MaxIterationsError)) {
       ctx.events.sessionEnded?.('error', request.history.length + 1);
     }
     await ctx.output.respond(errorResponse(message));
@@ -152,7 +150,7 @@ async function iterate(ctx: IterationContext, ask: AgentAsk, result: IterationRe
 
   if (request.history.length >= ctx.settings.maxIterations) {
     ctx.events.sessionEnded?.('max-iterations', ctx.settings.maxIterations);
-    throw new DialogError('Too many agent iterations');
+    throw new MaxIterationsError();
   }
 
   const toolSet = ctx.registry.offer(ask);
@@ -281,7 +279,7 @@ async function act(ctx: IterationContext, action: ParsedAction, toolSet: ToolSet
     if (next !== state) ctx.events.stateTransition?.(tool, state, next);
     return { observation, nextState: next };
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     ctx.events.toolFinished?.(tool, (performance.now() - started) / 1000, message);
     ctx.logger.info({ tool: tool.name, workspace: ctx.workspace, err: error }, `Tool failed: ${message}`);
     return { observation: `Error: ${message}`.trim(), nextState: state };

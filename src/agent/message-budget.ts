@@ -9,6 +9,8 @@
  * cannot fit fails with a `MessageTooLargeError` that says what lifts the limit.
  */
 import type { Properties, Transport } from '../bus/transport.js';
+import { clipText } from '../errors/error-text.js';
+import { MessageTooLargeError } from './errors.js';
 import { agentResponseCodec, makeTriples, type AgentResponse, type Term, type Triple, type Triples } from '../wire/index.js';
 
 /** How much one message may carry, and what to tell the operator when that is not enough. */
@@ -29,22 +31,6 @@ const NATIVE_REMEDY = "raise the broker's maxMessageSize (5 MB by default)";
 export function budgetFor(transport: Transport, properties: Properties = {}): MessageBudget {
   const maxPayloadBytes = transport.maxPayloadBytes?.(properties) ?? Infinity;
   return { maxPayloadBytes, remedy: transport.kind === 'websocket' ? WEBSOCKET_REMEDY : NATIVE_REMEDY };
-}
-
-/** A message that cannot be made to fit the transport. Not retriable: the same message will not fit later. */
-export class MessageTooLargeError extends Error {
-  override readonly name = 'MessageTooLargeError';
-  readonly code = 'TG_MESSAGE_TOO_LARGE';
-
-  constructor(
-    /** What the message is, e.g. `the answer`. */
-    readonly what: string,
-    readonly bytes: number,
-    readonly limitBytes: number,
-    remedy: string,
-  ) {
-    super(`${what} is ${bytes} bytes encoded, over the ${limitBytes} bytes one message can carry here; ${remedy}`);
-  }
 }
 
 /** Called with a sentence when a message was shortened or left out. */
@@ -138,6 +124,6 @@ function shortenContent(response: AgentResponse, budget: MessageBudget): Buffer 
   return payload;
 }
 
-function clip(text: string, max = 120): string {
-  return text.length <= max ? text : `${text.slice(0, max)}…`;
+function clip(text: string): string {
+  return clipText(text, 120);
 }

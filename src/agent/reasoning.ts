@@ -4,15 +4,11 @@
  */
 import type { RequestClient } from '../bus/request-client.js';
 import { makePromptRequest, type PromptRequest, type PromptResponse } from '../wire/index.js';
+import { PromptServiceError } from './errors.js';
 import { AGENT_REACT_TEMPLATE } from './prompt-terms.js';
 import type { ParsedResponse } from './react-output.js';
 import { parseReactResponse } from './react-parser.js';
 import { StreamingReactParser, type StreamEvent } from './streaming-parser.js';
-
-/** The prompt service failed: this ends the dialog with an error, as in TrustGraph. */
-export class PromptServiceError extends Error {
-  override readonly name = 'PromptServiceError';
-}
 
 export interface ReasonOptions {
   client: RequestClient<PromptRequest, PromptResponse>;

@@ -4,7 +4,7 @@
  * any chunking. (TrustGraph's streaming parser, docs/trustgraph-agent-notes.md §3.5, disagrees with its non-streaming one and
  * raises where the other returns; this one shares the non-streaming core and never raises.)
  *
- * How: complete lines go to the shared line-by-line core ({@link ReactLineParser}), which decides the
+ * How: complete lines go to the shared line parser ({@link ReactLineParser}, react-line-parser.ts), which decides the
  * result in one pass. Events are derived from the characters as they arrive, with the same rules the
  * core applies to whole lines; only the start of a line is held back until it is clear whether it is a
  * label (`Thought:`, `Action:`, `Args:`, `Final Answer:`, at most 13 characters) or, in a thought or an
@@ -28,6 +28,7 @@
 import type { ParsedResponse } from './react-output.js';
 import {
   ACTION,
+  FENCE,
   FINAL_ANSWER,
   KEYWORDS,
   MAX_QUOTED_CHARS,
@@ -36,16 +37,10 @@ import {
   isWhitespace,
   type Keyword,
   type LineMode,
-} from './react-parser.js';
+} from './react-line-parser.js';
+import { StreamEventQueue, type StreamEvent } from './stream-events.js';
 
-export type StreamEvent =
-  | {
-      readonly type: 'thought';
-      readonly text: string;
-      /** This event ends the thought block (the parser left the thought, or the stream ended). */
-      readonly final: boolean;
-    }
-  | { readonly type: 'answer'; readonly text: string };
+export type { StreamEvent } from './stream-events.js';
 
 export type StreamState = 'initial' | 'thought' | 'action' | 'args' | 'final-answer' | 'complete';
 
@@ -55,8 +50,6 @@ export interface StreamFinish {
   readonly result: ParsedResponse;
 }
 
-const FENCE = '```';
-
 /** How the characters of the current line are treated. */
 type Role =
   | 'undecided' // leading whitespace or a possible label / fence so far
@@ -64,12 +57,6 @@ type Role =
   | 'thought' // thought text (after a `Thought:` label, or a whole continuation line)
   | 'answer' // answer text (after `Final Answer:`, or a whole answer line)
   | 'none'; // no events from this line
-
-interface PendingEvent {
-  type: 'thought' | 'answer';
-  text: string;
-  final: boolean;
-}
 
 /** Characters consumed, and the count when the last thought character was emitted. */
 interface RawCount {
@@ -79,7 +66,7 @@ interface RawCount {
 
 export class StreamingReactParser {
   private readonly core = new ReactLineParser();
-  private out: PendingEvent[] = [];
+  private readonly events = new StreamEventQueue();
   private pendingCR = false;
   private stopped = false;
   private finalResult: ParsedResponse | null = null;
@@ -99,14 +86,11 @@ export class StreamingReactParser {
   private contentStarted = false;
   private wsRun = '';
 
-  // Thought emission.
-  private thoughtAny = false;
-  private blockOpen = false;
+  // Thought emission: a ``` line held back until it is clear it is not the closing fence.
   private thoughtFence = false;
 
   // Answer emission: `held` is text after the last emitted character; `fenceEnd` marks the end of a
   // held ``` line that becomes content as soon as a later line has a non-space character.
-  private answerStarted = false;
   private held = '';
   private fenceEnd = -1;
 
@@ -156,7 +140,7 @@ export class StreamingReactParser {
       text = text.slice(0, -1);
     }
     this.consume(text.replace(/\r\n/g, '\n'));
-    return this.takeEvents();
+    return this.events.take();
   }
 
   /** End of stream: the remaining events and the result. Idempotent (later calls return no events). */
@@ -171,11 +155,11 @@ export class StreamingReactParser {
       this.pushLineToCore();
     }
     const result = this.core.end();
-    this.closeThought();
+    this.events.closeThought();
     this.finalResult = result;
     this.held = '';
     this.lineSegments = [];
-    return { events: this.takeEvents(), result };
+    return { events: this.events.take(), result };
   }
 
   private consume(text: string): void {
@@ -273,7 +257,7 @@ export class StreamingReactParser {
           this.startThoughtText();
           for (const ch of probe) this.thoughtChar(ch);
         } else {
-          this.closeThought();
+          this.events.closeThought();
           if (keyword === FINAL_ANSWER) this.startAnswer();
           else this.role = 'none';
         }
@@ -299,7 +283,7 @@ export class StreamingReactParser {
 
   private startAnswer(): void {
     this.role = 'answer';
-    this.answerStarted = false;
+    this.events.answerStarted = false;
     this.held = '';
     this.fenceEnd = -1;
   }
@@ -309,7 +293,7 @@ export class StreamingReactParser {
       if (this.contentStarted) this.wsRun += ch;
       return;
     }
-    const before = this.contentStarted ? this.wsRun : this.thoughtAny ? ' ' : '';
+    const before = this.contentStarted ? this.wsRun : this.events.thoughtAny ? ' ' : '';
     this.wsRun = '';
     this.contentStarted = true;
     this.emitThought(before + ch);
@@ -320,22 +304,22 @@ export class StreamingReactParser {
       this.answerWs(ch);
       return;
     }
-    this.emitAnswer(this.held + ch);
+    this.events.answer(this.held + ch);
     this.held = '';
   }
 
   private answerWs(ch: string): void {
-    if (this.answerStarted || this.held !== '') this.held += ch;
+    if (this.events.answerStarted || this.held !== '') this.held += ch;
   }
 
   /** A non-space character on a later line: a held ``` line was not the closing fence. */
   private confirmHeldFence(): void {
     if (this.thoughtFence) {
       this.thoughtFence = false;
-      this.emitThought(this.thoughtAny ? ` ${FENCE}` : FENCE);
+      this.emitThought(this.events.thoughtAny ? ` ${FENCE}` : FENCE);
     }
     if (this.fenceEnd >= 0) {
-      this.emitAnswer(this.held.slice(0, this.fenceEnd));
+      this.events.answer(this.held.slice(0, this.fenceEnd));
       this.held = this.held.slice(this.fenceEnd);
       this.fenceEnd = -1;
     }
@@ -390,38 +374,9 @@ export class StreamingReactParser {
     this.role = silent ? 'none' : 'undecided';
   }
 
-  private closeThought(): void {
-    if (!this.blockOpen) return;
-    this.blockOpen = false;
-    const last = this.out.at(-1);
-    if (last !== undefined && last.type === 'thought' && !last.final) last.final = true;
-    else this.out.push({ type: 'thought', text: '', final: true });
-  }
-
   private emitThought(text: string): void {
     this.raw.atLastThought = this.raw.consumed;
-    this.thoughtAny = true;
-    this.blockOpen = true;
-    const last = this.out.at(-1);
-    if (last !== undefined && last.type === 'thought' && !last.final) last.text += text;
-    else this.out.push({ type: 'thought', text, final: false });
-  }
-
-  private emitAnswer(text: string): void {
-    if (text === '') return;
-    this.answerStarted = true;
-    const last = this.out.at(-1);
-    if (last !== undefined && last.type === 'answer') last.text += text;
-    else this.out.push({ type: 'answer', text, final: false });
-  }
-
-  private takeEvents(): StreamEvent[] {
-    const events = this.out.map(
-      (e): StreamEvent =>
-        e.type === 'thought' ? { type: 'thought', text: e.text, final: e.final } : { type: 'answer', text: e.text },
-    );
-    this.out = [];
-    return events;
+    this.events.thought(text);
   }
 }
 

@@ -10,6 +10,7 @@
 import type { Logger } from 'pino';
 import { TransportError } from './errors.js';
 import type { Producer, Transport } from './transport.js';
+import { errorMessage } from '../errors/error-text.js';
 
 export interface BrokerProbeOptions {
   transport: Transport;
@@ -81,7 +82,7 @@ export class BrokerProbe {
       },
       (error: unknown) => {
         // Keep `oldestOutstanding`: the broker has still not answered since then.
-        this.lastFailure = error instanceof Error ? error.message : String(error);
+        this.lastFailure = errorMessage(error);
         // A producer that can no longer send (closed) is replaced at the next probe.
         if (error instanceof TransportError && !error.retriable) this.producer = undefined;
         this.options.logger.debug({ err: error }, 'Broker probe failed');

@@ -13,6 +13,7 @@
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { connect as tlsConnect } from 'node:tls';
+import { errorMessage } from '../errors/error-text.js';
 
 export type CredentialsVerdict = { accepted: true } | { accepted: false; reason: string } | { accepted: undefined; reason: string };
 
@@ -121,6 +122,6 @@ export async function checkWebSocketCredentials(options: { webSocketUrl: string;
     if (response.status === 401) return { accepted: false, reason: `HTTP 401 from ${base}` };
     return { accepted: true };
   } catch (err) {
-    return { accepted: undefined, reason: err instanceof Error ? err.message : String(err) };
+    return { accepted: undefined, reason: errorMessage(err) };
   }
 }

@@ -2,25 +2,31 @@
  * Errors raised by transports and the request client. The class says what to do: `retriable` is true when
  * the same operation may succeed if tried again later (a lost connection, a busy subscription, a broker
  * timeout), false when trying again cannot help (a bad topic name, no permission, a message too large).
- * Each class carries a stable `code` that users can search for.
+ * Each class carries a stable `code` that users can search for (docs/errors.md).
  */
+import { CodedError } from '../errors/coded-error.js';
 
 export interface TransportErrorOptions {
   retriable: boolean;
   cause?: unknown;
 }
 
-export class TransportError extends Error {
+export class TransportError extends CodedError {
   override readonly name: string = 'TransportError';
-  /** A stable identifier for this kind of failure. */
   readonly code: string = 'TG_TRANSPORT';
   /** True when trying the same operation again later may succeed. */
   readonly retriable: boolean;
 
   constructor(message: string, options: TransportErrorOptions) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    super(message, { cause: options.cause });
     this.retriable = options.retriable;
   }
+}
+
+/** A queue id or Pulsar topic name that cannot be mapped. */
+export class TopicError extends CodedError {
+  override readonly name = 'TopicError';
+  readonly code = 'TG_TOPIC_INVALID';
 }
 
 /** A message that is larger than the transport can carry (the WebSocket API's text frame limit). Not retriable. */
@@ -116,6 +122,20 @@ export class TransportUnavailableError extends TransportError {
 
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, { retriable: false, cause: options?.cause });
+  }
+}
+
+/**
+ * `send` gave up waiting for a reconnecting producer. The message was never written to any socket, so
+ * sending it again cannot publish it twice (unlike a connection lost after the write, whose error says the
+ * message may or may not have been published). Retriable.
+ */
+export class NotConnectedError extends TransportError {
+  override readonly name = 'NotConnectedError';
+  override readonly code = 'TG_TRANSPORT_NOT_CONNECTED';
+
+  constructor(message: string) {
+    super(message, { retriable: true });
   }
 }
 

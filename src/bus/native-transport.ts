@@ -32,6 +32,7 @@ import type {
   Transport,
   TransportStatus,
 } from './transport.js';
+import { errorMessage } from '../errors/error-text.js';
 
 // --- The parts of pulsar-client's API used here -----------------------------------------------------------
 
@@ -114,7 +115,7 @@ export async function loadPulsarClient(): Promise<PulsarClientModule> {
     if (typeof module.Client !== 'function') throw new Error('pulsar-client has no Client export');
     return module;
   } catch (err) {
-    const detail = err instanceof Error ? err.message : String(err);
+    const detail = errorMessage(err);
     throw new TransportUnavailableError(`${NATIVE_UNAVAILABLE_MESSAGE} (${detail})`, { cause: err });
   }
 }
@@ -152,7 +153,11 @@ const SUBSCRIPTION_TYPES: Record<SubscriptionType, NativeSubscriptionType> = {
   Key_Shared: 'KeyShared',
 };
 
-/** How often the producers' and consumers' connection state is sampled. */
+/**
+ * How often the producers' and consumers' connection state is sampled. pulsar-client has no connection events
+ * (only `isConnected()`), so this transport samples and pushes each change to `onStatus` listeners; a drop and
+ * reconnect both within one sample go unseen (docs/reliability.md, Broker loss).
+ */
 const STATUS_SAMPLE_MS = 250;
 
 /** Errors from the C++ client that no retry can fix [inferred from its result names]. */
@@ -229,8 +234,8 @@ export class NativeTransport implements Transport {
         try {
           await native.send({ data: message.payload, properties: message.properties ?? {} });
         } catch (err) {
-          if (/MessageTooBig/i.test(errorText(err))) throw this.tooLarge(topic, size);
-          throw new TransportError(`send on ${topic} failed: ${errorText(err)}`, { retriable: true, cause: err });
+          if (/MessageTooBig/i.test(errorMessage(err))) throw this.tooLarge(topic, size);
+          throw new TransportError(`send on ${topic} failed: ${errorMessage(err)}`, { retriable: true, cause: err });
         }
       },
       close: async (): Promise<void> => {
@@ -361,7 +366,7 @@ export class NativeTransport implements Transport {
   }
 
   private connectError(what: string, err: unknown): ConnectError {
-    const text = errorText(err);
+    const text = errorMessage(err);
     return new ConnectError(`${what} at ${this.serviceUrl}: ${text}`, this.serviceUrl, undefined, {
       cause: err,
       retriable: !PERMANENT.test(text),
@@ -372,8 +377,4 @@ export class NativeTransport implements Transport {
 /** The binding's array-like properties object as a plain string map. */
 export function plainProperties(raw: Record<string, unknown>): Record<string, string> {
   return Object.fromEntries(Object.entries(raw).map(([key, value]) => [key, String(value)]));
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

@@ -14,9 +14,11 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { pino, type Logger } from 'pino';
-import { WireDecodeError, type Codec } from '../wire/codec.js';
+import type { Codec } from '../wire/codec.js';
+import { WireDecodeError } from '../wire/errors.js';
 import { ConnectionLostError, RequestTimeoutError, TransportClosedError } from './errors.js';
 import type { Consumer, IncomingMessage, Producer, Transport, TransportStatus } from './transport.js';
+import { errorMessage } from '../errors/error-text.js';
 
 export interface RequestClientOptions<Req, Res> {
   transport: Transport;
@@ -330,7 +332,7 @@ export class RequestClient<Req, Res> {
         failure =
           err instanceof WireDecodeError
             ? err
-            : new WireDecodeError(this.responseCodec.name, err instanceof Error ? err.message : String(err), {
+            : new WireDecodeError(this.responseCodec.name, errorMessage(err), {
                 cause: err,
               });
         this.logger.warn({ id, err: failure.message }, 'undecodable response: failing the request');

@@ -7,6 +7,7 @@
  * An id that already contains `://` is a full Pulsar topic and passes through unchanged.
  */
 import { randomBytes } from 'node:crypto';
+import { TopicError } from './errors.js';
 import type { SubscriptionType } from './transport.js';
 
 /** The four TrustGraph queue classes. */
@@ -30,10 +31,6 @@ export interface PulsarTopicParts {
   topic: string;
 }
 
-/** A queue id or Pulsar topic name that cannot be mapped. */
-export class TopicError extends Error {
-  override readonly name = 'TopicError';
-}
 
 function isQueueClass(value: string): value is QueueClass {
   return (QUEUE_CLASSES as readonly string[]).includes(value);

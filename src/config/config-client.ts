@@ -13,10 +13,7 @@ import {
   type ConfigRequest,
   type ConfigResponse,
 } from '../wire/index.js';
-
-export class ConfigServiceError extends Error {
-  override readonly name = 'ConfigServiceError';
-}
+import { ConfigServiceError } from './errors.js';
 
 export interface ConfigClientOptions {
   transport: Transport;

@@ -13,9 +13,13 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { queueToTopic } from '../bus/topics.js';
 import type { Consumer, IncomingMessage, Transport, TransportStatus } from '../bus/transport.js';
+import { fixedBackoff } from '../retry/backoff.js';
+import { RetryTimer } from '../retry/retry-timer.js';
+import { retry } from '../retry/retry.js';
 import { configPushCodec, type ConfigPush } from '../wire/index.js';
 import type { ConfigClient } from './config-client.js';
 import { WorkspaceConfigStore, type TypeValues, type WorkspaceSnapshot } from './workspace-config.js';
+import { errorMessage } from '../errors/error-text.js';
 
 export interface WorkspaceChange {
   workspace: string;
@@ -54,15 +58,21 @@ export class ConfigWatcher {
   private queue: Promise<void> = Promise.resolve();
   /** Changes announced by a push whose values could not be fetched yet: workspace → types. */
   private readonly stale = new Map<string, Set<string>>();
-  private retryTimer: NodeJS.Timeout | undefined;
+  /** Retries of changed-config fetches that failed (the config service did not answer). */
+  private readonly fetchRetries: RetryTimer;
   private stopListening: (() => void) | undefined;
   /** The transport epoch whose configuration has been read (a later epoch may have lost pushes). */
   private readEpoch = 0;
   /** A resync is due (after a reconnect) and has not succeeded yet. */
   private resyncDue = false;
-  private resyncTimer: NodeJS.Timeout | undefined;
+  private readonly resyncRetries: RetryTimer;
+  /** Aborted by stop(): ends the initial load's wait between attempts. */
+  private readonly stopping = new AbortController();
 
-  constructor(private readonly options: ConfigWatcherOptions) {}
+  constructor(private readonly options: ConfigWatcherOptions) {
+    this.fetchRetries = new RetryTimer(fixedBackoff(this.retryDelayMs));
+    this.resyncRetries = new RetryTimer(fixedBackoff(this.retryDelayMs));
+  }
 
   /** The configuration version in use: every change up to it is applied. */
   get currentVersion(): number {
@@ -99,17 +109,20 @@ export class ConfigWatcher {
     });
     await this.options.client.start();
     const retryDelayMs = this.retryDelayMs;
-    for (let attempt = 1; !this.stopped; attempt++) {
-      try {
-        await this.loadAll();
-        break;
-      } catch (error) {
-        this.options.logger.warn(
-          { err: error, attempt },
-          `Config load failed; retrying in ${retryDelayMs} ms (is TrustGraph's config service running?)`,
-        );
-        await sleep(retryDelayMs);
-      }
+    if (!this.stopped) {
+      await retry(() => this.loadAll(), {
+        backoff: fixedBackoff(retryDelayMs),
+        retryIf: () => !this.stopped,
+        onRetry: ({ error, attempt }) =>
+          this.options.logger.warn(
+            { err: error, attempt },
+            `Config load failed; retrying in ${retryDelayMs} ms (is TrustGraph's config service running?)`,
+          ),
+        signal: this.stopping.signal,
+      }).catch((error: unknown) => {
+        // Only stop() ends the retries early.
+        if (!this.stopped) throw error;
+      });
     }
     this.loaded = !this.stopped;
     // A connection lost during the initial load may have taken pushes with it.
@@ -121,8 +134,9 @@ export class ConfigWatcher {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.retryTimer) clearTimeout(this.retryTimer);
-    if (this.resyncTimer) clearTimeout(this.resyncTimer);
+    this.stopping.abort();
+    this.fetchRetries.stop();
+    this.resyncRetries.stop();
     this.stopListening?.();
     await this.consumer?.close();
     await this.options.client.close();
@@ -182,13 +196,7 @@ export class ConfigWatcher {
       fetched = await this.fetchAll();
     } catch (error) {
       this.options.logger.warn({ err: error }, `Re-reading the configuration failed; retrying in ${this.retryDelayMs} ms`);
-      if (!this.resyncTimer && !this.stopped) {
-        this.resyncTimer = setTimeout(() => {
-          this.resyncTimer = undefined;
-          this.enqueue(() => this.resync());
-        }, this.retryDelayMs);
-        this.resyncTimer.unref();
-      }
+      this.resyncRetries.retryLater(() => this.enqueue(() => this.resync()));
       return;
     }
     this.resyncDue = false;
@@ -239,7 +247,7 @@ export class ConfigWatcher {
         this.failure = undefined;
       },
       (error: unknown) => {
-        this.failure = error instanceof Error ? error.message : String(error);
+        this.failure = errorMessage(error);
         this.options.logger.error({ err: error }, 'Applying a config change failed; the previous configuration stays');
       },
     );
@@ -297,21 +305,11 @@ export class ConfigWatcher {
       await this.options.onChange({ workspace, changedTypes: types, snapshot, version: this.version });
     }
     if (this.stale.size === 0) this.applied = this.version;
-    if (this.stale.size > 0 && !this.retryTimer && !this.stopped) {
-      this.retryTimer = setTimeout(() => {
-        this.retryTimer = undefined;
-        this.enqueue(() => this.fetchStale());
-      }, this.retryDelayMs);
-      this.retryTimer.unref();
-    }
+    if (this.stale.size > 0) this.fetchRetries.retryLater(() => this.enqueue(() => this.fetchStale()));
   }
 }
 
 function sameValues(a: TypeValues, b: TypeValues): boolean {
   const keys = Object.keys(a);
   return keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && a[key] === b[key]);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -4,14 +4,21 @@
  */
 import type { Logger } from 'pino';
 import { diffFlows, flowKey, type FlowDefinition } from '../config/flows.js';
+import { fixedBackoff } from '../retry/backoff.js';
+import { RetryTimer } from '../retry/retry-timer.js';
 import { FlowRuntime } from './flow-runtime.js';
 import type { FlowRuntimeDeps } from './ports.js';
+
+/** Delay before starting a flow again that failed to start (e.g. the broker was away). */
+export const FLOW_RESTART_DELAY_MS = 5000;
 
 export class FlowManager {
   private readonly running = new Map<string, FlowRuntime>();
   private readonly wanted = new Map<string, FlowDefinition[]>();
   private queue: Promise<void> = Promise.resolve();
   private readonly failedFlows = new Set<string>();
+  /** Flows that failed to start are tried again after this. */
+  private readonly restarts = new RetryTimer(fixedBackoff(FLOW_RESTART_DELAY_MS));
 
   constructor(
     private readonly deps: FlowRuntimeDeps,
@@ -24,7 +31,7 @@ export class FlowManager {
     return this.enqueue(() => this.apply(workspace));
   }
 
-  /** Retry flows that failed to start (e.g. the broker was away). */
+  /** Retry flows that failed to start now (they are also retried FLOW_RESTART_DELAY_MS after each failure). */
   retryFailed(): Promise<void> {
     if (this.failedFlows.size === 0) return this.queue;
     return this.enqueue(async () => {
@@ -42,6 +49,7 @@ export class FlowManager {
 
   async stopAll(): Promise<void> {
     this.wanted.clear();
+    this.restarts.stop();
     await this.enqueue(async () => {
       const runtimes = [...this.running.values()];
       this.running.clear();
@@ -71,6 +79,7 @@ export class FlowManager {
       } catch (error) {
         this.failedFlows.add(flowKey(flow));
         this.logger.error({ err: error, workspace, flow: flow.flow }, `Flow "${flow.flow}" could not start; will retry`);
+        this.restarts.retryLater(() => void this.retryFailed());
       }
     }
   }

@@ -4,14 +4,16 @@
  * otherwise).
  */
 import type { Logger } from 'pino';
-import { TransportError } from '../bus/errors.js';
+import { NotConnectedError, TransportError } from '../bus/errors.js';
 import type { OutgoingMessage, Producer, Transport } from '../bus/transport.js';
 import { whenConnected } from '../bus/when-connected.js';
+import { exponentialBackoff } from '../retry/backoff.js';
+import { retry } from '../retry/retry.js';
 
 /** Default of `FlowRuntimeDeps.publishRetryMs`. */
 export const DEFAULT_PUBLISH_RETRY_MS = 60_000;
-/** The transports' code for "never written: sending again cannot duplicate it" (websocket-transport.ts). */
-const NOT_CONNECTED = 'TG_TRANSPORT_NOT_CONNECTED';
+/** 250 ms doubling to 5 s between publish attempts. */
+const PUBLISH_BACKOFF = exponentialBackoff({ initialMs: 250, maxMs: 5000 });
 
 export class PublishPolicy {
   constructor(
@@ -26,21 +28,14 @@ export class PublishPolicy {
    * failures where the message was certainly never written are retried, so a retry cannot publish it twice.
    */
   async publish(producer: Producer, message: OutgoingMessage, onlyIfUnsent: boolean): Promise<void> {
-    const deadline = Date.now() + this.retryMs;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await producer.send(message);
-        return;
-      } catch (error) {
-        const retriable =
-          error instanceof TransportError && error.retriable && (!onlyIfUnsent || error.code === NOT_CONNECTED);
-        const left = deadline - Date.now();
-        if (!retriable || left <= 0) throw error;
-        const delay = Math.min(left, 5000, 250 * 2 ** Math.min(attempt - 1, 10));
-        this.logger.warn({ err: error, topic: producer.topic, attempt, delayMs: delay }, 'Publish failed; retrying');
-        await sleep(delay);
-      }
-    }
+    await retry(() => producer.send(message), {
+      backoff: PUBLISH_BACKOFF,
+      maxElapsedMs: this.retryMs,
+      // NotConnectedError: the message was never written, so sending it again cannot publish it twice.
+      retryIf: (error) => error instanceof TransportError && error.retriable && (!onlyIfUnsent || error instanceof NotConnectedError),
+      onRetry: ({ error, attempt, delayMs }) =>
+        this.logger.warn({ err: error, topic: producer.topic, attempt, delayMs }, 'Publish failed; retrying'),
+    });
   }
 
   /**
@@ -50,8 +45,4 @@ export class PublishPolicy {
   whenConnected(): Promise<void> {
     return whenConnected(this.transport, this.retryMs, 'cannot hand the conversation over to its next iteration');
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -4,7 +4,7 @@
  * only keeps state and answers "is this due?"; fetching is the caller's job. The clock is injected so
  * that tests can move time.
  */
-import type { McpDiscoveryError } from './discovery-failure.js';
+import type { McpDiscoveryError } from './errors.js';
 
 export type CacheState<V> =
   | { readonly status: 'pending' }

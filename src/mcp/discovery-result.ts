@@ -2,7 +2,7 @@
  * What discovery knows about each `mcp` entry of a workspace, as handed to the registry builder: a
  * synchronous, immutable snapshot (building a registry never waits on a server).
  */
-import type { DiscoveryFailureReason } from './discovery-failure.js';
+import type { DiscoveryFailureReason } from './errors.js';
 import type { DiscoveredSchema } from './schema-arguments.js';
 
 interface DiscoveryCommon {

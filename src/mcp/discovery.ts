@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import type { WorkspaceChange } from '../config/config-watcher.js';
 import { quote } from '../tools/describe-value.js';
 import { DiscoveryCache, type CacheState } from './discovery-cache.js';
-import { McpDiscoveryError, type DiscoveryFailureReason } from './discovery-failure.js';
+import { McpDiscoveryError, type DiscoveryFailureReason } from './errors.js';
 import { discoveryFingerprint, type McpDiscoveryLookup, type McpToolDiscovery } from './discovery-result.js';
 import { MCP_CONFIG_TYPE, parseMcpConfig, redactUrl, type McpConfig, type McpServerEntry } from './mcp-config.js';
 import { SchemaCompiler } from './schema-arguments.js';

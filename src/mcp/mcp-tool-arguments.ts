@@ -14,7 +14,7 @@ import type { ArgumentOrigin, ArgumentSource, ArgumentSourceStatus, ArgumentsRep
 import { compileArguments, type ArgumentValidator, type ToolArgument } from '../tools/arguments/arguments.js';
 import { quote } from '../tools/describe-value.js';
 import type { ProblemDetail } from '../tools/config/problems.js';
-import type { DiscoveryFailureReason } from './discovery-failure.js';
+import type { DiscoveryFailureReason } from './errors.js';
 import type { McpDiscoveryLookup } from './discovery-result.js';
 import { compareArguments, type DriftFinding } from './drift.js';
 

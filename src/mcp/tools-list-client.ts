@@ -9,7 +9,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { McpDiscoveryError } from './discovery-failure.js';
+import { McpDiscoveryError } from './errors.js';
 import { redactUrl } from './mcp-config.js';
 
 /** Where to ask: an MCP server URL and its optional bearer token. */

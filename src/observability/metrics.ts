@@ -12,7 +12,7 @@
  */
 import { FAILURE_REASONS } from '../agent/failure.js';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
-import { DISCOVERY_FAILURE_REASONS, type DiscoveryFailureReason } from '../mcp/discovery-failure.js';
+import { DISCOVERY_FAILURE_REASONS, type DiscoveryFailureReason } from '../mcp/errors.js';
 import type { ToolRegistry } from '../tools/registry/registry.js';
 
 export const OTHER = 'other';

@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { FlowDefinition } from '../config/flows.js';
 import type { DocumentSaveOutcome } from '../flow/document-saver.js';
 import type { ConfigPart, DownstreamOutcome, RequestTelemetry, ServiceTelemetry } from '../flow/ports.js';
-import type { DiscoveryFailureReason } from '../mcp/discovery-failure.js';
+import type { DiscoveryFailureReason } from '../mcp/errors.js';
 import type { DiscoveryTelemetry } from '../mcp/discovery.js';
 import type { GateTelemetry } from '../security/request-gate.js';
 import type { ToolRegistry } from '../tools/registry/registry.js';

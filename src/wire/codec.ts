@@ -14,14 +14,3 @@ export interface Codec<T> {
   decode(payload: Buffer | string): T;
 }
 
-/** A payload that is not valid JSON or does not fit the schema. Never crosses the wire as-is. */
-export class WireDecodeError extends Error {
-  override readonly name = 'WireDecodeError';
-  constructor(
-    readonly schema: string,
-    readonly detail: string,
-    options?: { cause?: unknown },
-  ) {
-    super(`Cannot decode ${schema}: ${detail}`, options);
-  }
-}

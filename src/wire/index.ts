@@ -2,7 +2,8 @@
  * TrustGraph wire messages: codecs (JSON bytes ⇄ typed messages), message types and `make*` helpers that
  * fill TrustGraph's defaults. Transports and clients use only what is exported here.
  */
-export { WireDecodeError, type Codec } from './codec.js';
+export type { Codec } from './codec.js';
+export { WireDecodeError } from './errors.js';
 export { MAX_NESTING_DEPTH, type JsonObject } from './schema-kit.js';
 export {
   pythonFloatRepr,

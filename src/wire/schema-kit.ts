@@ -9,7 +9,9 @@
  * - a value of the wrong JSON type is rejected with the field path (`history[0].thought`).
  */
 import { z } from 'zod';
-import { type Codec, WireDecodeError } from './codec.js';
+import { clipText, errorMessage } from '../errors/error-text.js';
+import type { Codec } from './codec.js';
+import { WireDecodeError } from './errors.js';
 import { pythonJsonDumps } from './python-repr.js';
 
 /** Deepest JSON nesting a payload may have; deeper payloads are rejected before validation. */
@@ -204,10 +206,6 @@ function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
   return describeIssue(first) + more;
 }
 
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-function truncate(text: string, max = 200): string {
-  return text.length <= max ? text : `${text.slice(0, max)}…`;
+function truncate(text: string): string {
+  return clipText(text, 200);
 }

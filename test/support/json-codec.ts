@@ -1,5 +1,6 @@
 /** A plain JSON codec for request-client tests that need no TrustGraph schema. */
-import { WireDecodeError, type Codec } from '../../src/wire/codec.js';
+import type { Codec } from '../../src/wire/codec.js';
+import { WireDecodeError } from '../../src/wire/errors.js';
 
 export function jsonCodec<T>(name: string): Codec<T> {
   return {

@@ -1,7 +1,8 @@
 /** `mcp-tool`: TrustGraph's MCP tool service, with the model's arguments as a JSON string (docs/trustgraph-agent-notes.md §2.9). */
 import { makeToolRequest, pythonJsonDumps } from '../../wire/index.js';
 import type { McpTool } from '../tool.js';
-import { raiseServiceError, required, ToolRunError, type ToolClients } from './tool-clients.js';
+import { ToolRunError } from '../errors.js';
+import { raiseServiceError, required, type ToolClients } from './tool-clients.js';
 
 export async function runMcpTool(
   tool: McpTool,

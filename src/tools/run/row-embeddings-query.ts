@@ -1,7 +1,8 @@
 /** `row-embeddings-query`: embed the query, then search a structured-data index (docs/trustgraph-agent-notes.md §2.4). */
 import { makeEmbeddingsRequest, makeRowEmbeddingsRequest, type RowIndexMatch } from '../../wire/index.js';
 import type { RowEmbeddingsQueryTool } from '../tool.js';
-import { raiseServiceError, required, ToolRunError, type ToolClients } from './tool-clients.js';
+import { ToolRunError } from '../errors.js';
+import { raiseServiceError, required, type ToolClients } from './tool-clients.js';
 
 export async function runRowEmbeddingsQuery(
   tool: RowEmbeddingsQueryTool,

@@ -20,6 +20,7 @@ import type {
   ToolServiceResponse,
 } from '../../wire/index.js';
 import type { ToolServiceDescriptor } from '../tool.js';
+import { ToolRunError } from '../errors.js';
 
 export interface ToolClients {
   readonly prompt?: RequestClient<PromptRequest, PromptResponse>;
@@ -30,11 +31,6 @@ export interface ToolClients {
   readonly rowEmbeddings?: RequestClient<RowEmbeddingsRequest, RowEmbeddingsResponse>;
   /** A started client on the descriptor's own queues (one per queue pair, created on first use). */
   toolService(descriptor: ToolServiceDescriptor): Promise<RequestClient<ToolServiceRequest, ToolServiceResponse>>;
-}
-
-/** A tool could not run; its message becomes the observation `Error: <message>`. */
-export class ToolRunError extends Error {
-  override readonly name = 'ToolRunError';
 }
 
 /** The client, or a ToolRunError naming the queues the flow lacks. */

@@ -2,7 +2,8 @@
 // costs 12 bytes), shortened where nothing essential is lost, refused with a remedy where it would be.
 import { describe, expect, it } from 'vitest';
 import { sessionTriples, sessionUriKey, MAX_SESSION_ID_IN_URI } from '../../../src/agent/explainability.js';
-import { budgetFor, fitResponse, fitTriples, MessageTooLargeError, type MessageBudget } from '../../../src/agent/message-budget.js';
+import { MessageTooLargeError } from '../../../src/agent/errors.js';
+import { budgetFor, fitResponse, fitTriples, type MessageBudget } from '../../../src/agent/message-budget.js';
 import { answerResponse, explainResponse, thoughtResponse } from '../../../src/agent/responses.js';
 import { describeFailure } from '../../../src/agent/failure.js';
 import { FrameTooLargeError } from '../../../src/bus/errors.js';

@@ -6,7 +6,8 @@ import {
   parseFailureObservation,
   type ParsedResponse,
 } from '../../../src/agent/react-output.js';
-import { MAX_QUOTED_CHARS, parseReactResponse } from '../../../src/agent/react-parser.js';
+import { MAX_QUOTED_CHARS } from '../../../src/agent/react-line-parser.js';
+import { parseReactResponse } from '../../../src/agent/react-parser.js';
 
 const action = (thought: string, name: string, args: Record<string, unknown> = {}): ParsedResponse => ({
   kind: 'action',

@@ -3,7 +3,7 @@ import { ConnectionLostError, RequestTimeoutError, TransportClosedError } from '
 import { MemoryTransport } from '../../../src/bus/memory-transport.js';
 import { RequestClient } from '../../../src/bus/request-client.js';
 import type { IncomingMessage, Producer } from '../../../src/bus/transport.js';
-import { WireDecodeError } from '../../../src/wire/codec.js';
+import { WireDecodeError } from '../../../src/wire/errors.js';
 import { jsonCodec } from '../../support/json-codec.js';
 
 interface Ask {

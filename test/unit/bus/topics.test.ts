@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { TopicError } from '../../../src/bus/errors.js';
 import {
-  TopicError,
   flowSubscriptionName,
   parseQueueId,
   persistenceOf,

@@ -1,7 +1,7 @@
 // The TTL / retry / refresh bookkeeping of MCP discovery, on an injected clock.
 import { describe, expect, it } from 'vitest';
 import { DiscoveryCache } from '../../../src/mcp/discovery-cache.js';
-import { McpDiscoveryError } from '../../../src/mcp/discovery-failure.js';
+import { McpDiscoveryError } from '../../../src/mcp/errors.js';
 
 function cacheAt(start = 1_000) {
   const clock = { now: start };

@@ -3,7 +3,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { WorkspaceChange } from '../../../src/config/config-watcher.js';
-import { McpDiscoveryError, type DiscoveryFailureReason } from '../../../src/mcp/discovery-failure.js';
+import { McpDiscoveryError, type DiscoveryFailureReason } from '../../../src/mcp/errors.js';
 import { McpDiscovery } from '../../../src/mcp/discovery.js';
 import type { ListedMcpTool, McpEndpoint } from '../../../src/mcp/tools-list-client.js';
 

@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { listMcpTools } from '../../../src/mcp/tools-list-client.js';
-import { McpDiscoveryError } from '../../../src/mcp/discovery-failure.js';
+import { McpDiscoveryError } from '../../../src/mcp/errors.js';
 import { startMcpServer, type McpServerStandIn } from '../../../dev/stand-ins/mcp-server.js';
 
 let server: McpServerStandIn | undefined;

@@ -1,7 +1,9 @@
 /**
- * Why discovering an MCP tool's input schema failed. The reasons are a fixed list: they label the metric
- * `tg_agent_mcp_discovery_failures_total{reason}`, so a server cannot create series.
+ * Errors of the MCP layer (stable codes in docs/errors.md): why discovering an MCP tool's input schema
+ * failed. The reasons are a fixed list: they label the metric `tg_agent_mcp_discovery_failures_total{reason}`,
+ * so a server cannot create series.
  */
+import { CodedError } from '../errors/coded-error.js';
 
 export const DISCOVERY_FAILURE_REASONS = [
   /** No connection: refused, DNS failure, reset, TLS error. */
@@ -25,12 +27,14 @@ export const DISCOVERY_FAILURE_REASONS = [
 export type DiscoveryFailureReason = (typeof DISCOVERY_FAILURE_REASONS)[number];
 
 /** A failed discovery: a reason from the fixed list and a message saying what to check. */
-export class McpDiscoveryError extends Error {
+export class McpDiscoveryError extends CodedError {
   override readonly name = 'McpDiscoveryError';
+  readonly code = 'TG_MCP_DISCOVERY_FAILED';
   constructor(
     readonly reason: DiscoveryFailureReason,
     message: string,
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
   }
 }
