@@ -26,8 +26,15 @@
  * Every transport that loads here runs in turn, side by side (`--transports websocket,native`): the agent
  * (`--transport <kind>`), the stand-ins, the gateway and the echo all on that transport.
  *
+ * Then TrustGraph's own agent, `agent-manager-react` 2.11.1 from the venv of TrustGraph's pieces
+ * (bench/support/trustgraph-agent.ts), runs the same workload on the same broker at each concurrency
+ * (`--concurrency c` for it too), with the stand-ins and the gateway on the native transport when it loads
+ * (TrustGraph's processors speak the binary protocol). The first tables compare: conversations/s and the
+ * ratio tg-agent / TrustGraph per transport, and agent CPU, broker CPU per iteration and their ratio.
+ *
  * Flags: --transports websocket,native  --concurrency 1,8,64  --duration 20 (s, measured)  --warmup 3  --floor 6  --idle 4  --in-process 8 (s; 0 = skip)  --max-load 1.5
  *        --soak <s>  --soak-concurrency 8  --sample-every 5  --warm-up-soak 60  --json <file>
+ *        --trustgraph off (skip TrustGraph's agent)  --trustgraph-duration 20 (s, measured)  --trustgraph-warmup 5
  *        --cpu-prof (the agent writes a V8 CPU profile per concurrency next to its log; add --keep-logs)
  *        --keep-logs (keep the log directory, removed at the end otherwise)
  */
@@ -39,7 +46,7 @@ import { AgentProcess, startEcho } from './support/agent-process.js';
 import { buildAgent } from './support/build.js';
 import { measureInProcess, type InProcessResult } from './support/in-process.js';
 import { startBenchBroker, type BenchBroker } from './support/broker.js';
-import { coreShare, CpuMeter, loadAverage, waitForLowLoad, type CpuReading } from './support/proc.js';
+import { coreShare, CpuMeter, loadAverage, processMemory, waitForLowLoad, type CpuReading } from './support/proc.js';
 import { header, log, withCleanup, writeJson } from './support/run.js';
 import { mib, ms, num, numberFlag, parseFlags, slope, sleep, summarize, table, type Summary } from './support/stats.js';
 import {
@@ -55,6 +62,7 @@ import {
 } from './support/workload.js';
 import type { AgentBuild } from './support/build.js';
 import { availableTransports, createBenchTransport, type BenchTransportKind } from './support/transport.js';
+import { serveTrustGraphConfig, startTrustGraphAgent, TRUSTGRAPH_AGENT_COMMAND } from './support/trustgraph-agent.js';
 
 const flags = parseFlags(process.argv.slice(2));
 const CONCURRENCIES = (flags.get('concurrency') ?? '1,8,64').split(',').map(Number);
@@ -75,6 +83,10 @@ const TRANSPORTS_FLAG = flags.get('transports');
 const CPU_PROFILE = flags.has('cpu-prof');
 /** Keep the agents' logs (and CPU profiles) instead of removing them at the end. */
 const KEEP_LOGS = flags.has('keep-logs');
+/** `--trustgraph off` skips TrustGraph's agent. */
+const TRUSTGRAPH = flags.get('trustgraph') !== 'off';
+const TRUSTGRAPH_DURATION_S = numberFlag(flags, 'trustgraph-duration', DURATION_S);
+const TRUSTGRAPH_WARMUP_S = numberFlag(flags, 'trustgraph-warmup', 5);
 
 interface ConcurrencyResult {
   concurrency: number;
@@ -91,6 +103,8 @@ interface ConcurrencyResult {
   /** Mean per iteration from the agent's metrics: handling time minus prompt and tool waits, ms. */
   agentOwnTimeMs: number;
   agentCpuMsPerIteration: number;
+  /** The broker JVM's CPU time (all threads, /proc) over the window, per iteration. */
+  brokerCpuMsPerIteration: number;
   /** The agent's CPU use with no traffic (timers, pings), as a fraction of one core. */
   agentIdleCpu: number;
   /** CPU per iteration after subtracting the idle CPU of the window. */
@@ -224,6 +238,7 @@ async function measureConcurrency(ctx: Context, floor: FloorClient, echoPid: num
       ratio: latency.p50 / pathFloor,
       agentOwnTimeMs: own,
       agentCpuMsPerIteration: ((cpu.processes.agent ?? Number.NaN) * 1000) / iterations,
+      brokerCpuMsPerIteration: ((cpu.processes.broker ?? Number.NaN) * 1000) / iterations,
       agentIdleCpu,
       agentCpuMsPerIterationNetOfIdle: (((cpu.processes.agent ?? Number.NaN) - agentIdleCpu * cpu.wall) * 1000) / iterations,
       publishesPerIteration: publishes,
@@ -234,6 +249,69 @@ async function measureConcurrency(ctx: Context, floor: FloorClient, echoPid: num
     };
   } finally {
     if (agent.running) await agent.stop();
+  }
+}
+
+interface TrustGraphResult {
+  concurrency: number;
+  loadAverage: { start: string; end: string };
+  windowSeconds: number;
+  conversations: number;
+  failed: number;
+  conversationsPerSecond: number;
+  latency: Summary;
+  /** CPU per iteration (2 per finished conversation in the window): TrustGraph's agent, the broker JVM. */
+  agentCpuMsPerIteration: number;
+  brokerCpuMsPerIteration: number;
+  cpu: CpuReading;
+  /** The process's peak RSS (VmHWM). */
+  peakRssBytes: number;
+}
+
+/** The same workload against TrustGraph's `agent-manager-react --concurrency c`, on the same broker. */
+async function measureTrustGraph(ctx: Context, concurrency: number): Promise<TrustGraphResult> {
+  const loadStart = loadAverage();
+  log(`${TRUSTGRAPH_AGENT_COMMAND}, concurrency ${concurrency}: starting (load average ${loadStart})`);
+  const agent = await startTrustGraphAgent({ serviceUrl: ctx.broker.serviceUrl, concurrency, workload: ctx.workload, client: ctx.client, log });
+  try {
+    let phase: 'warmup' | 'measure' | 'stop' = 'warmup';
+    const records: ConversationRecord[] = [];
+    let windowStart = 0;
+    let windowEnd = 0;
+    const running = ctx.client.run(
+      concurrency,
+      () => phase === 'stop',
+      (record) => {
+        if (phase === 'measure' && record.end >= windowStart) records.push(record);
+      },
+    );
+    await sleep(TRUSTGRAPH_WARMUP_S * 1000);
+    const meter = new CpuMeter({ agent: agent.pid, broker: ctx.broker.pid, generator: process.pid });
+    windowStart = performance.now();
+    phase = 'measure';
+    await sleep(TRUSTGRAPH_DURATION_S * 1000);
+    windowEnd = performance.now();
+    const cpu = meter.stop();
+    const peakRssBytes = processMemory(agent.pid).peakRss;
+    phase = 'stop';
+    await running;
+    const done = records.filter((r) => r.end <= windowEnd);
+    const iterations = done.filter((r) => !r.failed).length * ITERATIONS_PER_CONVERSATION;
+    return {
+      concurrency,
+      loadAverage: { start: loadStart, end: loadAverage() },
+      windowSeconds: (windowEnd - windowStart) / 1000,
+      conversations: done.length,
+      failed: done.filter((r) => r.failed).length,
+      conversationsPerSecond: done.length / ((windowEnd - windowStart) / 1000),
+      latency: summarize(done.filter((r) => !r.failed).map((r) => r.end - r.start)),
+      agentCpuMsPerIteration: ((cpu.processes.agent ?? Number.NaN) * 1000) / iterations,
+      brokerCpuMsPerIteration: ((cpu.processes.broker ?? Number.NaN) * 1000) / iterations,
+      cpu,
+      peakRssBytes,
+    };
+  } finally {
+    await agent.stop();
   }
 }
 
@@ -453,6 +531,9 @@ await withCleanup(async (defer) => {
   }
 
   const runs: { kind: BenchTransportKind; results: ConcurrencyResult[]; acks: { nonPersistent: Summary; persistent: Summary } }[] = [];
+  /** TrustGraph's agent runs once, beside the stand-ins of the native run when there is one. */
+  const trustGraphKind: BenchTransportKind = kinds.includes('native') ? 'native' : (kinds[0] ?? 'websocket');
+  const trustGraph: TrustGraphResult[] = [];
   for (const kind of kinds) {
     log(`--- ${kind} transport ---`);
     const { ctx, stop } = await contextFor(kind);
@@ -473,6 +554,15 @@ await withCleanup(async (defer) => {
         await echo.stop();
         await floor.close();
       }
+      if (TRUSTGRAPH && kind === trustGraphKind) {
+        log(`--- ${TRUSTGRAPH_AGENT_COMMAND} (TrustGraph 2.11.1), stand-ins and gateway on ${kind} ---`);
+        const config = await serveTrustGraphConfig(ctx.transport, ctx.workload);
+        try {
+          for (const concurrency of CONCURRENCIES) trustGraph.push(await measureTrustGraph(ctx, concurrency));
+        } finally {
+          await config.stop();
+        }
+      }
     } finally {
       await stop();
     }
@@ -486,11 +576,13 @@ await withCleanup(async (defer) => {
     ]),
   );
   console.log(printSideBySide(runs));
+  console.log(printCpuRatio(runs));
+  if (trustGraph.length > 0) console.log(printTrustGraph(runs, trustGraph, trustGraphKind));
   for (const [i, run] of runs.entries()) {
     console.log(`\n## ${run.kind} transport\n`);
     console.log(printResults(run.results, run.acks, i === 0 ? inProcess : []));
   }
-  writeJson(JSON_OUT, { kind: 'iteration', runs, inProcess });
+  writeJson(JSON_OUT, { kind: 'iteration', runs, inProcess, trustGraph });
 });
 
 /** One row per concurrency, one column group per transport: throughput, p50, conversations lost. */
@@ -505,5 +597,49 @@ function printSideBySide(runs: { kind: BenchTransportKind; results: ConcurrencyR
   return [
     '### Side by side\n',
     table(['concurrency', ...runs.flatMap((run) => [`${run.kind} conversations/s`, `${run.kind} p50`, `${run.kind} lost`])], rows),
+  ].join('\n');
+}
+
+/** Agent CPU per iteration against the broker's, per transport and concurrency (goal: agent ≤ ⅓ of broker). */
+function printCpuRatio(runs: { kind: BenchTransportKind; results: ConcurrencyResult[] }[]): string {
+  const rows = runs.flatMap((run) =>
+    run.results.map((r) => [
+      run.kind,
+      String(r.concurrency),
+      ms(r.agentCpuMsPerIteration, 3),
+      ms(r.brokerCpuMsPerIteration, 3),
+      `${(r.agentCpuMsPerIteration / r.brokerCpuMsPerIteration).toFixed(2)}`,
+      `${coreShare(r.cpu.processes.agent ?? Number.NaN, r.cpu.wall)} / ${coreShare(r.cpu.processes.broker ?? Number.NaN, r.cpu.wall)}`,
+      coreShare(r.cpu.others, r.cpu.wall),
+    ]),
+  );
+  return [
+    '\n### Agent CPU against broker CPU, per iteration (measured window)\n',
+    table(['transport', 'concurrency', 'agent CPU/iteration', 'broker CPU/iteration', 'agent / broker', 'CPU agent / broker (share of a core)', 'everything else'], rows),
+  ].join('\n');
+}
+
+/** TrustGraph's agent on the same workload, and tg-agent's conversations/s as a multiple of it. */
+function printTrustGraph(runs: { kind: BenchTransportKind; results: ConcurrencyResult[] }[], trustGraph: TrustGraphResult[], kind: BenchTransportKind): string {
+  const rows = trustGraph.map((t) => [
+    String(t.concurrency),
+    num(t.conversationsPerSecond, 1),
+    `${ms(t.latency.p50)} / ${ms(t.latency.p99)}`,
+    `${t.failed}/${t.conversations}`,
+    ms(t.agentCpuMsPerIteration, 2),
+    ms(t.brokerCpuMsPerIteration, 2),
+    `${coreShare(t.cpu.processes.agent ?? Number.NaN, t.cpu.wall)} / ${coreShare(t.cpu.processes.broker ?? Number.NaN, t.cpu.wall)}`,
+    mib(t.peakRssBytes),
+    ...runs.map((run) => {
+      const r = run.results.find((x) => x.concurrency === t.concurrency);
+      return r ? `${num(r.conversationsPerSecond, 1)} (${(r.conversationsPerSecond / t.conversationsPerSecond).toFixed(1)}×)` : '—';
+    }),
+  ]);
+  return [
+    `\n### TrustGraph's ${TRUSTGRAPH_AGENT_COMMAND} 2.11.1 on the same workload and broker (stand-ins and gateway on ${kind}; --concurrency c)\n`,
+    table(
+      ['concurrency', 'conversations/s', 'p50 / p99', 'failed', 'agent CPU/iteration', 'broker CPU/iteration', 'CPU agent / broker', 'agent peak RSS', ...runs.map((run) => `tg-agent ${run.kind} conversations/s (ratio)`)],
+      rows,
+    ),
   ].join('\n');
 }

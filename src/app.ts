@@ -54,7 +54,7 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
         ttlMs: settings.mcpDiscoveryTtlSeconds * 1000,
         timeoutMs: settings.mcpDiscoveryTimeoutSeconds * 1000,
         logger: logger.child({ component: 'mcp-discovery' }),
-        onChange: (workspace) => service.rebuildRegistry(workspace),
+        onChange: (workspace) => void service.rebuildRegistry(workspace),
         telemetry,
       })
     : undefined;

@@ -13,9 +13,12 @@ import { ConcurrencyLimit } from './flow/concurrency-limit.js';
 import { FlowManager } from './flow/flow-manager.js';
 import type { ConfigPart, RequestGate, ServiceTelemetry } from './flow/ports.js';
 import { TOOL_CONFIG_TYPES, WorkspaceRegistries } from './tools/registry/workspace-registries.js';
+import { PATTERN_CONFIG_TYPES } from './agent/patterns/catalog.js';
+import { WorkspacePatterns } from './agent/patterns/workspace-patterns.js';
 import type { McpDiscoveryLookup } from './mcp/discovery-result.js';
 import { discoveryArgumentSource } from './mcp/mcp-tool-arguments.js';
 import type { Settings } from './settings.js';
+import type { ToolRegistry } from './tools/registry/registry.js';
 import { ToolServiceClients } from './flow/tool-service-clients.js';
 
 export interface ServiceHooks {
@@ -60,6 +63,8 @@ export type ServiceSettings = Partial<
 
 export class AgentService {
   readonly registries: WorkspaceRegistries;
+  /** Every workspace's `agent-pattern` / `agent-task-type` catalog. */
+  readonly patterns: WorkspacePatterns;
   readonly limit: ConcurrencyLimit;
   private readonly flows: FlowManager;
   private readonly watcher: ConfigWatcher;
@@ -96,6 +101,7 @@ export class AgentService {
         return lookup === undefined ? undefined : discoveryArgumentSource(lookup);
       }),
     );
+    this.patterns = new WorkspacePatterns(logger);
     this.toolServices = new ToolServiceClients({
       transport,
       processorId: settings.id,
@@ -113,6 +119,7 @@ export class AgentService {
         undeclaredArguments: settings.undeclaredArguments ?? 'drop',
         logger,
         registryFor: (workspace) => this.registries.get(workspace),
+        patternsFor: (workspace) => this.patterns.get(workspace),
         limit: this.limit,
         ...(settings.maxQueued !== undefined ? { maxQueued: settings.maxQueued } : {}),
         ...(settings.requestConsumers !== undefined ? { requestConsumers: settings.requestConsumers } : {}),
@@ -134,7 +141,7 @@ export class AgentService {
         logger,
       }),
       pushQueue: settings.configPushQueue,
-      types: [this.flowConfigType, ...TOOL_CONFIG_TYPES, ...(hooks.extraConfigTypes ?? [])],
+      types: [this.flowConfigType, ...TOOL_CONFIG_TYPES, ...PATTERN_CONFIG_TYPES, ...(hooks.extraConfigTypes ?? [])],
       onChange: (change) => this.onConfigChange(change),
       onWorkspaceDeleted: (workspace) => this.onWorkspaceDeleted(workspace),
       logger,
@@ -208,11 +215,11 @@ export class AgentService {
 
   /**
    * Rebuild one workspace's registry from the configuration already read (e.g. after MCP discovery's
-   * snapshot changed). Keeps the registry's config version. Never throws.
+   * snapshot changed). Keeps the config version of the newest build. Never rejects.
    */
-  rebuildRegistry(workspace: string): void {
-    const version = this.registries.all().find((r) => r.workspace === workspace)?.version ?? this.watcher.currentVersion;
-    this.registries.rebuild(workspace, this.watcher.store.snapshot(workspace), version);
+  rebuildRegistry(workspace: string): Promise<ToolRegistry> {
+    const version = this.registries.latestVersion(workspace) ?? this.watcher.currentVersion;
+    return this.registries.rebuild(workspace, this.watcher.store.snapshot(workspace), version);
   }
 
   /** Stop taking requests, let in-flight iterations finish (bounded by `graceMs`), close everything. */
@@ -232,12 +239,11 @@ export class AgentService {
     // The policy first: a tightened policy holds before anything else of the change is applied.
     await this.applyPart(change, 'hooks', () => this.hooks.onConfig?.(change));
     if (changedTypes.some((t) => (TOOL_CONFIG_TYPES as readonly string[]).includes(t))) {
-      await this.applyPart(change, 'tools', async () => {
-        // Let waiting requests run between decoding the fetched config and rebuilding from it: with thousands of
-        // tools each is tens of milliseconds, and together they would block the event loop twice as long.
-        await new Promise((resolve) => setImmediate(resolve));
-        this.registries.rebuild(workspace, snapshot, version);
-      });
+      // In time slices: requests are served by the previous registry until the new one is complete.
+      await this.applyPart(change, 'tools', () => this.registries.rebuild(workspace, snapshot, version));
+    }
+    if (WorkspacePatterns.affectedBy(changedTypes)) {
+      await this.applyPart(change, 'patterns', () => this.patterns.rebuild(workspace, snapshot));
     }
     if (changedTypes.includes(this.flowConfigType)) {
       await this.applyPart(change, 'flows', async () => {
@@ -274,6 +280,7 @@ export class AgentService {
   private async onWorkspaceDeleted(workspace: string): Promise<void> {
     await this.flows.sync(workspace, []);
     this.registries.delete(workspace);
+    this.patterns.delete(workspace);
     this.flowProblems.delete(workspace);
     this.configFailures.delete(workspace);
     this.hooks.telemetry?.workspaceDeleted?.(workspace);

@@ -4,7 +4,8 @@
  *
  *  - event-loop delay: `perf_hooks.monitorEventLoopDelay` (resolution `TG_BENCH_ELD_RESOLUTION_MS`, default 10);
  *  - blocks: with `TG_BENCH_BLOCK_THRESHOLD_MS` set, a 1 ms interval timer records every gap between two of
- *    its ticks longer than the threshold (wall-clock start and length), so a block can be matched to a reload;
+ *    its ticks longer than the threshold (wall-clock start and length, and the CPU the process used meanwhile),
+ *    so a block can be matched to a reload;
  *  - memory (`process.memoryUsage()`, optionally right after a full GC when node runs with `--expose-gc`)
  *    and CPU (`process.cpuUsage()`).
  *
@@ -26,6 +27,11 @@ export interface Block {
   at: number;
   /** How long no timer could run, ms (the gap minus the 1 ms timer period). */
   ms: number;
+  /**
+   * CPU time the agent process used during the gap, ms (every thread: an upper bound for the event loop's). On a
+   * machine with other work a gap is also time the process waited for a core; this is the part it was running.
+   */
+  cpuMs: number;
 }
 
 export interface ProbeSample {
@@ -48,11 +54,17 @@ const blocks: Block[] = [];
 const threshold = Number(process.env.TG_BENCH_BLOCK_THRESHOLD_MS ?? 0);
 if (threshold > 0) {
   let last = performance.now();
+  let lastCpu = process.cpuUsage();
   const timer = setInterval(() => {
     const now = performance.now();
+    const cpu = process.cpuUsage();
     const gap = now - last - 1;
-    if (gap > threshold) blocks.push({ at: performance.timeOrigin + last, ms: gap });
+    if (gap > threshold) {
+      const cpuMs = (cpu.user - lastCpu.user + cpu.system - lastCpu.system) / 1000;
+      blocks.push({ at: performance.timeOrigin + last, ms: gap, cpuMs: Math.min(cpuMs, gap) });
+    }
     last = now;
+    lastCpu = cpu;
   }, 1);
   timer.unref();
 }

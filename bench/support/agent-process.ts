@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import type { ConfigQueues } from '../../dev/stand-ins/config-service.js';
 import type { ProbeSample } from './agent-probe.js';
-import type { InitMessage, ReloadedMessage } from './config-process.js';
+import type { InitMessage, ReloadedMessage, ReloadKind } from './config-process.js';
 import type { AgentBuild } from './build.js';
 import { freePort } from './broker.js';
 import { processMemory, type ProcessMemory } from './proc.js';
@@ -221,8 +221,8 @@ export interface ConfigProcess {
   readonly pid: number;
   /** Size of the `getvalues tool` answer, bytes. */
   readonly payloadBytes: number;
-  /** Replace every tool value, bump the version, push; resolves once the push is published. */
-  reload(): Promise<ReloadedMessage>;
+  /** Change the tools as `kind` says (see config-process.ts), bump the version, push; resolves once the push is published. */
+  reload(kind?: ReloadKind): Promise<ReloadedMessage>;
   stop(): Promise<void>;
 }
 
@@ -252,10 +252,10 @@ export async function startConfigProcess(build: AgentBuild, init: Omit<InitMessa
   return {
     pid: child.pid ?? -1,
     payloadBytes: ready.payloadBytes,
-    reload: () =>
+    reload: (kind?: ReloadKind) =>
       new Promise<ReloadedMessage>((resolve) => {
         waiters.push(resolve);
-        child.send({ type: 'reload' });
+        child.send({ type: 'reload', kind });
       }),
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');

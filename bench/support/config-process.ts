@@ -4,13 +4,17 @@
  * neither the agent's nor the load generator's (their latencies are what is measured).
  *
  * It speaks the real wire format with the project's codecs (ConfigRequest / ConfigResponse / ConfigPush),
- * answering the two operations the agent uses: `getkeys-all-ws` and `getvalues`. On `{type: 'reload'}` over
- * IPC it replaces every `tool` value, or the first `changedPerReload` (alternating two revisions of the synthetic
- * tools), bumps the version,
- * encodes the `getvalues` answer for `tool` *before* announcing the change (so that cost falls outside the
- * agent's reload), and publishes the push `{version, changes: {tool: [workspace]}}`.
+ * answering the two operations the agent uses: `getkeys-all-ws` and `getvalues`. On `{type: 'reload', kind}` over
+ * IPC it bumps the version, encodes the `getvalues` answer for `tool` *before* announcing the change (so that
+ * cost falls outside the agent's reload), and publishes a push:
  *
- * IPC: parent → `{type: 'init', ...InitMessage}`, `{type: 'reload'}`; child → `{type: 'ready'}`, `{type: 'reloaded'}`.
+ *  - `all` (default) / `one`: replaces every `tool` value, or only the first (alternating two revisions of the
+ *    synthetic tools) — `changedPerReload` overrides how many; push `{changes: {tool: [workspace]}}`;
+ *  - `first`: a workspace the agent has never seen (`<workspace>-fresh-<n>`) with all the tools, the previous
+ *    such workspace deleted in the same push — the agent builds a registry of every tool from nothing, as on
+ *    its first load, while the conversations go on in the main workspace.
+ *
+ * IPC: parent → `{type: 'init', ...InitMessage}`, `{type: 'reload', kind}`; child → `{type: 'ready'}`, `{type: 'reloaded'}`.
  */
 import { queueToTopic } from '../../src/bus/topics.js';
 import { WebSocketTransport } from '../../src/bus/websocket-transport.js';
@@ -37,6 +41,9 @@ export interface InitMessage {
   changedPerReload?: number;
 }
 
+/** What a reload changes (see the top of this file). */
+export type ReloadKind = 'first' | 'one' | 'all';
+
 export interface ReloadedMessage {
   type: 'reloaded';
   version: number;
@@ -57,8 +64,10 @@ async function main(init: InitMessage): Promise<void> {
   };
   for (const entry of init.entries) put(entry.type, entry.key, entry.value);
   let revision = 0;
-  const setTools = (): void => {
-    const changed = revision === 0 ? init.toolCount : (init.changedPerReload ?? init.toolCount);
+  let fresh: string | undefined;
+  let freshCount = 0;
+  const setTools = (kind: ReloadKind = 'all'): void => {
+    const changed = revision === 0 ? init.toolCount : (init.changedPerReload ?? (kind === 'one' ? 1 : init.toolCount));
     const entries = Object.entries(syntheticTools(init.toolCount, revision)).sort(([a], [b]) => (a < b ? -1 : 1));
     for (const [key, value] of entries.slice(0, changed)) put('tool', key, value);
   };
@@ -92,6 +101,7 @@ async function main(init: InitMessage): Promise<void> {
           }),
         );
       case 'getvalues':
+        if (request.type === 'tool' && request.workspace === fresh && toolAnswer?.version === version) return toolAnswer.payload;
         if (request.workspace !== init.workspace) return configResponseCodec.encode(makeConfigResponse({ version, values: [] }));
         if (request.type === 'tool' && toolAnswer?.version === version) return toolAnswer.payload;
         return encodeValues(request.type);
@@ -115,17 +125,23 @@ async function main(init: InitMessage): Promise<void> {
     },
   });
 
-  process.on('message', (message: { type: string }) => {
+  process.on('message', (message: { type: string; kind?: ReloadKind }) => {
     if (message?.type !== 'reload') return;
     void (async () => {
-      revision = revision === 1 ? 2 : 1;
-      setTools();
+      const kind = message.kind ?? 'all';
+      const gone = fresh;
+      if (kind === 'first') fresh = `${init.workspace}-fresh-${++freshCount}`;
+      else {
+        revision = revision === 1 ? 2 : 1;
+        setTools(kind);
+      }
       version += 1;
       const encodeMs = encodeTools();
-      await pushes.send({
-        payload: configPushCodec.encode(makeConfigPush({ version, changes: { tool: [init.workspace] }, workspace_changes: null })),
-        properties: {},
-      });
+      const push =
+        kind === 'first'
+          ? makeConfigPush({ version, changes: { tool: [fresh!] }, workspace_changes: { created: [fresh!], deleted: gone ? [gone] : [] } })
+          : makeConfigPush({ version, changes: { tool: [init.workspace] }, workspace_changes: null });
+      await pushes.send({ payload: configPushCodec.encode(push), properties: {} });
       const reply: ReloadedMessage = { type: 'reloaded', version, encodeMs, payloadBytes: toolAnswer?.payload.length ?? 0 };
       process.send?.(reply);
     })();

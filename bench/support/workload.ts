@@ -6,7 +6,9 @@
  * recording), unlike dev/stand-ins which record every call: the load generator shares two cores with the
  * agent and the broker, and must neither leak over a 10-minute soak nor eat the agent's CPU.
  *
- * A conversation is two iterations: the model first calls the one MCP tool, then answers.
+ * A conversation is two iterations: the model first calls the one MCP tool, then answers. A lean librarian
+ * confirms the documents both agents save (TrustGraph's agent waits for each save, so without one it would
+ * stall; tg-agent saves in the background).
  *
  *   client ─request─▶ agent ─prompt─▶ stand-in ─▶ agent ─mcp-tool─▶ stand-in ─▶ agent ─next─▶ agent
  *          ─prompt─▶ stand-in ─▶ agent ─answer (end_of_dialog)─▶ client
@@ -27,6 +29,7 @@ import {
   toolResponseCodec,
   type Codec,
 } from '../../src/wire/index.js';
+import { librarianResponse } from '../../dev/stand-ins/librarian.js';
 import { startConfigService, type ConfigEntry, type ConfigQueues, type ConfigServiceStandIn } from '../../dev/stand-ins/config-service.js';
 import { agentFlowConfig, agentFlowTopics, flowRecordConfig, uniqueSuffix, uniqueWorkspace } from '../../dev/flow-config.js';
 
@@ -61,7 +64,7 @@ export interface Workload {
   /** The workspace's config values (flow definition, flow record, the lookup tool), values as JSON strings. */
   readonly entries: { type: string; key: string; value: string }[];
   readonly topics: Record<string, string>;
-  readonly counts: { prompt: number; tool: number };
+  readonly counts: { prompt: number; tool: number; librarian: number };
   stop(): Promise<void>;
 }
 
@@ -122,6 +125,8 @@ export async function startWorkload(options: WorkloadOptions): Promise<Workload>
     return request.terms?.history === '[]' ? actionReply : finalReply;
   });
   const tool = await leanStandIn(transport, topics['mcp-tool-request']!, topics['mcp-tool-response']!, () => toolReply);
+  const librarianReply = Buffer.from(librarianResponse(null), 'utf8');
+  const librarian = await leanStandIn(transport, topics['librarian-request']!, topics['librarian-response']!, () => librarianReply);
 
   const entries: (ConfigEntry & { value: string })[] = [
     { type: 'processor:agent-manager', key: flow, value: agentFlowConfig(workspace, flow) },
@@ -145,9 +150,12 @@ export async function startWorkload(options: WorkloadOptions): Promise<Workload>
       get tool() {
         return tool.count;
       },
+      get librarian() {
+        return librarian.count;
+      },
     },
     async stop() {
-      await Promise.allSettled([prompt.stop(), tool.stop(), config?.stop()]);
+      await Promise.allSettled([prompt.stop(), tool.stop(), librarian.stop(), config?.stop()]);
     },
   };
 }

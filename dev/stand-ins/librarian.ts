@@ -18,7 +18,7 @@ import {
   type LibrarianRequest,
   type LibrarianResponse,
 } from '../../src/wire/index.js';
-import { startStandIn, type ServiceStandIn } from './service-stand-in.js';
+import { scriptedHandle, startStandIn, type ServiceStandIn } from './service-stand-in.js';
 
 export interface StoredDocument {
   readonly metadata: DocumentMetadata;
@@ -38,7 +38,7 @@ export interface LibrarianStandIn {
 }
 
 /** TrustGraph's LibrarianResponse with every field, in dataclass order (`error` as given). */
-function librarianResponse(error: ErrorRecord | null): string {
+export function librarianResponse(error: ErrorRecord | null): string {
   return pythonJsonDumps({
     error,
     document_metadata: null,
@@ -94,16 +94,5 @@ export async function startLibrarian(options: {
       return [];
     },
   });
-  return {
-    bus,
-    calls: bus.calls,
-    documents,
-    get answer() {
-      return state.answer;
-    },
-    set answer(value: LibrarianAnswer) {
-      state.answer = value;
-    },
-    stop: () => bus.stop(),
-  };
+  return scriptedHandle(bus, state, { bus, calls: bus.calls, documents });
 }

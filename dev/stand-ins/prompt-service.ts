@@ -18,9 +18,9 @@ import {
   type PromptResponse,
 } from '../../src/wire/index.js';
 import {
-  isErrorReply,
-  isRawReply,
+  answerScripted,
   jsonOrString,
+  scriptedHandle,
   startStandIn,
   type ErrorSpec,
   type ServiceStandIn,
@@ -72,6 +72,7 @@ export interface PromptServiceStandIn {
   script: PromptScript;
   templates: Record<string, PromptScript>;
   error: ErrorSpec | undefined;
+  /** Token usage on each reply (settable; see PromptServiceOptions.usage). */
   usage: TokenUsage | PromptUsage | undefined;
   /** Every request, terms decoded. */
   readonly calls: readonly PromptCall[];
@@ -96,11 +97,10 @@ export function offeredToolNames(call: PromptCall): string[] {
 
 export async function startPromptService(options: PromptServiceOptions): Promise<PromptServiceStandIn> {
   const calls: PromptCall[] = [];
-  const state = {
+  const state: { script: PromptScript; templates: Record<string, PromptScript>; error: ErrorSpec | undefined } = {
     script: options.script,
     templates: { ...(options.templates ?? {}) },
     error: options.error,
-    usage: options.usage,
   };
 
   const bus = await startStandIn<PromptRequest, PromptResponse>({
@@ -116,7 +116,6 @@ export async function startPromptService(options: PromptServiceOptions): Promise
       const call: PromptCall = { id: request.id, terms, streaming: request.streaming, request };
       calls.push(call);
       if (state.error) return makePromptResponse({ error: state.error, end_of_stream: true });
-      const usage = (typeof state.usage === 'function' ? state.usage(call) : state.usage) ?? {};
       const script = request.id === AGENT_REACT ? state.script : state.templates[request.id];
       if (!script) {
         return makePromptResponse({
@@ -124,50 +123,27 @@ export async function startPromptService(options: PromptServiceOptions): Promise
           end_of_stream: true,
         });
       }
-      const reply = await script(terms, request);
-      if (isRawReply(reply)) {
-        await ctx.sendRaw(reply.raw);
-        return [];
-      }
-      if (isErrorReply(reply)) return makePromptResponse({ error: reply.error, end_of_stream: true });
-      if (typeof reply === 'object' && !Array.isArray(reply) && 'object' in reply) {
-        return makePromptResponse({ text: null, object: JSON.stringify(reply.object), end_of_stream: true, ...usage });
-      }
-      const chunks = typeof reply === 'string' ? [reply] : reply;
-      if (!request.streaming) return makePromptResponse({ text: chunks.join(''), end_of_stream: true, ...usage });
-      return [
-        ...chunks.map((text) => makePromptResponse({ text, end_of_stream: false })),
-        makePromptResponse({ text: '', end_of_stream: true, ...usage }),
-      ];
+      const usage = (typeof service.usage === 'function' ? service.usage(call) : service.usage) ?? {};
+      return answerScripted(await script(terms, request), ctx, {
+        error: (error) => makePromptResponse({ error, end_of_stream: true }),
+        value: (reply) => {
+          if (typeof reply === 'object' && !Array.isArray(reply) && 'object' in reply) {
+            return makePromptResponse({ text: null, object: JSON.stringify(reply.object), end_of_stream: true, ...usage });
+          }
+          const chunks = typeof reply === 'string' ? [reply] : reply;
+          if (!request.streaming) return makePromptResponse({ text: chunks.join(''), end_of_stream: true, ...usage });
+          return [
+            ...chunks.map((text) => makePromptResponse({ text, end_of_stream: false })),
+            makePromptResponse({ text: '', end_of_stream: true, ...usage }),
+          ];
+        },
+      });
     },
   });
 
-  const service: PromptServiceStandIn = {
+  const service: PromptServiceStandIn = scriptedHandle(bus, state, {
     bus,
-    get script() {
-      return state.script;
-    },
-    set script(value: PromptScript) {
-      state.script = value;
-    },
-    get templates() {
-      return state.templates;
-    },
-    set templates(value: Record<string, PromptScript>) {
-      state.templates = value;
-    },
-    get error() {
-      return state.error;
-    },
-    get usage() {
-      return state.usage;
-    },
-    set usage(value: TokenUsage | PromptUsage | undefined) {
-      state.usage = value;
-    },
-    set error(value: ErrorSpec | undefined) {
-      state.error = value;
-    },
+    usage: options.usage,
     calls,
     reactCalls: () => calls.filter((c) => c.id === AGENT_REACT),
     lastReact() {
@@ -175,7 +151,6 @@ export async function startPromptService(options: PromptServiceOptions): Promise
       if (!last) throw new Error('the prompt stand-in received no agent-react request');
       return last;
     },
-    stop: () => bus.stop(),
-  };
+  });
   return service;
 }

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { RequestClient } from '../bus/request-client.js';
 import { queueToTopic } from '../bus/topics.js';
 import type { Transport } from '../bus/transport.js';
+import type { Codec } from '../wire/codec.js';
 import {
   configRequestCodec,
   configResponseCodec,
@@ -23,8 +24,18 @@ export interface ConfigClientOptions {
   logger: Logger;
 }
 
+/**
+ * Answers reach `call` as received: a `getvalues` answer of 10 000 tools is several MB, and decoding it in the
+ * macrotask that received the broker frame would add the two together into one block of the event loop.
+ */
+const undecoded: Codec<Buffer> = {
+  name: 'ConfigResponse',
+  encode: (payload) => payload,
+  decode: (payload) => (typeof payload === 'string' ? Buffer.from(payload, 'utf8') : payload),
+};
+
 export class ConfigClient {
-  private readonly client: RequestClient<ConfigRequest, ConfigResponse>;
+  private readonly client: RequestClient<ConfigRequest, Buffer>;
 
   constructor(options: ConfigClientOptions) {
     this.client = new RequestClient({
@@ -32,7 +43,7 @@ export class ConfigClient {
       requestTopic: queueToTopic(options.requestQueue),
       responseTopic: queueToTopic(options.responseQueue),
       requestCodec: configRequestCodec,
-      responseCodec: configResponseCodec,
+      responseCodec: undecoded,
       timeoutMs: options.timeoutMs,
       logger: options.logger,
     });
@@ -78,7 +89,9 @@ export class ConfigClient {
   }
 
   private async call(request: ConfigRequest): Promise<ConfigResponse> {
-    const response = await this.client.request(request);
+    const payload = await this.client.request(request);
+    await new Promise((resolve) => setImmediate(resolve));
+    const response = configResponseCodec.decode(payload);
     if (response.error) {
       throw new ConfigServiceError(
         `config service refused ${request.operation} (workspace "${request.workspace ?? ''}", type "${request.type ?? ''}"): ` +

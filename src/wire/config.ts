@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { errorField } from './primitives.js';
+import type { Codec } from './codec.js';
 import { defineMessage, dict, list, num, optRecord, str, strMap } from './schema-kit.js';
 
 /** Operations the config service understands. */
@@ -76,7 +77,64 @@ const configResponse = defineMessage('ConfigResponse', ConfigResponseSchema);
 const configPush = defineMessage('ConfigPush', ConfigPushSchema);
 
 export const configRequestCodec = configRequest.codec;
-export const configResponseCodec = configResponse.codec;
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The value entries of an answer when every one has the usual shape (an object of the four fields, each a
+ * string, `null` or missing), converted as the schema converts them; undefined for anything else.
+ */
+export function plainValues(values: unknown): ConfigValue[] | undefined {
+  if (values === null || values === undefined) return [];
+  if (!Array.isArray(values)) return undefined;
+  const out = new Array<ConfigValue>(values.length);
+  for (let i = 0; i < values.length; i++) {
+    const entry: unknown = values[i];
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return undefined;
+    for (const field in entry) if (field !== 'type' && field !== 'key' && field !== 'value' && field !== 'workspace') return undefined;
+    const { type, key, value, workspace } = entry as Record<string, unknown>;
+    if (!isOptionalString(type) || !isOptionalString(key) || !isOptionalString(value) || !isOptionalString(workspace)) return undefined;
+    out[i] = { type: type ?? '', key: key ?? '', value: value === undefined ? '' : value, workspace: workspace ?? '' };
+  }
+  return out;
+}
+
+const RESPONSE_FIELDS: ReadonlySet<string> = new Set(Object.keys(ConfigResponseSchema.shape));
+
+/** Unknown fields could hide anything (the schema's path limits their nesting); they take that path. */
+function onlyFields(data: object, fields: ReadonlySet<string>): boolean {
+  for (const field in data) if (!fields.has(field)) return false;
+  return true;
+}
+
+function isOptionalString(value: unknown): value is string | null | undefined {
+  return typeof value === 'string' || value === null || value === undefined;
+}
+
+/**
+ * ConfigResponse, decoded without running the schema over every value entry when they all have the usual
+ * shape: a `getvalues` answer of 10 000 tools holds 10 000 of them, and checking each with zod took three times
+ * as long as parsing the JSON. The other fields go through the schema. Anything unusual (or invalid) takes the
+ * schema's path for all of it, so results and error messages are the schema's.
+ */
+export const configResponseCodec: Codec<ConfigResponse> = {
+  name: configResponse.codec.name,
+  encode: (value) => configResponse.codec.encode(value),
+  decode(payload) {
+    let data: unknown;
+    try {
+      data = JSON.parse(typeof payload === 'string' ? payload : utf8.decode(payload));
+    } catch {
+      return configResponse.codec.decode(payload);
+    }
+    if (typeof data === 'object' && data !== null && !Array.isArray(data) && onlyFields(data, RESPONSE_FIELDS)) {
+      const values = plainValues((data as Record<string, unknown>).values);
+      const rest = values && ConfigResponseSchema.safeParse({ ...data, values: null });
+      if (values && rest?.success) return { ...rest.data, values };
+    }
+    return configResponse.codec.decode(payload);
+  },
+};
 export const configPushCodec = configPush.codec;
 
 export const makeConfigRequest = configRequest.make;

@@ -84,12 +84,15 @@ export const makeTerm = termMessage.make;
 export const makeTriple = tripleMessage.make;
 export const makeErrorRecord = errorMessage.make;
 
+// iriTerm and literalTerm build the Term directly (what makeTerm would return: every field, in schema order):
+// their inputs are typed strings, and an iteration makes dozens of terms, so zod is not run over each.
+
 /** An IRI term with every other field at its default. */
 export function iriTerm(iri: string): Term {
-  return makeTerm({ type: TERM_IRI, iri });
+  return { type: TERM_IRI, iri, id: '', value: '', datatype: '', language: '', triple: null };
 }
 
 /** A literal term (plain, typed or language-tagged). */
 export function literalTerm(value: string, options: { datatype?: string; language?: string } = {}): Term {
-  return makeTerm({ type: TERM_LITERAL, value, datatype: options.datatype ?? '', language: options.language ?? '' });
+  return { type: TERM_LITERAL, iri: '', id: '', value, datatype: options.datatype ?? '', language: options.language ?? '', triple: null };
 }

@@ -76,29 +76,19 @@ export function pythonStringRepr(s: string): string {
   return out + quote;
 }
 
-/** Python's `json.dumps` of a `str` with `ensure_ascii=True`. */
+/**
+ * Python's `json.dumps` of a `str` with `ensure_ascii=True`. `JSON.stringify` escapes exactly what Python does
+ * below U+007F (`"`, `\\`, `\b \f \n \r \t`, other controls as lowercase `\u00xx`, lone surrogates as `\udxxx`);
+ * what is left to do is Python's escape of every other code unit from U+007F up (surrogate pairs as two escapes).
+ */
 export function pythonJsonString(s: string): string {
-  let out = '"';
-  for (let i = 0; i < s.length; i++) {
-    const code = s.charCodeAt(i);
-    if (code >= 0x20 && code <= 0x7e) {
-      if (code === 0x22) out += '\\"';
-      else if (code === 0x5c) out += '\\\\';
-      else out += s[i];
-      continue;
-    }
-    switch (code) {
-      case 0x0a: out += '\\n'; break;
-      case 0x0d: out += '\\r'; break;
-      case 0x09: out += '\\t'; break;
-      case 0x08: out += '\\b'; break;
-      case 0x0c: out += '\\f'; break;
-      // UTF-16 code units: astral characters come out as surrogate pairs, exactly as Python writes them.
-      default: out += `\\u${hex(code, 4)}`;
-    }
-  }
-  return out + '"';
+  const json = JSON.stringify(s);
+  return BEYOND_ASCII.test(json) ? json.replace(BEYOND_ASCII_ALL, escapeCodeUnit) : json;
 }
+
+const BEYOND_ASCII = /[^\x00-\x7e]/;
+const BEYOND_ASCII_ALL = /[^\x00-\x7e]/g;
+const escapeCodeUnit = (unit: string): string => `\\u${hex(unit.charCodeAt(0), 4)}`;
 
 // Python's str.isprintable() is false for these general categories (the ASCII space excepted, handled earlier).
 const NON_PRINTABLE = /^[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]$/u;
@@ -154,14 +144,19 @@ function dumpsValue(value: unknown, seen: Set<object>): string | undefined {
   seen.add(value);
   try {
     if (Array.isArray(value)) {
-      return `[${value.map((item: unknown) => dumpsValue(item, seen) ?? 'null').join(', ')}]`;
+      let out = '[';
+      for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ', ') + (dumpsValue(value[i], seen) ?? 'null');
+      return out + ']';
     }
-    const parts: string[] = [];
-    for (const [k, v] of Object.entries(value)) {
-      const dumped = dumpsValue(v, seen);
-      if (dumped !== undefined) parts.push(`${pythonJsonString(k)}: ${dumped}`);
+    let out = '{';
+    let first = true;
+    for (const key of Object.keys(value)) {
+      const dumped = dumpsValue((value as Record<string, unknown>)[key], seen);
+      if (dumped === undefined) continue;
+      out += `${first ? '' : ', '}${pythonJsonString(key)}: ${dumped}`;
+      first = false;
     }
-    return `{${parts.join(', ')}}`;
+    return out + '}';
   } finally {
     seen.delete(value);
   }

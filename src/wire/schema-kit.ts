@@ -69,9 +69,16 @@ export function defineMessage<T, I>(name: string, schema: z.ZodType<T, I>): Mess
     if (!result.success) throw new TypeError(`Cannot ${what} ${name}: ${describeIssues(result.error.issues)}`);
     return result.data;
   };
+  /** Messages `make` returned: already valid and normalised, so `encode` need not run zod over them again. */
+  const made = new WeakSet<object>();
   const codec: Codec<T> = {
     name,
     encode(value: T): Buffer {
+      if (typeof value === 'object' && value !== null && made.has(value)) {
+        const json = pythonJsonDumps(value);
+        if (CHECK_MADE_VALUES) assertUnchanged(name, json, pythonJsonDumps(normalise(value, 'encode')));
+        return Buffer.from(json, 'utf8');
+      }
       return Buffer.from(pythonJsonDumps(normalise(value, 'encode')), 'utf8');
     },
     decode(payload: Buffer | string): T {
@@ -88,8 +95,24 @@ export function defineMessage<T, I>(name: string, schema: z.ZodType<T, I>): Mess
     name,
     schema,
     codec,
-    make: (input?: I) => normalise(input ?? {}, 'make'),
+    make: (input?: I) => {
+      const value = normalise(input ?? {}, 'make');
+      if (typeof value === 'object' && value !== null) made.add(value);
+      return value;
+    },
   };
+}
+
+/**
+ * Under the test runner, `encode` still validates what `make` returned and fails if that changes the bytes:
+ * a message from `make` must not be changed in place before it is encoded (copy it: `{ ...message, field }`).
+ */
+const CHECK_MADE_VALUES = process.env.VITEST !== undefined;
+
+function assertUnchanged(name: string, fast: string, validated: string): void {
+  if (fast !== validated) {
+    throw new Error(`A ${name} from make() was changed in place before encode(); copy it ({ ...message, field }) instead`);
+  }
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });

@@ -71,6 +71,8 @@ export function runDriver(script: string, args: readonly string[], timeoutMs = 6
  */
 export interface TrustGraphProcess {
   readonly command: string;
+  /** The Python process's pid (child.py runs the program in-process), for CPU readings from /proc. */
+  readonly pid: number | undefined;
   /** stdout and stderr so far (TrustGraph logs to stderr). */
   output(): string;
   /** Resolves when `pattern` appears in the output; rejects if the process exits first or on timeout. */
@@ -111,6 +113,7 @@ export async function startTrustGraphProcess(command: string, args: readonly str
 
   return {
     command,
+    pid: child.pid,
     output: () => output,
     waitForOutput(pattern, timeoutMs = 60_000) {
       return new Promise<void>((resolveWait, rejectWait) => {

@@ -7,6 +7,7 @@ import { frozenSet } from '../freeze.js';
 import type { RequestedGroups } from './selection.js';
 import type { Tool, ToolPromptForm } from '../tool.js';
 import type { ToolSet } from './tool-set.js';
+import { runToEnd, type Steps } from './time-slices.js';
 
 const IN_GROUP = 1;
 const IN_STATE = 2;
@@ -32,17 +33,12 @@ export class ToolIndex {
   /** Every state named by a tool, in `applicable-states` or as a `state` target. */
   readonly states: ReadonlySet<string>;
 
-  constructor(readonly tools: readonly Tool[]) {
-    const groups = new Map<string, number[]>();
-    const states = new Map<string, number[]>();
-    const everyState: number[] = [];
-    const named = new Set<string>();
-    tools.forEach((tool, position) => {
-      for (const group of tool.groups) push(groups, group, position);
-      if (tool.states === 'all') everyState.push(position);
-      else for (const state of tool.states) push(states, state, position);
-      if (tool.nextState !== undefined) named.add(tool.nextState);
-    });
+  /** @param membership precomputed by `build`; computed here, in one go, when absent */
+  constructor(
+    readonly tools: readonly Tool[],
+    membership: ToolMembership = runToEnd(membershipSteps(tools, Number.POSITIVE_INFINITY)),
+  ) {
+    const { groups, states, everyState, named } = membership;
     this.positions = new Map(tools.map((tool, position) => [tool.name, position]));
     this.groupMembers = toTyped(groups);
     this.stateMembers = toTyped(states);
@@ -51,6 +47,13 @@ export class ToolIndex {
     this.allNames = this.toolList.map((tool) => tool.name);
     this.groups = frozenSet(groups.keys());
     this.states = frozenSet([...states.keys(), ...named]);
+  }
+
+  /** Index `tools` as steps (see time-slices.ts), yielding after every `toolsPerStep` tools. */
+  static *build(tools: readonly Tool[], toolsPerStep: number): Steps<ToolIndex> {
+    const membership = yield* membershipSteps(tools, toolsPerStep);
+    yield;
+    return new ToolIndex(tools, membership);
   }
 
   /** Names of the tools in a group, in config-key order. */
@@ -129,6 +132,28 @@ export class ToolIndex {
       get: (name: string): Tool | undefined => (has(name) ? tools[positions.get(name)!] : undefined),
     });
   }
+}
+
+/** Which tools are in each group and state, by position. */
+export interface ToolMembership {
+  readonly groups: Map<string, number[]>;
+  readonly states: Map<string, number[]>;
+  readonly everyState: number[];
+  /** States named as a `state` target. */
+  readonly named: Set<string>;
+}
+
+function* membershipSteps(tools: readonly Tool[], toolsPerStep: number): Steps<ToolMembership> {
+  const membership: ToolMembership = { groups: new Map(), states: new Map(), everyState: [], named: new Set() };
+  for (let position = 0; position < tools.length; position++) {
+    const tool = tools[position]!;
+    for (const group of tool.groups) push(membership.groups, group, position);
+    if (tool.states === 'all') membership.everyState.push(position);
+    else for (const state of tool.states) push(membership.states, state, position);
+    if (tool.nextState !== undefined) membership.named.add(tool.nextState);
+    if ((position + 1) % toolsPerStep === 0) yield;
+  }
+  return membership;
 }
 
 function push(map: Map<string, number[]>, key: string, position: number): void {

@@ -9,6 +9,7 @@ import {
   makeAgentRequest,
   makeAgentResponse,
   makeAgentStep,
+  makeTerm,
   type AgentRequest,
   type AgentResponse,
 } from '../../../src/wire/index.js';
@@ -266,5 +267,34 @@ describe('AgentResponse', () => {
     expect(() => agentResponseCodec.decode('{"explain_triples": [{"s": {"triple": {"o": {"value": 1}}}}]}')).toThrow(
       'field "explain_triples[0].s.triple.o.value": expected string, got number',
     );
+  });
+});
+
+describe('encode of a message from make', () => {
+  it('writes the same bytes as encoding an equal copy (which is validated again)', () => {
+    const made = makeAgentResponse({ message_type: 'explain', explain_id: 'urn:x', explain_triples: [{ s: iriTerm('urn:s'), p: iriTerm('urn:p'), o: literalTerm('é "q"') }] });
+    expect(agentResponseCodec.encode(made).toString('utf8')).toBe(agentResponseCodec.encode({ ...made }).toString('utf8'));
+  });
+
+  it('a copy with a bad field is still refused', () => {
+    const made = makeAgentResponse({ message_type: 'answer', content: 'x' });
+    expect(() => agentResponseCodec.encode({ ...made, content: 42 as unknown as string })).toThrow(/content/);
+  });
+
+  it('a message from make changed in place is caught under the test runner', () => {
+    const made = makeAgentResponse({ message_type: 'answer', content: 'x' });
+    (made as { content: unknown }).content = 42;
+    expect(() => agentResponseCodec.encode(made)).toThrow(/field "content": expected string/);
+    const other = makeAgentResponse({ message_type: 'answer', content: 'x' });
+    (other as unknown as Record<string, unknown>).unknown_field = 1;
+    expect(() => agentResponseCodec.encode(other)).toThrow(/changed in place/);
+  });
+});
+
+describe('iriTerm and literalTerm', () => {
+  it('give exactly what makeTerm gives (fields, defaults, order)', () => {
+    expect(Object.entries(iriTerm('urn:a'))).toEqual(Object.entries(makeTerm({ type: 'i', iri: 'urn:a' })));
+    expect(Object.entries(literalTerm('x', { language: 'en' }))).toEqual(Object.entries(makeTerm({ type: 'l', value: 'x', language: 'en' })));
+    expect(Object.entries(literalTerm('1', { datatype: 'xsd:int' }))).toEqual(Object.entries(makeTerm({ type: 'l', value: '1', datatype: 'xsd:int' })));
   });
 });
