@@ -69,15 +69,15 @@ const PARTS: readonly Part[] = ['outline', 'prompts', 'requests', 'responses'];
  * docs/trustgraph-compatibility.md ("Compared with TrustGraph 2.11.1's orchestrator").
  */
 const KNOWN_DIFFERENCES: Readonly<Record<string, readonly Part[]>> = {
-  'react.json': ['outline', 'requests', 'responses'],
-  'react-streaming.json': ['outline', 'requests', 'responses'],
-  'react-session.json': ['outline', 'requests', 'responses'],
-  'plan-then-execute.json': PARTS,
-  'plan-then-execute-streaming.json': PARTS,
+  'react.json': ['outline', 'responses'],
+  'react-streaming.json': ['outline', 'responses'],
+  'react-session.json': ['outline', 'responses'],
+  'plan-then-execute.json': ['outline', 'requests', 'responses'],
+  'plan-then-execute-streaming.json': ['outline', 'requests', 'responses'],
   'supervisor.json': PARTS,
   'supervisor-streaming.json': PARTS,
-  'empty.json': ['outline', 'requests', 'responses'],
-  'empty-session.json': ['outline', 'requests', 'responses'],
+  'empty.json': ['outline', 'responses'],
+  'empty-session.json': ['outline', 'responses'],
 };
 
 function partOf(sequence: NormalisedSequence, part: Part): unknown {
