@@ -78,12 +78,13 @@ for package in ("trustgraph-base", "trustgraph-flow", "trustgraph-cli"):
     assert version(package) == sys.argv[1], f"{package} {version(package)} installed, {sys.argv[1]} wanted"
 import trustgraph.base, trustgraph.messaging            # serializer, translators, Pulsar backend
 import trustgraph.agent.mcp_tool.service                # mcp-tool
+import trustgraph.agent.orchestrator.service            # agent-orchestrator
 import trustgraph.gateway.service, trustgraph.iam.noauth # api-gateway, no-auth-svc
 import trustgraph.cli.invoke_agent                      # tg-invoke-agent
 import pulsar
 assert pulsar.__version__ == "3.13.0", pulsar.__version__
 PY
-for command in mcp-tool api-gateway no-auth-svc tg-invoke-agent; do
+for command in mcp-tool agent-orchestrator api-gateway no-auth-svc tg-invoke-agent; do
   [[ -x "$VENV/bin/$command" ]] || die "the venv has no $command command"
 done
 

@@ -51,15 +51,29 @@ export interface PromptServiceOptions {
   templates?: Record<string, PromptScript>;
   /** When set, every request is answered with this error. */
   error?: ErrorSpec;
-  /** Token usage put on the last message of every reply (as TrustGraph's prompt service reports the LLM's). */
-  usage?: { in_token: number; out_token: number; model: string };
+  /**
+   * Token usage put on each call's last reply (the one with `end_of_stream`), as TrustGraph's prompt service
+   * reports the LLM's: the same for every call, or decided per call.
+   */
+  usage?: TokenUsage | PromptUsage;
 }
+
+export interface TokenUsage {
+  in_token: number;
+  out_token: number;
+  model: string;
+}
+
+/** The usage of one call's reply; `undefined` leaves the fields null. */
+export type PromptUsage = (call: PromptCall) => TokenUsage | undefined;
 
 export interface PromptServiceStandIn {
   readonly bus: ServiceStandIn<PromptRequest, PromptResponse>;
   script: PromptScript;
   templates: Record<string, PromptScript>;
   error: ErrorSpec | undefined;
+  /** Token usage on each reply (settable; see PromptServiceOptions.usage). */
+  usage: TokenUsage | PromptUsage | undefined;
   /** Every request, terms decoded. */
   readonly calls: readonly PromptCall[];
   /** Only the `agent-react` requests. */
@@ -99,7 +113,8 @@ export async function startPromptService(options: PromptServiceOptions): Promise
     errorReply: (message) => makePromptResponse({ error: { type: 'llm-error', message }, end_of_stream: true }),
     async handle(request, ctx) {
       const terms = decodeTerms(request.terms);
-      calls.push({ id: request.id, terms, streaming: request.streaming, request });
+      const call: PromptCall = { id: request.id, terms, streaming: request.streaming, request };
+      calls.push(call);
       if (state.error) return makePromptResponse({ error: state.error, end_of_stream: true });
       const script = request.id === AGENT_REACT ? state.script : state.templates[request.id];
       if (!script) {
@@ -108,7 +123,7 @@ export async function startPromptService(options: PromptServiceOptions): Promise
           end_of_stream: true,
         });
       }
-      const usage = options.usage ?? {};
+      const usage = (typeof service.usage === 'function' ? service.usage(call) : service.usage) ?? {};
       return answerScripted(await script(terms, request), ctx, {
         error: (error) => makePromptResponse({ error, end_of_stream: true }),
         value: (reply) => {
@@ -128,6 +143,7 @@ export async function startPromptService(options: PromptServiceOptions): Promise
 
   const service: PromptServiceStandIn = scriptedHandle(bus, state, {
     bus,
+    usage: options.usage,
     calls,
     reactCalls: () => calls.filter((c) => c.id === AGENT_REACT),
     lastReact() {
