@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Make (or reuse) the Python venv with TrustGraph's own pieces that the integration tests run:
 # trustgraph-base, trustgraph-flow and trustgraph-cli (TrustGraph's release below, --no-deps) plus the few
-# packages those pieces import (test/trustgraph/requirements.txt), all from PyPI with pip.
+# packages those pieces import (dev/trustgraph/requirements.txt), all from PyPI with pip.
 #
 # The venv lives in ${TG_AGENT_CACHE:-~/.cache/tg-agent}/trustgraph-<version>-venv and is keyed by the
 # requirements: a stamp file holds their hash, so a second run with nothing changed returns at once.
@@ -11,7 +11,7 @@ set -euo pipefail
 
 TRUSTGRAPH_VERSION=2.11.1
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-REQUIREMENTS="$ROOT/test/trustgraph/requirements.txt"
+REQUIREMENTS="$ROOT/dev/trustgraph/requirements.txt"
 CACHE="${TG_AGENT_CACHE:-${HOME:-/root}/.cache/tg-agent}"
 VENV="${TG_VENV:-$CACHE/trustgraph-$TRUSTGRAPH_VERSION-venv}"
 TG_PACKAGES=("trustgraph-base==$TRUSTGRAPH_VERSION" "trustgraph-flow==$TRUSTGRAPH_VERSION" "trustgraph-cli==$TRUSTGRAPH_VERSION")

@@ -35,7 +35,7 @@ import {
   type ScenarioCase,
 } from '../../dev/stand-ins/orchestrator-scenario.js';
 import { brokerUrls } from '../support/transport-contract.js';
-import { startTrustGraphProcess, trustgraphVenv, type TrustGraphProcess } from '../support/trustgraph-pieces.js';
+import { startTrustGraphProcess, trustgraphVenv, type TrustGraphProcess } from '../../dev/trustgraph-pieces.js';
 
 const { webSocketUrl, serviceUrl } = brokerUrls();
 /** Its processor id: its flows are the config type `processor:agent-orchestrator`, away from our agent's. */
