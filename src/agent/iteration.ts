@@ -42,7 +42,7 @@ import { reason } from './reasoning.js';
 import { ThoughtStream } from './thought-stream.js';
 import { answerResponse, errorResponse, explainResponse, observationResponse, thoughtResponse } from './responses.js';
 import { UsageTracker } from './patterns/usage.js';
-import { isSubagent, orchestrationFields, subagentCompletion, type OrchestrationContext } from './patterns/orchestration.js';
+import { isSubagent, nextAgentRequest, subagentCompletion, type OrchestrationContext } from './patterns/orchestration.js';
 import { errorMessage } from '../errors/error-text.js';
 
 /** Where one iteration's messages go; the caller adds the `id` property (and any signature). */
@@ -274,18 +274,7 @@ async function iterate(ctx: IterationContext, ask: AgentAsk, result: IterationRe
       observation: step.observation,
     }),
   ];
-  await ctx.output.next(
-    makeAgentRequest({
-      question: request.question,
-      state: step.nextState,
-      group: request.group,
-      history,
-      collection: request.collection,
-      streaming: request.streaming,
-      session_id: sessionId,
-      ...orchestrationFields(request),
-    }),
-  );
+  await ctx.output.next(nextAgentRequest(request, sessionId, step.nextState, history));
   // An action's next state is normalised already (the registry's); a parse failure keeps the request's state.
   return { ...result, outcome: 'next', action, stateAfter: parsed.kind === 'action' ? step.nextState : state };
 }

@@ -19,6 +19,7 @@
  *   or in flight meanwhile (persistent ones keep their backlog).
  */
 import { pino, type Logger } from 'pino';
+import { deliver } from './deliver.js';
 import { ConnectionStatus } from './connection-status.js';
 import { ConnectError, TransportClosedError, TransportError } from './errors.js';
 import type {
@@ -312,14 +313,7 @@ export class MemoryTransport implements Transport {
     const { handler, topic, subscription } = consumer.options;
     setImmediate(() => {
       if (consumer.closed || !consumer.inFlight.has(stored.id)) return;
-      void (async () => {
-        try {
-          await handler(message);
-        } catch (err) {
-          this.logger.warn({ err, topic, subscription, messageId: message.messageId }, 'handler failed: nack');
-          await message.nack();
-        }
-      })();
+      deliver(handler, message, this.logger, { topic, subscription });
     });
   }
 

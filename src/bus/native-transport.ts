@@ -13,6 +13,7 @@
  * are sent in groups every 100 ms without delaying the handler).
  */
 import { pino, type Logger } from 'pino';
+import { deliver } from './deliver.js';
 import { ConnectionStatus } from './connection-status.js';
 import {
   ConnectError,
@@ -285,14 +286,7 @@ export class NativeTransport implements Transport {
               consumer.negativeAcknowledge(raw);
             },
           };
-          void (async () => {
-            try {
-              await handler(message);
-            } catch (err) {
-              this.logger.warn({ err, topic, subscription, messageId: message.messageId }, 'handler failed: nack');
-              await message.nack();
-            }
-          })();
+          deliver(handler, message, this.logger, { topic, subscription });
         },
       });
     } catch (err) {

@@ -3,6 +3,7 @@
  * link's current socket. After a reconnect it subscribes again under the same subscription name.
  */
 import type { Logger } from 'pino';
+import { deliver } from './deliver.js';
 import type { Consumer, IncomingMessage, Properties, SubscribeOptions } from './transport.js';
 import { Link, type LinkSettings } from './websocket-link.js';
 
@@ -83,17 +84,7 @@ export class WebSocketConsumer implements Consumer {
       ack: () => command({ messageId: frame.messageId }),
       nack: () => command({ type: 'negativeAcknowledge', messageId: frame.messageId }),
     };
-    void (async () => {
-      try {
-        await this.options.handler(message);
-      } catch (err) {
-        this.logger.warn(
-          { err, topic: this.topic, subscription: this.subscription, messageId: frame.messageId },
-          'handler failed: nack',
-        );
-        await message.nack();
-      }
-    })();
+    deliver(this.options.handler, message, this.logger, { topic: this.topic, subscription: this.subscription });
   }
 
   /**

@@ -3,7 +3,7 @@
  * `correlation_id`, `parent_session_id`, `subagent_goal`, `expected_siblings`): every `next` request carries
  * them on unchanged, as TrustGraph's orchestrator does, so any replica can take the next iteration.
  */
-import { makeAgentStep, type AgentRequest, type AgentRequestInput } from '../../wire/index.js';
+import { makeAgentRequest, makeAgentStep, type AgentRequest, type AgentRequestInput, type AgentStep } from '../../wire/index.js';
 import type { UsageTracker } from './usage.js';
 
 export type OrchestrationFields = Pick<
@@ -29,6 +29,20 @@ export function orchestrationFields(request: AgentRequest): OrchestrationFields 
     subagent_goal: request.subagent_goal,
     expected_siblings: request.expected_siblings,
   };
+}
+
+/** The `next` request of a conversation: the same question and fields, the new state and history. */
+export function nextAgentRequest(request: AgentRequest, sessionId: string, state: string, history: AgentStep[]): AgentRequest {
+  return makeAgentRequest({
+    question: request.question,
+    state,
+    group: request.group,
+    history,
+    collection: request.collection,
+    streaming: request.streaming,
+    session_id: sessionId,
+    ...orchestrationFields(request),
+  });
 }
 
 /** What a pattern adds to one ReAct iteration when the orchestrator runs it. */

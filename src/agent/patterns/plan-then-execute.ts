@@ -30,7 +30,7 @@ import { provenanceUris, sessionTriples, sessionUriKey } from '../explainability
 import { act, explain, saveDocument, stringifyArguments, type IterationResult } from '../iteration.js';
 import { answerResponse, observationResponse, thoughtResponse } from '../responses.js';
 import { patternLimits } from './catalog.js';
-import { isSubagent, orchestrationFields, subagentCompletion } from './orchestration.js';
+import { isSubagent, nextAgentRequest, subagentCompletion } from './orchestration.js';
 import type { PatternContext } from './pattern-context.js';
 import { patternDocumentIds, patternUris, planTriples, stepResultTriples, synthesisTriples } from './pattern-explain.js';
 import { callTemplate, callTemplateText } from './template-prompt.js';
@@ -224,21 +224,8 @@ async function publishPlan(run: Run, steps: readonly PlannedStep[], planSteps: P
     step_type: 'plan',
     plan: planSteps,
   });
-  await ctx.output.next(nextRequest(request, sessionId, request.state, [...request.history, planStep]));
+  await ctx.output.next(nextAgentRequest(request, sessionId, request.state, [...request.history, planStep]));
   return { ...run.result, outcome: 'next', action: 'plan', stateAfter: normalizeRequestState(request.state) };
-}
-
-function nextRequest(request: AgentRequest, sessionId: string, state: string, history: AgentStep[]): AgentRequest {
-  return makeAgentRequest({
-    question: request.question,
-    state,
-    group: request.group,
-    history,
-    collection: request.collection,
-    streaming: request.streaming,
-    session_id: sessionId,
-    ...orchestrationFields(request),
-  });
 }
 
 async function execution(run: Run, plan: PlanStep[], index: number): Promise<IterationResult> {
@@ -308,7 +295,7 @@ async function execution(run: Run, plan: PlanStep[], index: number): Promise<Ite
     step_type: 'execute',
     plan,
   });
-  await ctx.output.next(nextRequest(request, sessionId, nextState, [...request.history, step]));
+  await ctx.output.next(nextAgentRequest(request, sessionId, nextState, [...request.history, step]));
   return { ...run.result, outcome: 'next', stateAfter: normalizeRequestState(nextState) };
 }
 
