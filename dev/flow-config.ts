@@ -84,6 +84,8 @@ export interface ToolArgumentSpec {
   name: string;
   type: string;
   description: string;
+  /** Default true. */
+  required?: boolean;
 }
 
 export function knowledgeQueryTool(name: string, description = `Ask the knowledge graph (${name})`, extra: Record<string, unknown> = {}): Record<string, unknown> {

@@ -1,5 +1,5 @@
 /**
- * `npm run ask -- "question" [--group a,b] [--state s] [--no-streaming] [--workspace w] [--flow f]`
+ * `npm run ask -- "question" [--group a,b] [--state s] [--pattern react|plan-then-execute|supervisor] [--no-streaming] [--workspace w] [--flow f]`
  *
  * Sends one AgentRequest the way TrustGraph's gateway does (fresh uuid `id` property, every field present)
  * and prints the streamed thoughts, observations and the answer until `end_of_dialog`. The broker is the one
@@ -15,7 +15,7 @@ import { agentRequestCodec, agentResponseCodec, makeAgentRequest, type AgentResp
 
 const STATE_FILE = fileURLToPath(new URL('../.pulsar/local.json', import.meta.url));
 
-const USAGE = `usage: npm run ask -- "question" [--group a,b] [--state s] [--no-streaming] [--workspace default] [--flow default] [--transport auto|native|websocket] [--verbose]`;
+const USAGE = `usage: npm run ask -- "question" [--group a,b] [--state s] [--pattern react|plan-then-execute|supervisor] [--no-streaming] [--workspace default] [--flow default] [--transport auto|native|websocket] [--verbose]`;
 
 async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -23,6 +23,7 @@ async function main(): Promise<number> {
     options: {
       group: { type: 'string', short: 'g', multiple: true },
       state: { type: 'string', short: 's' },
+      pattern: { type: 'string', short: 'p' },
       'no-streaming': { type: 'boolean' },
       workspace: { type: 'string', short: 'w' },
       flow: { type: 'string', short: 'f' },
@@ -60,8 +61,10 @@ async function main(): Promise<number> {
     group: groups ?? null,
     state: values.state ?? null,
     streaming,
+    // Empty: the agent's meta-router picks the pattern (as `tg-invoke-agent` without `-p`).
+    pattern: values.pattern ?? '',
   });
-  console.log(`asking ${url} (workspace "${workspace}", flow "${flow}", groups ${JSON.stringify(groups ?? null)}, state ${JSON.stringify(values.state ?? null)}, ${streaming ? 'streaming' : 'not streaming'})\n`);
+  console.log(`asking ${url} (workspace "${workspace}", flow "${flow}", groups ${JSON.stringify(groups ?? null)}, state ${JSON.stringify(values.state ?? null)}, pattern ${JSON.stringify(values.pattern ?? '')}, ${streaming ? 'streaming' : 'not streaming'})\n`);
 
   let current = '';
   let exitCode = 0;

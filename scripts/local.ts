@@ -27,7 +27,7 @@ import { startPromptService, type PromptTerms } from '../dev/stand-ins/prompt-se
 import { startBroker, type BrokerHandle } from '../dev/broker.js';
 import { agentFlowConfig, agentFlowTopics, flowRecordConfig } from '../dev/flow-config.js';
 import { openAiModel } from '../dev/local/openai-model.js';
-import { scriptedModel } from '../dev/local/scripted-model.js';
+import { scriptedModel, scriptedTemplates } from '../dev/local/scripted-model.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const STATE_DIR = `${ROOT}.pulsar`;
@@ -122,7 +122,10 @@ async function main(): Promise<void> {
       transport,
       ...queues('prompt'),
       script: (terms: PromptTerms) => model(terms),
-      templates: { question: (terms) => `(text completion stand-in) You asked: ${String(terms.question)}` },
+      templates: {
+        question: (terms) => `(text completion stand-in) You asked: ${String(terms.question)}`,
+        ...(process.env.LLM_URL ? {} : scriptedTemplates),
+      },
     });
     stoppers.push(() => prompt.stop());
     const graphRag = await startGraphRag({

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Make (or reuse) the Python venv with TrustGraph's own pieces that the integration tests run:
 # trustgraph-base, trustgraph-flow and trustgraph-cli (TrustGraph's release below, --no-deps) plus the few
-# packages those pieces import (test/trustgraph/requirements.txt), all from PyPI with pip.
+# packages those pieces import (dev/trustgraph/requirements.txt), all from PyPI with pip.
 #
 # The venv lives in ${TG_AGENT_CACHE:-~/.cache/tg-agent}/trustgraph-<version>-venv and is keyed by the
 # requirements: a stamp file holds their hash, so a second run with nothing changed returns at once.
@@ -11,7 +11,7 @@ set -euo pipefail
 
 TRUSTGRAPH_VERSION=2.11.1
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-REQUIREMENTS="$ROOT/test/trustgraph/requirements.txt"
+REQUIREMENTS="$ROOT/dev/trustgraph/requirements.txt"
 CACHE="${TG_AGENT_CACHE:-${HOME:-/root}/.cache/tg-agent}"
 VENV="${TG_VENV:-$CACHE/trustgraph-$TRUSTGRAPH_VERSION-venv}"
 TG_PACKAGES=("trustgraph-base==$TRUSTGRAPH_VERSION" "trustgraph-flow==$TRUSTGRAPH_VERSION" "trustgraph-cli==$TRUSTGRAPH_VERSION")
@@ -78,12 +78,13 @@ for package in ("trustgraph-base", "trustgraph-flow", "trustgraph-cli"):
     assert version(package) == sys.argv[1], f"{package} {version(package)} installed, {sys.argv[1]} wanted"
 import trustgraph.base, trustgraph.messaging            # serializer, translators, Pulsar backend
 import trustgraph.agent.mcp_tool.service                # mcp-tool
+import trustgraph.agent.orchestrator.service            # agent-orchestrator
 import trustgraph.gateway.service, trustgraph.iam.noauth # api-gateway, no-auth-svc
 import trustgraph.cli.invoke_agent                      # tg-invoke-agent
 import pulsar
 assert pulsar.__version__ == "3.13.0", pulsar.__version__
 PY
-for command in mcp-tool api-gateway no-auth-svc tg-invoke-agent; do
+for command in mcp-tool agent-orchestrator api-gateway no-auth-svc tg-invoke-agent; do
   [[ -x "$VENV/bin/$command" ]] || die "the venv has no $command command"
 done
 

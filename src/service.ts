@@ -13,6 +13,8 @@ import { ConcurrencyLimit } from './flow/concurrency-limit.js';
 import { FlowManager } from './flow/flow-manager.js';
 import type { ConfigPart, RequestGate, ServiceTelemetry } from './flow/ports.js';
 import { TOOL_CONFIG_TYPES, WorkspaceRegistries } from './tools/registry/workspace-registries.js';
+import { PATTERN_CONFIG_TYPES } from './agent/patterns/catalog.js';
+import { WorkspacePatterns } from './agent/patterns/workspace-patterns.js';
 import type { McpDiscoveryLookup } from './mcp/discovery-result.js';
 import { discoveryArgumentSource } from './mcp/mcp-tool-arguments.js';
 import type { Settings } from './settings.js';
@@ -61,6 +63,8 @@ export type ServiceSettings = Partial<
 
 export class AgentService {
   readonly registries: WorkspaceRegistries;
+  /** Every workspace's `agent-pattern` / `agent-task-type` catalog. */
+  readonly patterns: WorkspacePatterns;
   readonly limit: ConcurrencyLimit;
   private readonly flows: FlowManager;
   private readonly watcher: ConfigWatcher;
@@ -97,6 +101,7 @@ export class AgentService {
         return lookup === undefined ? undefined : discoveryArgumentSource(lookup);
       }),
     );
+    this.patterns = new WorkspacePatterns(logger);
     this.toolServices = new ToolServiceClients({
       transport,
       processorId: settings.id,
@@ -114,6 +119,7 @@ export class AgentService {
         undeclaredArguments: settings.undeclaredArguments ?? 'drop',
         logger,
         registryFor: (workspace) => this.registries.get(workspace),
+        patternsFor: (workspace) => this.patterns.get(workspace),
         limit: this.limit,
         ...(settings.maxQueued !== undefined ? { maxQueued: settings.maxQueued } : {}),
         ...(settings.requestConsumers !== undefined ? { requestConsumers: settings.requestConsumers } : {}),
@@ -135,7 +141,7 @@ export class AgentService {
         logger,
       }),
       pushQueue: settings.configPushQueue,
-      types: [this.flowConfigType, ...TOOL_CONFIG_TYPES, ...(hooks.extraConfigTypes ?? [])],
+      types: [this.flowConfigType, ...TOOL_CONFIG_TYPES, ...PATTERN_CONFIG_TYPES, ...(hooks.extraConfigTypes ?? [])],
       onChange: (change) => this.onConfigChange(change),
       onWorkspaceDeleted: (workspace) => this.onWorkspaceDeleted(workspace),
       logger,
@@ -236,6 +242,9 @@ export class AgentService {
       // In time slices: requests are served by the previous registry until the new one is complete.
       await this.applyPart(change, 'tools', () => this.registries.rebuild(workspace, snapshot, version));
     }
+    if (WorkspacePatterns.affectedBy(changedTypes)) {
+      await this.applyPart(change, 'patterns', () => this.patterns.rebuild(workspace, snapshot));
+    }
     if (changedTypes.includes(this.flowConfigType)) {
       await this.applyPart(change, 'flows', async () => {
         const { flows, problems } = parseFlows(workspace, snapshot[this.flowConfigType] ?? {});
@@ -271,6 +280,7 @@ export class AgentService {
   private async onWorkspaceDeleted(workspace: string): Promise<void> {
     await this.flows.sync(workspace, []);
     this.registries.delete(workspace);
+    this.patterns.delete(workspace);
     this.flowProblems.delete(workspace);
     this.configFailures.delete(workspace);
     this.hooks.telemetry?.workspaceDeleted?.(workspace);

@@ -9,7 +9,7 @@
  * `--concurrency c` (its receiver pool then runs c handlers at once).
  */
 import { startConfigService, TRUSTGRAPH_CONFIG_QUEUES, type ConfigServiceStandIn } from '../../dev/stand-ins/config-service.js';
-import { startTrustGraphProcess, type TrustGraphProcess } from '../../test/support/trustgraph-pieces.js';
+import { startTrustGraphProcess, type TrustGraphProcess } from '../../dev/trustgraph-pieces.js';
 import type { Transport } from '../../src/bus/transport.js';
 import type { ConversationClient, Workload } from './workload.js';
 

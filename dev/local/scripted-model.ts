@@ -31,3 +31,38 @@ export function scriptedModel(terms: Record<string, unknown>): string {
     ...(seen.length > 0 ? seen : ['- nothing: none of the workflow tools were offered to this request\'s groups and state']),
   ].join('\n');
 }
+
+type Reply = string | { object: unknown };
+
+/**
+ * The scripted model behind the orchestrator's templates (`npm run ask -- --pattern plan-then-execute`): a plan
+ * of the workflow tools it is offered, each step calling its tool, and a synthesis of the step results; the
+ * meta-router's templates answer `general` / `react`.
+ */
+export const scriptedTemplates: Record<string, (terms: Record<string, unknown>) => Reply> = {
+  'task-type-classify': () => 'general',
+  'pattern-select': () => 'react',
+  'plan-create': (terms) => {
+    const offered = new Set(((terms.tools as { name: string }[] | undefined) ?? []).map((t) => t.name));
+    const first = PLAN[0]!;
+    // Only the first workflow tool is offered in the starting state; the plan names it and then the next
+    // ones, which the agent checks against the states the earlier steps move to.
+    const steps = offered.has(first.tool) ? PLAN : [];
+    return {
+      object:
+        steps.length > 0
+          ? steps.map((s, i) => ({ goal: `${s.why} (with ${s.tool})`, tool_hint: s.tool, depends_on: i > 0 ? [i - 1] : [] }))
+          : [{ goal: 'Answer directly', tool_hint: '', depends_on: [] }],
+    };
+  },
+  'plan-step-execute': (terms) => {
+    const goal = String(terms.goal ?? '');
+    const step = PLAN.find((s) => goal.includes(`(with ${s.tool})`));
+    return { object: step ? { tool: step.tool, arguments: step.args(goal) } : { tool: '', arguments: {} } };
+  },
+  'plan-synthesise': (terms) =>
+    [
+      '(scripted model) From the plan:',
+      ...((terms.steps as { goal: string; result: string }[] | undefined) ?? []).map((s) => `- ${s.goal}: ${s.result}`),
+    ].join('\n'),
+};

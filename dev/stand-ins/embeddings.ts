@@ -10,7 +10,7 @@ import {
   type EmbeddingsRequest,
   type EmbeddingsResponse,
 } from '../../src/wire/index.js';
-import { isErrorReply, isRawReply, startStandIn, type ServiceStandIn, type SpecialReply } from './service-stand-in.js';
+import { isErrorReply, isRawReply, scriptedHandle, startStandIn, type ServiceStandIn, type SpecialReply } from './service-stand-in.js';
 
 export interface Queues {
   transport: Transport;
@@ -39,7 +39,7 @@ export function toyEmbedding(text: string): number[] {
 }
 
 export async function startEmbeddings(options: Queues & { embed?: EmbedFunction }): Promise<EmbeddingsStandIn> {
-  const state = { embed: options.embed ?? toyEmbedding };
+  const state: { embed: EmbedFunction } = { embed: options.embed ?? toyEmbedding };
   const bus = await startStandIn<EmbeddingsRequest, EmbeddingsResponse>({
     ...options,
     requestCodec: embeddingsRequestCodec,
@@ -60,15 +60,5 @@ export async function startEmbeddings(options: Queues & { embed?: EmbedFunction 
       return makeEmbeddingsResponse({ error: null, vectors });
     },
   });
-  return {
-    bus,
-    calls: bus.calls,
-    get embed() {
-      return state.embed;
-    },
-    set embed(value: EmbedFunction) {
-      state.embed = value;
-    },
-    stop: () => bus.stop(),
-  };
+  return scriptedHandle(bus, state, { bus, calls: bus.calls });
 }

@@ -12,7 +12,7 @@ import {
   type GraphRagQuery,
   type GraphRagResponse,
 } from '../../src/wire/index.js';
-import { isErrorReply, isRawReply, startStandIn, type ServiceStandIn, type SpecialReply } from './service-stand-in.js';
+import { answerScripted, scriptedHandle, startStandIn, type ServiceStandIn, type SpecialReply } from './service-stand-in.js';
 
 export type GraphRagAnswer = (query: string, request: GraphRagQuery) => string | SpecialReply | Promise<string | SpecialReply>;
 
@@ -31,7 +31,7 @@ export interface GraphRagStandIn {
 }
 
 export async function startGraphRag(options: GraphRagOptions): Promise<GraphRagStandIn> {
-  const state = { answer: options.answer ?? ((query: string) => `Graph RAG answer to: ${query}`) };
+  const state: { answer: GraphRagAnswer } = { answer: options.answer ?? ((query: string) => `Graph RAG answer to: ${query}`) };
   const bus = await startStandIn<GraphRagQuery, GraphRagResponse>({
     transport: options.transport,
     requestQueue: options.requestQueue,
@@ -42,40 +42,19 @@ export async function startGraphRag(options: GraphRagOptions): Promise<GraphRagS
     errorReply: (message) =>
       makeGraphRagResponse({ error: { type: 'graph-rag-error', message }, end_of_stream: true, end_of_session: true }),
     async handle(request, ctx) {
-      const reply = await state.answer(request.query, request);
-      if (isRawReply(reply)) {
-        await ctx.sendRaw(reply.raw);
-        return [];
-      }
-      if (isErrorReply(reply)) {
-        return makeGraphRagResponse({ error: reply.error, message_type: 'chunk', end_of_stream: true, end_of_session: true });
-      }
-      return [
-        makeGraphRagResponse({
-          message_type: 'explain',
-          explain_id: `urn:trustgraph:question:${randomUUID()}`,
-          explain_graph: 'urn:graph:retrieval',
-          explain_triples: [],
-        }),
-        makeGraphRagResponse({
-          message_type: 'chunk',
-          response: reply,
-          end_of_stream: true,
-          end_of_session: true,
-          sources: [],
-        }),
-      ];
+      return answerScripted(await state.answer(request.query, request), ctx, {
+        error: (error) => makeGraphRagResponse({ error, message_type: 'chunk', end_of_stream: true, end_of_session: true }),
+        value: (response) => [
+          makeGraphRagResponse({
+            message_type: 'explain',
+            explain_id: `urn:trustgraph:question:${randomUUID()}`,
+            explain_graph: 'urn:graph:retrieval',
+            explain_triples: [],
+          }),
+          makeGraphRagResponse({ message_type: 'chunk', response, end_of_stream: true, end_of_session: true, sources: [] }),
+        ],
+      });
     },
   });
-  return {
-    bus,
-    calls: bus.calls,
-    get answer() {
-      return state.answer;
-    },
-    set answer(value: GraphRagAnswer) {
-      state.answer = value;
-    },
-    stop: () => bus.stop(),
-  };
+  return scriptedHandle(bus, state, { bus, calls: bus.calls });
 }

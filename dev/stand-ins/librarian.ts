@@ -18,7 +18,7 @@ import {
   type LibrarianRequest,
   type LibrarianResponse,
 } from '../../src/wire/index.js';
-import { startStandIn, type ServiceStandIn } from './service-stand-in.js';
+import { scriptedHandle, startStandIn, type ServiceStandIn } from './service-stand-in.js';
 
 export interface StoredDocument {
   readonly metadata: DocumentMetadata;
@@ -94,16 +94,5 @@ export async function startLibrarian(options: {
       return [];
     },
   });
-  return {
-    bus,
-    calls: bus.calls,
-    documents,
-    get answer() {
-      return state.answer;
-    },
-    set answer(value: LibrarianAnswer) {
-      state.answer = value;
-    },
-    stop: () => bus.stop(),
-  };
+  return scriptedHandle(bus, state, { bus, calls: bus.calls, documents });
 }

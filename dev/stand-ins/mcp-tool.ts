@@ -12,14 +12,7 @@ import {
   type ToolRequest,
   type ToolResponse,
 } from '../../src/wire/index.js';
-import {
-  isErrorReply,
-  isRawReply,
-  jsonOrString,
-  startStandIn,
-  type ServiceStandIn,
-  type SpecialReply,
-} from './service-stand-in.js';
+import { answerScripted, jsonOrString, startStandIn, type ServiceStandIn, type SpecialReply } from './service-stand-in.js';
 
 export type McpReply = string | { object: unknown } | SpecialReply;
 export type McpHandler = (parameters: unknown, request: ToolRequest) => McpReply | Promise<McpReply>;
@@ -71,14 +64,13 @@ export async function startMcpTool(options: McpToolOptions): Promise<McpToolStan
           },
         });
       }
-      const reply = await handler(parameters, request);
-      if (isRawReply(reply)) {
-        await ctx.sendRaw(reply.raw);
-        return [];
-      }
-      if (isErrorReply(reply)) return makeToolResponse({ error: reply.error });
-      if (typeof reply === 'string') return makeToolResponse({ text: reply, object: null });
-      return makeToolResponse({ text: null, object: JSON.stringify(reply.object) });
+      return answerScripted(await handler(parameters, request), ctx, {
+        error: (error) => makeToolResponse({ error }),
+        value: (reply) =>
+          typeof reply === 'string'
+            ? makeToolResponse({ text: reply, object: null })
+            : makeToolResponse({ text: null, object: JSON.stringify(reply.object) }),
+      });
     },
   });
   return { bus, calls, tools, stop: () => bus.stop() };

@@ -18,9 +18,9 @@ import {
   type PromptResponse,
 } from '../../src/wire/index.js';
 import {
-  isErrorReply,
-  isRawReply,
+  answerScripted,
   jsonOrString,
+  scriptedHandle,
   startStandIn,
   type ErrorSpec,
   type ServiceStandIn,
@@ -51,13 +51,29 @@ export interface PromptServiceOptions {
   templates?: Record<string, PromptScript>;
   /** When set, every request is answered with this error. */
   error?: ErrorSpec;
+  /**
+   * Token usage put on each call's last reply (the one with `end_of_stream`), as TrustGraph's prompt service
+   * reports the LLM's: the same for every call, or decided per call.
+   */
+  usage?: TokenUsage | PromptUsage;
 }
+
+export interface TokenUsage {
+  in_token: number;
+  out_token: number;
+  model: string;
+}
+
+/** The usage of one call's reply; `undefined` leaves the fields null. */
+export type PromptUsage = (call: PromptCall) => TokenUsage | undefined;
 
 export interface PromptServiceStandIn {
   readonly bus: ServiceStandIn<PromptRequest, PromptResponse>;
   script: PromptScript;
   templates: Record<string, PromptScript>;
   error: ErrorSpec | undefined;
+  /** Token usage on each reply (settable; see PromptServiceOptions.usage). */
+  usage: TokenUsage | PromptUsage | undefined;
   /** Every request, terms decoded. */
   readonly calls: readonly PromptCall[];
   /** Only the `agent-react` requests. */
@@ -81,7 +97,7 @@ export function offeredToolNames(call: PromptCall): string[] {
 
 export async function startPromptService(options: PromptServiceOptions): Promise<PromptServiceStandIn> {
   const calls: PromptCall[] = [];
-  const state = {
+  const state: { script: PromptScript; templates: Record<string, PromptScript>; error: ErrorSpec | undefined } = {
     script: options.script,
     templates: { ...(options.templates ?? {}) },
     error: options.error,
@@ -97,7 +113,8 @@ export async function startPromptService(options: PromptServiceOptions): Promise
     errorReply: (message) => makePromptResponse({ error: { type: 'llm-error', message }, end_of_stream: true }),
     async handle(request, ctx) {
       const terms = decodeTerms(request.terms);
-      calls.push({ id: request.id, terms, streaming: request.streaming, request });
+      const call: PromptCall = { id: request.id, terms, streaming: request.streaming, request };
+      calls.push(call);
       if (state.error) return makePromptResponse({ error: state.error, end_of_stream: true });
       const script = request.id === AGENT_REACT ? state.script : state.templates[request.id];
       if (!script) {
@@ -106,44 +123,27 @@ export async function startPromptService(options: PromptServiceOptions): Promise
           end_of_stream: true,
         });
       }
-      const reply = await script(terms, request);
-      if (isRawReply(reply)) {
-        await ctx.sendRaw(reply.raw);
-        return [];
-      }
-      if (isErrorReply(reply)) return makePromptResponse({ error: reply.error, end_of_stream: true });
-      if (typeof reply === 'object' && !Array.isArray(reply) && 'object' in reply) {
-        return makePromptResponse({ text: null, object: JSON.stringify(reply.object), end_of_stream: true });
-      }
-      const chunks = typeof reply === 'string' ? [reply] : reply;
-      if (!request.streaming) return makePromptResponse({ text: chunks.join(''), end_of_stream: true });
-      return [
-        ...chunks.map((text) => makePromptResponse({ text, end_of_stream: false })),
-        makePromptResponse({ text: '', end_of_stream: true }),
-      ];
+      const usage = (typeof service.usage === 'function' ? service.usage(call) : service.usage) ?? {};
+      return answerScripted(await script(terms, request), ctx, {
+        error: (error) => makePromptResponse({ error, end_of_stream: true }),
+        value: (reply) => {
+          if (typeof reply === 'object' && !Array.isArray(reply) && 'object' in reply) {
+            return makePromptResponse({ text: null, object: JSON.stringify(reply.object), end_of_stream: true, ...usage });
+          }
+          const chunks = typeof reply === 'string' ? [reply] : reply;
+          if (!request.streaming) return makePromptResponse({ text: chunks.join(''), end_of_stream: true, ...usage });
+          return [
+            ...chunks.map((text) => makePromptResponse({ text, end_of_stream: false })),
+            makePromptResponse({ text: '', end_of_stream: true, ...usage }),
+          ];
+        },
+      });
     },
   });
 
-  const service: PromptServiceStandIn = {
+  const service: PromptServiceStandIn = scriptedHandle(bus, state, {
     bus,
-    get script() {
-      return state.script;
-    },
-    set script(value: PromptScript) {
-      state.script = value;
-    },
-    get templates() {
-      return state.templates;
-    },
-    set templates(value: Record<string, PromptScript>) {
-      state.templates = value;
-    },
-    get error() {
-      return state.error;
-    },
-    set error(value: ErrorSpec | undefined) {
-      state.error = value;
-    },
+    usage: options.usage,
     calls,
     reactCalls: () => calls.filter((c) => c.id === AGENT_REACT),
     lastReact() {
@@ -151,7 +151,6 @@ export async function startPromptService(options: PromptServiceOptions): Promise
       if (!last) throw new Error('the prompt stand-in received no agent-react request');
       return last;
     },
-    stop: () => bus.stop(),
-  };
+  });
   return service;
 }

@@ -12,7 +12,7 @@ import {
   type RowIndexMatchInput,
 } from '../../src/wire/index.js';
 import type { Queues } from './embeddings.js';
-import { isErrorReply, isRawReply, startStandIn, type ServiceStandIn, type SpecialReply } from './service-stand-in.js';
+import { answerScripted, scriptedHandle, startStandIn, type ServiceStandIn, type SpecialReply } from './service-stand-in.js';
 
 export type RowSearch = (request: RowEmbeddingsRequest) => RowIndexMatchInput[] | SpecialReply;
 
@@ -24,7 +24,7 @@ export interface RowEmbeddingsStandIn {
 }
 
 export async function startRowEmbeddings(options: Queues & { search?: RowSearch }): Promise<RowEmbeddingsStandIn> {
-  const state = { search: options.search ?? ((): RowIndexMatchInput[] => []) };
+  const state: { search: RowSearch } = { search: options.search ?? ((): RowIndexMatchInput[] => []) };
   const bus = await startStandIn<RowEmbeddingsRequest, RowEmbeddingsResponse>({
     ...options,
     requestCodec: rowEmbeddingsRequestCodec,
@@ -32,24 +32,11 @@ export async function startRowEmbeddings(options: Queues & { search?: RowSearch 
     name: 'row-embeddings',
     errorReply: (message) => makeRowEmbeddingsResponse({ error: { type: 'row-embeddings-error', message } }),
     async handle(request, ctx) {
-      const result = state.search(request);
-      if (isRawReply(result)) {
-        await ctx.sendRaw(result.raw);
-        return [];
-      }
-      if (isErrorReply(result)) return makeRowEmbeddingsResponse({ error: result.error });
-      return makeRowEmbeddingsResponse({ error: null, matches: result.slice(0, request.limit || undefined) });
+      return answerScripted(state.search(request), ctx, {
+        error: (error) => makeRowEmbeddingsResponse({ error }),
+        value: (matches) => makeRowEmbeddingsResponse({ error: null, matches: matches.slice(0, request.limit || undefined) }),
+      });
     },
   });
-  return {
-    bus,
-    calls: bus.calls,
-    get search() {
-      return state.search;
-    },
-    set search(value: RowSearch) {
-      state.search = value;
-    },
-    stop: () => bus.stop(),
-  };
+  return scriptedHandle(bus, state, { bus, calls: bus.calls });
 }

@@ -238,3 +238,42 @@ export function isErrorReply(value: unknown): value is { error: ErrorSpec } {
 export function isRawReply(value: unknown): value is { raw: string | Buffer } {
   return typeof value === 'object' && value !== null && 'raw' in value;
 }
+
+/**
+ * A scripted reply answered as the stand-in's service would: raw bytes are published as they are (and nothing
+ * else), an error record becomes `build.error(record)`, any other reply `build.value(reply)`.
+ */
+export async function answerScripted<T, Res>(
+  reply: T,
+  ctx: StandInContext,
+  build: { error(error: ErrorSpec): StandInReply<Res>; value(value: Exclude<T, SpecialReply>): StandInReply<Res> },
+): Promise<StandInReply<Res>> {
+  if (isRawReply(reply)) {
+    await ctx.sendRaw(reply.raw);
+    return [];
+  }
+  if (isErrorReply(reply)) return build.error(reply.error);
+  return build.value(reply as Exclude<T, SpecialReply>);
+}
+
+/**
+ * The handle a test holds on a stand-in: `fixed` (the bus, its calls, ...), `stop`, and each entry of `script`
+ * as a property that reads and replaces it, so a test can swap an answer while the stand-in runs.
+ */
+export function scriptedHandle<S extends object, F extends object>(
+  bus: { stop(): Promise<void> },
+  script: S,
+  fixed: F,
+): F & S & { stop(): Promise<void> } {
+  const handle = { ...fixed, stop: () => bus.stop() };
+  for (const key of Object.keys(script) as (keyof S & string)[]) {
+    Object.defineProperty(handle, key, {
+      enumerable: true,
+      get: () => script[key],
+      set: (value: S[typeof key]) => {
+        script[key] = value;
+      },
+    });
+  }
+  return handle as F & S & { stop(): Promise<void> };
+}

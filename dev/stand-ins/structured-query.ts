@@ -11,7 +11,7 @@ import {
   type StructuredQueryRequest,
   type StructuredQueryResponse,
 } from '../../src/wire/index.js';
-import { isErrorReply, isRawReply, startStandIn, type ServiceStandIn, type SpecialReply } from './service-stand-in.js';
+import { answerScripted, scriptedHandle, startStandIn, type ServiceStandIn, type SpecialReply } from './service-stand-in.js';
 
 export type StructuredQueryAnswer = (
   question: string,
@@ -31,7 +31,7 @@ export async function startStructuredQuery(options: {
   responseQueue: string;
   answer?: StructuredQueryAnswer;
 }): Promise<StructuredQueryStandIn> {
-  const state = { answer: options.answer ?? ((question: string): unknown => ({ question, rows: [] })) };
+  const state: { answer: StructuredQueryAnswer } = { answer: options.answer ?? ((question: string): unknown => ({ question, rows: [] })) };
   const bus = await startStandIn<StructuredQueryRequest, StructuredQueryResponse>({
     transport: options.transport,
     requestQueue: options.requestQueue,
@@ -42,24 +42,11 @@ export async function startStructuredQuery(options: {
     errorReply: (message) => makeStructuredQueryResponse({ error: { type: 'structured-query-error', message } }),
     async handle(request, ctx) {
       const result: unknown = await state.answer(request.question, request);
-      if (isRawReply(result)) {
-        await ctx.sendRaw(result.raw);
-        return [];
-      }
-      if (isErrorReply(result)) return makeStructuredQueryResponse({ error: result.error });
-      const data = typeof result === 'string' ? result : JSON.stringify(result);
-      return makeStructuredQueryResponse({ error: null, data, errors: [] });
+      return answerScripted(result, ctx, {
+        error: (error) => makeStructuredQueryResponse({ error }),
+        value: (value) => makeStructuredQueryResponse({ error: null, data: typeof value === 'string' ? value : JSON.stringify(value), errors: [] }),
+      });
     },
   });
-  return {
-    bus,
-    calls: bus.calls,
-    get answer() {
-      return state.answer;
-    },
-    set answer(value: StructuredQueryAnswer) {
-      state.answer = value;
-    },
-    stop: () => bus.stop(),
-  };
+  return scriptedHandle(bus, state, { bus, calls: bus.calls });
 }

@@ -13,14 +13,7 @@ import {
   type ToolServiceRequest,
   type ToolServiceResponse,
 } from '../../src/wire/index.js';
-import {
-  isErrorReply,
-  isRawReply,
-  jsonOrString,
-  startStandIn,
-  type ServiceStandIn,
-  type SpecialReply,
-} from './service-stand-in.js';
+import { answerScripted, jsonOrString, scriptedHandle, startStandIn, type ServiceStandIn, type SpecialReply } from './service-stand-in.js';
 
 export type ToolServiceHandler = (
   args: Record<string, unknown>,
@@ -61,7 +54,7 @@ function decodeObject(text: string): Record<string, unknown> {
 
 export async function startToolService(options: ToolServiceOptions): Promise<ToolServiceStandIn> {
   const calls: ToolServiceCall[] = [];
-  const state = { handler: options.handler };
+  const state: { handler: ToolServiceHandler } = { handler: options.handler };
   const bus = await startStandIn<ToolServiceRequest, ToolServiceResponse>({
     transport: options.transport,
     requestQueue: options.requestQueue,
@@ -77,29 +70,18 @@ export async function startToolService(options: ToolServiceOptions): Promise<Too
       const args = decodeObject(request.arguments);
       calls.push({ config, arguments: args, request });
       const result: unknown = await state.handler(args, config);
-      if (isRawReply(result)) {
-        await ctx.sendRaw(result.raw);
-        return [];
-      }
-      if (isErrorReply(result)) {
-        return makeToolServiceResponse({ error: result.error, response: '', end_of_stream: true });
-      }
-      const response = typeof result === 'string' ? result : JSON.stringify(result);
-      return makeToolServiceResponse({ error: null, response, end_of_stream: true });
+      return answerScripted(result, ctx, {
+        error: (error) => makeToolServiceResponse({ error, response: '', end_of_stream: true }),
+        value: (value) =>
+          makeToolServiceResponse({ error: null, response: typeof value === 'string' ? value : JSON.stringify(value), end_of_stream: true }),
+      });
     },
   });
-  return {
+  return scriptedHandle(bus, state, {
     id: options.id,
     requestQueue: options.requestQueue,
     responseQueue: options.responseQueue,
     bus,
     calls,
-    get handler() {
-      return state.handler;
-    },
-    set handler(value: ToolServiceHandler) {
-      state.handler = value;
-    },
-    stop: () => bus.stop(),
-  };
+  });
 }

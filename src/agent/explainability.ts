@@ -44,11 +44,12 @@ export const provenanceUris = {
 };
 
 /** What the iteration or conclusion derives from: the session on the first iteration, else the last observation. */
-function derivedFrom(sessionId: string, n: number): string {
-  return n <= 1 ? provenanceUris.session(sessionId) : provenanceUris.observation(sessionId, n - 1);
+function derivedFrom(sessionId: string, n: number, first?: string): string {
+  return n <= 1 ? (first ?? provenanceUris.session(sessionId)) : provenanceUris.observation(sessionId, n - 1);
 }
 
-export function sessionTriples(sessionId: string, question: string, startedAt: Date): Triple[] {
+/** `parentUri`: the entity a subagent's session derives from (its supervisor's decomposition). */
+export function sessionTriples(sessionId: string, question: string, startedAt: Date, parentUri?: string): Triple[] {
   const uri = provenanceUris.session(sessionId);
   return [
     triple(uri, RDF_TYPE, iri(`${PROV}Entity`)),
@@ -57,6 +58,7 @@ export function sessionTriples(sessionId: string, question: string, startedAt: D
     triple(uri, RDFS_LABEL, literal('Agent Question')),
     triple(uri, `${PROV}startedAtTime`, literal(startedAt.toISOString())),
     triple(uri, `${TG}query`, literal(question)),
+    ...(parentUri !== undefined ? [triple(uri, `${PROV}wasDerivedFrom`, iri(parentUri))] : []),
   ];
 }
 
@@ -70,6 +72,7 @@ export function iterationTriples(
   action: string,
   args: Readonly<Record<string, unknown>>,
   thoughtDocumentId?: string,
+  firstDerivedFrom?: string,
 ): Triple[] {
   const uri = provenanceUris.iteration(sessionId, n);
   const triples = [
@@ -79,7 +82,7 @@ export function iterationTriples(
     triple(uri, RDFS_LABEL, literal(`Analysis: ${action}`)),
     triple(uri, `${TG}action`, literal(action)),
     triple(uri, `${TG}arguments`, literal(pythonJsonDumps(args))),
-    triple(uri, `${PROV}wasDerivedFrom`, iri(derivedFrom(sessionId, n))),
+    triple(uri, `${PROV}wasDerivedFrom`, iri(derivedFrom(sessionId, n, firstDerivedFrom))),
   ];
   if (thoughtDocumentId !== undefined) {
     const thought = provenanceUris.thought(sessionId, n);
@@ -108,14 +111,22 @@ export function observationTriples(sessionId: string, n: number, documentId?: st
 }
 
 /** With `documentId` (the answer was saved to the librarian): a sixth triple, `tg:document`. */
-export function conclusionTriples(sessionId: string, n: number, documentId?: string): Triple[] {
+/** `terminationReason`: why the loop stopped (orchestrated conversations, as TrustGraph's orchestrator writes). */
+export function conclusionTriples(
+  sessionId: string,
+  n: number,
+  documentId?: string,
+  firstDerivedFrom?: string,
+  terminationReason?: string,
+): Triple[] {
   const uri = provenanceUris.final(sessionId);
   return [
     triple(uri, RDF_TYPE, iri(`${PROV}Entity`)),
     triple(uri, RDF_TYPE, iri(`${TG}Conclusion`)),
     triple(uri, RDF_TYPE, iri(`${TG}Answer`)),
     triple(uri, RDFS_LABEL, literal('Conclusion')),
-    triple(uri, `${PROV}wasDerivedFrom`, iri(derivedFrom(sessionId, n))),
+    triple(uri, `${PROV}wasDerivedFrom`, iri(derivedFrom(sessionId, n, firstDerivedFrom))),
     ...(documentId !== undefined ? [triple(uri, TG_DOCUMENT, iri(documentId))] : []),
+    ...(terminationReason !== undefined ? [triple(uri, `${TG}terminationReason`, literal(terminationReason))] : []),
   ];
 }

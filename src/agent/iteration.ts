@@ -41,6 +41,8 @@ import { PARSE_ERROR_ACTION, parseFailureObservation, type ParsedAction, type Pa
 import { reason } from './reasoning.js';
 import { ThoughtStream } from './thought-stream.js';
 import { answerResponse, errorResponse, explainResponse, observationResponse, thoughtResponse } from './responses.js';
+import { UsageTracker } from './patterns/usage.js';
+import { isSubagent, orchestrationFields, subagentCompletion, type OrchestrationContext } from './patterns/orchestration.js';
 import { errorMessage } from '../errors/error-text.js';
 
 /** Where one iteration's messages go; the caller adds the `id` property (and any signature). */
@@ -77,6 +79,24 @@ export interface IterationEvents {
   toolFinished?(tool: Tool, seconds: number, error: string | undefined): void;
   stateTransition?(tool: Tool, from: string, to: string): void;
   sessionEnded?(outcome: SessionOutcome, iterations: number): void;
+  /** The orchestrator runs this request with `pattern` (`routed`: the meta-router chose it). */
+  patternChosen?(pattern: string, taskType: string, routed: boolean, fallbacks: readonly string[]): void;
+  /** A plan-then-execute plan was made (`replan` 0 for the first plan). */
+  planCreated?(steps: number, replan: number): void;
+  /** A plan step named a tool not offered for the request's groups and that step's state; it did not run. */
+  planStepRefused?(refusal: PlanStepRefusal): void;
+}
+
+/** A refused plan step, for the metric and the audit line. */
+export interface PlanStepRefusal {
+  readonly tool: string;
+  readonly step: number;
+  /** The state the step would have run in. */
+  readonly state: string;
+  /** `plan`: refused when the plan was made; `step`: refused when the step was about to run. */
+  readonly at: 'plan' | 'step';
+  /** What happened instead: a new plan, or the step ended with the refusal as its result. */
+  readonly then: 'replan' | 'observation';
 }
 
 export interface IterationContext {
@@ -96,6 +116,8 @@ export interface IterationContext {
     undeclaredArguments?: UndeclaredArguments;
   };
   now?: () => Date;
+  /** Set when the orchestrator runs this iteration as its `react` pattern (patterns/dispatch.ts). */
+  orchestration?: OrchestrationContext;
 }
 
 export interface IterationResult {
@@ -117,10 +139,22 @@ export interface IterationResult {
  * response cannot be published either (the broker stayed unreachable).
  */
 export async function runIteration(ctx: IterationContext, ask: AgentAsk): Promise<IterationResult> {
+  return withErrorResponse(ctx, ask, (result) => iterate(ctx, ask, result));
+}
+
+/**
+ * Run one iteration of any pattern: a failure becomes the dialog's error response (and is returned); it
+ * throws only when that error response cannot be published either.
+ */
+export async function withErrorResponse(
+  ctx: IterationContext,
+  ask: AgentAsk,
+  run: (result: IterationResult) => Promise<IterationResult>,
+): Promise<IterationResult> {
   const { request } = ask;
   const result: IterationResult = { outcome: 'error', stateBefore: ask.state };
   try {
-    return await iterate(ctx, ask, result);
+    return await run(result);
   } catch (error) {
     // The error goes back to the client in one message: bounded, and saying what really happened.
     const { reason, text: message } = describeFailure(error);
@@ -146,7 +180,13 @@ async function iterate(ctx: IterationContext, ask: AgentAsk, result: IterationRe
   const n = request.history.length + 1;
   const state = result.stateBefore;
 
-  if (n === 1) await explain(ctx, request, provenanceUris.session(uriKey), sessionTriples(uriKey, request.question, now()));
+  const orchestration = ctx.orchestration;
+  if (n === 1) {
+    const triples = sessionTriples(uriKey, request.question, now(), orchestration?.sessionParentUri);
+    await explain(ctx, request, provenanceUris.session(uriKey), triples);
+  }
+  const firstDerivedFrom = orchestration?.patternDecisionUri;
+  const usage = orchestration?.usage ?? new UsageTracker();
 
   if (request.history.length >= ctx.settings.maxIterations) {
     ctx.events.sessionEnded?.('max-iterations', ctx.settings.maxIterations);
@@ -167,7 +207,8 @@ async function iterate(ctx: IterationContext, ask: AgentAsk, result: IterationRe
   const started = performance.now();
   const parsed: ParsedResponse = await reason({
     client: ctx.prompt,
-    terms: agentReactTerms(request.question, toolSet, request.history),
+    // TrustGraph's orchestrator hands the task type's framing to the model as the prompt's `context`.
+    terms: agentReactTerms(request.question, toolSet, request.history, request.framing === '' ? null : request.framing),
     streaming: request.streaming,
     onEvent: async (event) => {
       if (event.type === 'thought') {
@@ -178,6 +219,7 @@ async function iterate(ctx: IterationContext, ask: AgentAsk, result: IterationRe
       }
     },
     onChunkEnd: (heldBack) => sendThought(thoughts.release(heldBack), false),
+    usage,
   });
   ctx.events.llmFinished?.((performance.now() - started) / 1000);
 
@@ -185,9 +227,19 @@ async function iterate(ctx: IterationContext, ask: AgentAsk, result: IterationRe
 
   if (parsed.kind === 'final') {
     const answerDocument = saveDocument(ctx, agentDocuments.answer(uriKey, request.question, parsed.answer));
-    await explain(ctx, request, finalId, conclusionTriples(uriKey, n, answerDocument));
+    const reason = orchestration?.terminationReasons ? 'final-answer' : undefined;
+    await explain(ctx, request, finalId, conclusionTriples(uriKey, n, answerDocument, firstDerivedFrom, reason));
+    if (isSubagent(request)) {
+      // A subagent's answer goes back to its supervisor for aggregation, not to the client.
+      await ctx.output.next(makeAgentRequest(subagentCompletion(request, parsed.answer)));
+      ctx.events.sessionEnded?.('completed', n);
+      return { ...result, outcome: 'next', stateAfter: state };
+    }
     const content = request.streaming ? '' : parsed.answer;
-    await ctx.output.respond(answerResponse(content, finalId, { message: true, dialog: true }));
+    await ctx.output.respond({
+      ...answerResponse(content, finalId, { message: true, dialog: true }),
+      ...usage.fields(),
+    });
     ctx.events.sessionEnded?.('completed', n);
     return { ...result, outcome: 'answer', stateAfter: state };
   }
@@ -201,13 +253,13 @@ async function iterate(ctx: IterationContext, ask: AgentAsk, result: IterationRe
     ctx,
     request,
     provenanceUris.iteration(uriKey, n),
-    iterationTriples(uriKey, n, action, modelArgs, thoughtDocument),
+    iterationTriples(uriKey, n, action, modelArgs, thoughtDocument, firstDerivedFrom),
   );
 
   const step =
     parsed.kind === 'action'
       ? await act(ctx, parsed, toolSet, state)
-      : { observation: parseFailureObservation(parsed), nextState: request.state };
+      : { observation: parseFailureObservation(parsed), nextState: request.state, ok: false };
 
   await ctx.output.respond(observationResponse(step.observation, provenanceUris.observation(uriKey, n)));
   const observationDocument = saveDocument(ctx, agentDocuments.observation(uriKey, n, step.observation));
@@ -231,24 +283,27 @@ async function iterate(ctx: IterationContext, ask: AgentAsk, result: IterationRe
       collection: request.collection,
       streaming: request.streaming,
       session_id: sessionId,
+      ...orchestrationFields(request),
     }),
   );
   // An action's next state is normalised already (the registry's); a parse failure keeps the request's state.
   return { ...result, outcome: 'next', action, stateAfter: parsed.kind === 'action' ? step.nextState : state };
 }
 
-interface ActionOutcome {
+export interface ActionOutcome {
   observation: string;
   nextState: string;
+  /** The tool ran and succeeded. */
+  ok: boolean;
 }
 
 /** Enforce the offered set, validate the arguments, run the tool; the state moves only on success. */
-async function act(ctx: IterationContext, action: ParsedAction, toolSet: ToolSet, state: string): Promise<ActionOutcome> {
+export async function act(ctx: IterationContext, action: ParsedAction, toolSet: ToolSet, state: string): Promise<ActionOutcome> {
   const tool = toolSet.get(action.name);
   if (!tool) {
     ctx.events.actionDenied?.(action.name, toolSet, ctx.registry.get(action.name) !== undefined);
     if (ctx.settings.strictTools) throw new DialogError(`No action for ${action.name}!`);
-    return { observation: notOfferedObservation(action.name, toolSet), nextState: state };
+    return { observation: notOfferedObservation(action.name, toolSet), nextState: state, ok: false };
   }
 
   const validation = tool.validator.validate(action.args);
@@ -267,6 +322,7 @@ async function act(ctx: IterationContext, action: ParsedAction, toolSet: ToolSet
     return {
       observation: `Error: invalid arguments for tool "${tool.name}": ${problems.join('; ')}. The tool was not called; fix the arguments and try again.`,
       nextState: state,
+      ok: false,
     };
   }
 
@@ -277,12 +333,12 @@ async function act(ctx: IterationContext, action: ParsedAction, toolSet: ToolSet
     ctx.events.toolFinished?.(tool, (performance.now() - started) / 1000, undefined);
     const next = ctx.registry.nextState(tool, state);
     if (next !== state) ctx.events.stateTransition?.(tool, state, next);
-    return { observation, nextState: next };
+    return { observation, nextState: next, ok: true };
   } catch (error) {
     const message = errorMessage(error);
     ctx.events.toolFinished?.(tool, (performance.now() - started) / 1000, message);
     ctx.logger.info({ tool: tool.name, workspace: ctx.workspace, err: error }, `Tool failed: ${message}`);
-    return { observation: `Error: ${message}`.trim(), nextState: state };
+    return { observation: `Error: ${message}`.trim(), nextState: state, ok: false };
   }
 }
 
@@ -292,7 +348,7 @@ function withoutKeys(args: Readonly<Record<string, unknown>>, names: readonly st
   return Object.fromEntries(Object.entries(args).filter(([name]) => !drop.has(name)));
 }
 
-function notOfferedObservation(name: string, toolSet: ToolSet): string {
+export function notOfferedObservation(name: string, toolSet: ToolSet): string {
   if (toolSet.names.length === 0) {
     return `Error: tool "${name}" is not available, and no tools are available in this conversation's groups and state. Answer with "Final Answer:".`;
   }
@@ -300,7 +356,7 @@ function notOfferedObservation(name: string, toolSet: ToolSet): string {
 }
 
 /** History arguments are a string map: each value as Python's `str()` would write it (docs/trustgraph-agent-notes.md §3.7). */
-function stringifyArguments(args: Readonly<Record<string, unknown>>): Record<string, string> {
+export function stringifyArguments(args: Readonly<Record<string, unknown>>): Record<string, string> {
   return Object.fromEntries(Object.entries(args).map(([name, value]) => [name, pythonStr(value)]));
 }
 
@@ -308,7 +364,7 @@ function stringifyArguments(args: Readonly<Record<string, unknown>>): Record<str
  * Hand a document to the librarian saver (never waits); its id when the save started, for the explain triples to
  * link. Empty text is not saved, as in TrustGraph.
  */
-function saveDocument(ctx: IterationContext, document: AgentDocument): string | undefined {
+export function saveDocument(ctx: IterationContext, document: AgentDocument): string | undefined {
   if (!ctx.output.documents || document.content === '') return undefined;
   return ctx.output.documents.save(document) ? document.id : undefined;
 }
@@ -317,7 +373,7 @@ function saveDocument(ctx: IterationContext, document: AgentDocument): string | 
  * Publish provenance triples and the inline explain response, from one list of triples built once. Provenance
  * never fails a dialog: what does not fit is shortened or left out by the output.
  */
-async function explain(ctx: IterationContext, request: AgentRequest, entity: string, triples: Triple[]): Promise<void> {
+export async function explain(ctx: IterationContext, request: AgentRequest, entity: string, triples: Triple[]): Promise<void> {
   if (ctx.output.explain) {
     try {
       await ctx.output.explain(makeTriples({ metadata: { id: entity, root: '', collection: request.collection }, triples }));

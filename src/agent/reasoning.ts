@@ -20,6 +20,8 @@ export interface ReasonOptions {
    * parser received after its last thought text and still holds (see `StreamingReactParser.heldBack`).
    */
   onChunkEnd?: (heldBack: number) => Promise<void>;
+  /** Adds the call's token usage (the last message of a stream carries it). */
+  usage?: { track(response: PromptResponse): void };
 }
 
 export async function reason(options: ReasonOptions): Promise<ParsedResponse> {
@@ -27,14 +29,18 @@ export async function reason(options: ReasonOptions): Promise<ParsedResponse> {
   if (!options.streaming) {
     const response = await options.client.request(request);
     raise(response);
+    options.usage?.track(response);
     return parseReactResponse(response.text || null);
   }
   const parser = new StreamingReactParser();
+  let last: PromptResponse | undefined;
   for await (const response of options.client.stream(request, { isLast: (r) => r.end_of_stream || r.error !== null })) {
     raise(response);
+    last = response;
     for (const event of parser.feed(response.text)) await options.onEvent(event);
     await options.onChunkEnd?.(parser.heldBack);
   }
+  if (last) options.usage?.track(last);
   const { events, result } = parser.finish();
   for (const event of events) await options.onEvent(event);
   return result;

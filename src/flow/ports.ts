@@ -4,6 +4,7 @@
  * src/observability), and the runtime's settings and collaborators (`FlowRuntimeDeps`). Everything here is
  * types; the flow imports no implementation of them.
  */
+import type { PatternCatalog } from '../agent/patterns/catalog.js';
 import type { Logger } from 'pino';
 import type { Properties, Transport } from '../bus/transport.js';
 import type { FlowDefinition } from '../config/flows.js';
@@ -84,7 +85,7 @@ export interface FlowTelemetry {
  * The parts of a config change, applied independently so that one failing never drops the others:
  * `tools` (the tool registry rebuild), `hooks` (the group policy, MCP discovery) and `flows`.
  */
-export type ConfigPart = 'tools' | 'hooks' | 'flows';
+export type ConfigPart = 'tools' | 'hooks' | 'flows' | 'patterns';
 
 /** What the service reports besides its flows' telemetry (metrics). Every method is optional. */
 export interface ServiceTelemetry extends FlowTelemetry {
@@ -107,6 +108,8 @@ export interface FlowRuntimeDeps {
   undeclaredArguments?: UndeclaredArguments;
   logger: Logger;
   registryFor(workspace: string): ToolRegistry;
+  /** The workspace's `agent-pattern` / `agent-task-type` config (absent: the defaults, react / general). */
+  patternsFor?(workspace: string): PatternCatalog | undefined;
   limit: ConcurrencyLimit;
   toolServices: ToolServiceClients;
   /** Metrics and the audit trail. */

@@ -11,7 +11,8 @@
 import type { RequestClient } from '../bus/request-client.js';
 import type { IncomingMessage } from '../bus/transport.js';
 import { clipErrorText, describeFailure, type Failure } from '../agent/failure.js';
-import { runIteration, type IterationOutput, type IterationResult } from '../agent/iteration.js';
+import type { IterationOutput, IterationResult } from '../agent/iteration.js';
+import { runAgentRequest } from '../agent/patterns/dispatch.js';
 import { budgetFor } from '../agent/message-budget.js';
 import { errorResponse } from '../agent/responses.js';
 import type { ToolClients } from '../tools/run/tool-clients.js';
@@ -132,7 +133,7 @@ export class RequestHandler {
         await output.respond(errorResponse(refusal.message));
         return;
       }
-      dialog.result = await runIteration(
+      dialog.result = await runAgentRequest(
         {
           workspace,
           flow,
@@ -148,6 +149,7 @@ export class RequestHandler {
             undeclaredArguments: deps.undeclaredArguments ?? 'drop',
           },
         },
+        deps.patternsFor?.(workspace),
         ask,
       );
     } catch (error) {

@@ -12,8 +12,9 @@
 import { Ajv, type AnySchemaObject, type ValidateFunction } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import type { ArgumentIssue, ArgumentValidation, ArgumentValidator, ToolArgument } from '../tools/arguments/arguments.js';
-import { quote, showValue } from '../tools/describe-value.js';
+import { notAnObject, type ArgumentIssue, type ArgumentValidation, type ArgumentValidator, type ToolArgument } from '../tools/arguments/arguments.js';
+import { argsObject, isPlainObject, parseJsonText } from '../tools/arguments/args-object.js';
+import { quote } from '../tools/describe-value.js';
 import { deepFreeze } from '../tools/freeze.js';
 import { issuesFromAjv } from './ajv-messages.js';
 import { objectSchemaProblem, promptArguments, schemaProperties, type SchemaProperty } from './schema-properties.js';
@@ -54,28 +55,6 @@ function dialectOf(schema: Record<string, unknown>): Dialect {
   return 'draft-07';
 }
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === 'object' && !Array.isArray(value);
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The `Args` value as an object; JSON text of an object is accepted, null means no arguments. */
-function argsObject(args: unknown): Record<string, unknown> | undefined {
-  if (args === undefined || args === null) return {};
-  if (isPlainObject(args)) return args;
-  if (typeof args === 'string') {
-    if (args.trim() === '') return {};
-    const parsed = parseJson(args);
-    if (isPlainObject(parsed)) return parsed;
-  }
-  return undefined;
-}
 
 const BOOLEAN_TEXT: Readonly<Record<string, boolean>> = { true: true, false: false };
 
@@ -91,7 +70,7 @@ function prepare(property: SchemaProperty, raw: unknown): { keep: boolean; value
     if (parsed !== undefined) return { keep: true, value: parsed };
   }
   if (types.has('object') || types.has('array')) {
-    const parsed = parseJson(raw);
+    const parsed = parseJsonText(raw);
     if ((types.has('object') && isPlainObject(parsed)) || (types.has('array') && Array.isArray(parsed))) {
       return { keep: true, value: parsed };
     }
@@ -108,13 +87,7 @@ function makeValidator(
   const byName = new Map(properties.map((p) => [p.name, p] as const));
   function validate(input: unknown): ArgumentValidation {
     const object = argsObject(input);
-    if (object === undefined) {
-      return {
-        ok: false,
-        errors: [{ argument: null, message: `arguments must be a JSON object of name → value, got ${showValue(input)}` }],
-        warnings: [],
-      };
-    }
+    if (object === undefined) return notAnObject(input);
     const warnings: ArgumentIssue[] = [];
     const entries: [string, unknown][] = [];
     for (const [name, raw] of Object.entries(object)) {

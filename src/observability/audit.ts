@@ -14,7 +14,7 @@ export interface AuditTransition {
 }
 
 export interface AuditDenial {
-  kind: 'tool-not-offered' | 'invalid-arguments' | 'group-policy' | 'initial-state' | 'signature' | 'invalid-state';
+  kind: 'tool-not-offered' | 'invalid-arguments' | 'group-policy' | 'initial-state' | 'signature' | 'invalid-state' | 'plan-step-refused';
   /** For refusals: why, e.g. `policy-group`, `initial-state`, `stale-signature`, `replayed-signature`. */
   reason?: string;
   detail: string;
@@ -57,6 +57,11 @@ export interface AuditRecord {
   error: string | null;
   started_at: string;
   execution_ms: number;
+  /** Orchestrated conversations only: the pattern and task type, and what the plan-then-execute iteration did. */
+  pattern?: string;
+  task_type?: string;
+  routed?: boolean;
+  plan?: { steps: number; replan: number };
 }
 
 export class AuditTrail {

@@ -2,7 +2,7 @@
  * Turns one iteration's events into metrics and one audit line. Created per consumed request.
  */
 import type { Failure } from '../agent/failure.js';
-import type { IterationResult, SessionOutcome, UndeclaredAction } from '../agent/iteration.js';
+import type { IterationResult, PlanStepRefusal, SessionOutcome, UndeclaredAction } from '../agent/iteration.js';
 import type { FlowDefinition } from '../config/flows.js';
 import type { Refusal, RequestTelemetry } from '../flow/ports.js';
 import type { AgentAsk } from '../tools/registry/selection.js';
@@ -65,7 +65,29 @@ export class IterationRecorder implements RequestTelemetry {
       failure: null,
       started_at: this.startedAt.toISOString(),
       execution_ms: 0,
+      ...(request && request.pattern !== '' ? { pattern: request.pattern, task_type: request.task_type } : {}),
     };
+  }
+
+  patternChosen(pattern: string, taskType: string, routed: boolean): void {
+    this.metrics.patternChosen.inc({ pattern: this.metrics.pattern(pattern), routed: String(routed) });
+    Object.assign(this.record, { pattern, task_type: taskType, routed });
+  }
+
+  planCreated(steps: number, replan: number): void {
+    this.metrics.planSteps.observe(steps);
+    if (replan > 0) this.metrics.replans.inc();
+    this.record.plan = { steps, replan };
+  }
+
+  planStepRefused(refusal: PlanStepRefusal): void {
+    this.metrics.planStepsRefused.inc({ tool: this.metrics.tool(refusal.tool), at: refusal.at });
+    this.deny({
+      kind: 'plan-step-refused',
+      tool: refusal.tool,
+      reason: refusal.at,
+      detail: `step ${refusal.step} in state "${refusal.state}"; then ${refusal.then === 'replan' ? 'a new plan' : 'the refusal became the step result'}`,
+    });
   }
 
   toolsOffered(toolSet: ToolSet): void {

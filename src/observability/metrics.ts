@@ -109,6 +109,12 @@ export class AgentMetrics {
   readonly policyProblems: Gauge<'processor' | 'workspace'>;
   readonly configFailures: Counter<'processor' | 'part'>;
 
+  // Orchestrator patterns
+  readonly patternChosen: Counter<'processor' | 'pattern' | 'routed'>;
+  readonly planSteps: Histogram<'processor'>;
+  readonly replans: Counter<'processor'>;
+  readonly planStepsRefused: Counter<'processor' | 'tool' | 'at'>;
+
   // MCP argument discovery (design decision 9 (docs/design.md))
   readonly mcpDiscoveryFailures: Counter<'processor' | 'reason'>;
   readonly librarianDocuments: Counter<'processor' | 'outcome'>;
@@ -189,6 +195,10 @@ export class AgentMetrics {
     this.refusals = new Counter({ name: 'tg_agent_requests_refused_total', help: 'Requests refused before they ran, by reason (policy, initial state, signature, state)', labelNames: ['processor', 'reason'], registers });
     this.undeclaredArguments = new Counter({ name: 'tg_agent_undeclared_arguments_total', help: 'Arguments the model gave that the tool does not declare, by what was done (dropped, passed, rejected)', labelNames: ['processor', 'tool', 'action'], registers });
     this.policyProblems = new Gauge({ name: 'tg_agent_policy_problems', help: 'Problems in the group policy config type, per workspace', labelNames: ['processor', 'workspace'], registers });
+    this.patternChosen = new Counter({ name: 'tg_agent_pattern_total', help: 'Conversations by the pattern that runs them; routed="true" when the meta-router chose it', labelNames: ['processor', 'pattern', 'routed'], registers });
+    this.planSteps = new Histogram({ name: 'tg_agent_plan_steps', help: 'Steps per plan-then-execute plan (re-plans included)', labelNames: ['processor'], buckets: TOOL_COUNT_BUCKETS, registers });
+    this.replans = new Counter({ name: 'tg_agent_replans_total', help: 'Plans made again after a refused or failed plan step', labelNames: ['processor'], registers });
+    this.planStepsRefused = new Counter({ name: 'tg_agent_plan_steps_refused_total', help: 'Plan steps refused before they ran: their tool is not offered for the groups and the state of that step (at: plan or step)', labelNames: ['processor', 'tool', 'at'], registers });
     this.configFailures = new Counter({ name: 'tg_agent_config_apply_failures_total', help: 'Parts of config changes (tools, hooks, flows) that failed to apply', labelNames: ['processor', 'part'], registers });
 
     this.librarianDocuments = new Counter({ name: 'tg_agent_librarian_documents_total', help: 'Thought, observation and answer documents sent to the librarian, by outcome (saved, failed, skipped)', labelNames: ['processor', 'outcome'], registers });
@@ -202,7 +212,7 @@ export class AgentMetrics {
       this.escalationAttempts.inc({ reason }, 0);
     }
     for (const reason of REFUSAL_REASONS) this.refusals.inc({ reason }, 0);
-    for (const part of ['tools', 'hooks', 'flows']) this.configFailures.inc({ part }, 0);
+    for (const part of ['tools', 'hooks', 'flows', 'patterns']) this.configFailures.inc({ part }, 0);
     // Counters an alert watches start at 0 (a series born at 1 shows no increase), `other` included.
     this.invalidStates.inc({ state: OTHER }, 0);
     this.groupAccessDenied.inc({ group: OTHER }, 0);
@@ -224,6 +234,10 @@ export class AgentMetrics {
   }
   tool(name: string): string {
     return this.known.tools.has(name) ? name : OTHER;
+  }
+  /** Pattern label values are bounded: the three patterns, anything else `other`. */
+  pattern(name: string): string {
+    return name === 'react' || name === 'plan-then-execute' || name === 'supervisor' ? name : OTHER;
   }
 
   /** After a rebuild: refresh the known label values and the availability gauges; export 0 for known series. */

@@ -117,13 +117,14 @@ describe('librarian documents', () => {
     expect(Object.keys(graphRag)).toEqual(Object.keys(trustgraphGraphRagQuery));
     expect(graphRag).toEqual({ ...trustgraphGraphRagQuery, query: 'weather in Paris?', collection: 'default', streaming: false });
 
-    // 13 / 5 / 6 triples, each entity linked to its document, inline and on the explainability topic.
+    // 13 / 5 / 7 triples (the conclusion's seventh is the orchestrator's `tg:terminationReason`), each entity
+    // linked to its document, inline and on the explainability topic.
     const iteration = explainOf(result, '/i1');
     const observation = explainOf(result, '/i1/observation');
     const conclusion = explainOf(result, '/final');
     expect(iteration.explain_triples).toHaveLength(13);
     expect(observation.explain_triples).toHaveLength(5);
-    expect(conclusion.explain_triples).toHaveLength(6);
+    expect(conclusion.explain_triples).toHaveLength(7);
     expect(documentLinks(iteration.explain_triples)).toEqual([{ from: thoughtId, to: thoughtId }]);
     expect(documentLinks(observation.explain_triples)).toEqual([{ from: observationId, to: observationId }]);
     expect(documentLinks(conclusion.explain_triples)).toEqual([{ from: `urn:trustgraph:agent:${session}/final`, to: answerId }]);
@@ -141,7 +142,7 @@ describe('librarian documents', () => {
     // The thought's save started (and waits): linked. The observation and the answer found the one slot taken.
     expect(documentLinks(explainOf(result, '/i1').explain_triples)).toHaveLength(1);
     expect(explainOf(result, '/i1/observation').explain_triples).toHaveLength(4);
-    expect(explainOf(result, '/final').explain_triples).toHaveLength(5);
+    expect(explainOf(result, '/final').explain_triples).toHaveLength(6);
     expect(h.librarian?.calls.map((c) => c.document_id)).toEqual([explainOf(result, '/i1').explain_id + '/thought']);
     await documentsCounted(h, 'skipped', 2);
   });
@@ -164,7 +165,7 @@ describe('librarian documents', () => {
     expect(plain.last).toMatchObject({ content: 'Sunny in Paris', end_of_dialog: true });
     expect(explainOf(plain, '/i1').explain_triples).toHaveLength(7);
     expect(explainOf(plain, '/i1/observation').explain_triples).toHaveLength(4);
-    expect(explainOf(plain, '/final').explain_triples).toHaveLength(5);
+    expect(explainOf(plain, '/final').explain_triples).toHaveLength(6);
     const withLibrarian = await h.ask({ question: 'And in Rome?' });
     expect(explainOf(withLibrarian, '/i1').explain_triples).toHaveLength(13);
     await h.librarian!.bus.waitForCalls(3);

@@ -35,6 +35,16 @@ describe.each(testTransports())('npm run local + npm run ask [%s]', (kind) => {
       expect(stdout).toContain('observation> Company X is connected to Acme Corp');
       expect(stdout).toContain('answer     > Here is what I found:\n- Knowledge Graph Query: Company X is connected to Acme Corp');
       await waitUntil(() => output.includes('state undefined → analysis'), 'the audit summary of the transition', 10_000);
+
+      // The same workflow as a plan: each step's tool checked against the state the earlier steps move to.
+      const planned = await promisify(execFile)(
+        'npm',
+        ['run', '--silent', 'ask', '--', 'Analyse Company X', '--group', 'read-only,advanced,compute,admin', '--state', 'undefined', '--pattern', 'plan-then-execute'],
+        { cwd: ROOT, env, timeout: 60_000 },
+      );
+      expect(planned.stdout).toContain('thought    > Created plan with 3 steps');
+      expect(planned.stdout).toContain('calling Complex Analysis Tool');
+      expect(planned.stdout).toContain('answer     > (scripted model) From the plan:');
     } finally {
       process.kill(-local.pid!, 'SIGINT');
       await once(local, 'exit');

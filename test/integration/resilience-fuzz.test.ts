@@ -33,13 +33,13 @@ import {
   type Codec,
 } from '../../src/wire/index.js';
 import { startAgentHarness, waitUntil, type AgentHarness } from '../support/agent-harness.js';
-import { knowledgeQueryTool, mcpTool, toolServiceTool } from '../../dev/flow-config.js';
+import { THREE_TOOLS, useTool } from '../support/three-tools.js';
+import { knowledgeQueryTool } from '../../dev/flow-config.js';
 import { propertySeed } from '../support/fast-check-seed.js';
 import { fitsInFrame, hostilePayload, hugeString } from '../support/fuzz-payloads.js';
 import { startGatewayClient, type GatewayClient } from '../support/gateway-client.js';
 import { brokerUrls } from '../support/transport-contract.js';
 import type { ServiceStandIn, StandInHandler } from '../../dev/stand-ins/service-stand-in.js';
-import type { PromptReply, PromptTerms } from '../../dev/stand-ins/prompt-service.js';
 
 const { webSocketUrl } = brokerUrls();
 
@@ -58,15 +58,6 @@ function decodes<T>(codec: Codec<T>, payload: Buffer): T | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** "@use <tool>": call it once, then answer with its observation; anything else is answered at once. */
-function script(terms: PromptTerms): PromptReply {
-  const history = terms.history as { observation: string }[];
-  const tool = /^@use (\w+)$/.exec(String(terms.question))?.[1];
-  if (!tool) return 'Thought: I can answer directly\nFinal Answer: ok';
-  if (history.length > 0) return `Thought: done\nFinal Answer: ${history[0]?.observation ?? ''}`;
-  return `Thought: I will use ${tool}\nAction: ${tool}\nArgs: {"question": "q", "city": "Paris", "topic": "cats"}`;
 }
 
 /**
@@ -103,16 +94,8 @@ describe('property-based fuzz of every consumed topic (real broker)', () => {
   beforeAll(async () => {
     h = await startAgentHarness({
       webSocketUrl,
-      script,
+      ...THREE_TOOLS,
       settings: { requestTimeoutSeconds: TIMEOUT_S, maxIterations: MAX_ITERATIONS, concurrency: 4 },
-      tools: {
-        kq: knowledgeQueryTool('kq'),
-        weather: mcpTool('weather', 'weather-mcp', [{ name: 'city', type: 'string', description: 'City' }]),
-        jokes: toolServiceTool('jokes', 'joke-service', [{ name: 'topic', type: 'string', description: 'Topic' }]),
-      },
-      toolServices: { 'joke-service': { handler: (args) => `a joke about ${String(args.topic)}` } },
-      mcpTools: { 'weather-mcp': (params) => `sunny in ${String((params as { city?: unknown }).city)}` },
-      graphRag: () => 'graph answer',
     });
     gateway = await startGatewayClient({ transport: h.transport, workspace: h.workspace });
   });
@@ -126,7 +109,7 @@ describe('property-based fuzz of every consumed topic (real broker)', () => {
     expect(h.service.readiness().ready).toBe(true);
     const result = await h.ask({ question: 'are you still there?' });
     expect(result.last).toMatchObject({ message_type: 'answer', content: 'ok', end_of_dialog: true, error: null });
-    expect((await h.ask({ question: '@use weather' })).last.content).toBe('sunny in Paris');
+    expect((await h.ask({ question: useTool('weather') })).last.content).toBe('sunny in Paris');
   };
 
   it('agent request topic: every payload is answered exactly once, by a conversation or a decode error', async () => {
@@ -314,7 +297,7 @@ describe('property-based fuzz of every consumed topic (real broker)', () => {
     it('graph-rag: garbage replies', async () => {
       await fuzzTarget({
         name: 'graph-rag',
-        question: '@use kq',
+        question: useTool('kq'),
         bus: () => h.graphRag.bus,
         codec: graphRagResponseCodec,
         bases: [
@@ -330,7 +313,7 @@ describe('property-based fuzz of every consumed topic (real broker)', () => {
     it('mcp-tool: garbage replies', async () => {
       await fuzzTarget({
         name: 'mcp-tool',
-        question: '@use weather',
+        question: useTool('weather'),
         bus: () => h.mcp.bus,
         codec: toolResponseCodec,
         bases: [json(toolResponseCodec.encode(makeToolResponse({ text: 'sunny', object: null })))],
@@ -345,7 +328,7 @@ describe('property-based fuzz of every consumed topic (real broker)', () => {
       if (!service) throw new Error('tool service stand-in missing');
       await fuzzTarget({
         name: 'tool-service',
-        question: '@use jokes',
+        question: useTool('jokes'),
         bus: () => service.bus,
         codec: toolServiceResponseCodec,
         bases: [json(toolServiceResponseCodec.encode(makeToolServiceResponse({ response: 'joke', end_of_stream: true })))],

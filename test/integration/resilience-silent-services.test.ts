@@ -7,9 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeGraphRagResponse, type GraphRagResponse } from '../../src/wire/index.js';
 import { startAgentHarness, type AgentHarness, type AskResult } from '../support/agent-harness.js';
-import { knowledgeQueryTool, mcpTool, toolServiceTool } from '../../dev/flow-config.js';
+import { THREE_TOOLS, useTool } from '../support/three-tools.js';
 import { brokerUrls } from '../support/transport-contract.js';
-import type { PromptReply, PromptTerms } from '../../dev/stand-ins/prompt-service.js';
 import { testTransports } from '../support/transports.js';
 
 const { webSocketUrl } = brokerUrls();
@@ -18,15 +17,6 @@ const TIMEOUT_S = 2;
 const TIMEOUT_MS = TIMEOUT_S * 1000;
 /** A conversation must end within this after its last reply-less wait began (2 iterations, ~20 messages). */
 const GRACE_MS = 10_000;
-
-function script(terms: PromptTerms): PromptReply {
-  const question = String(terms.question);
-  const history = terms.history as { observation: string }[];
-  const tool = /use (\S+)/.exec(question)?.[1];
-  if (!tool) return 'Thought: I can answer directly\nFinal Answer: ok';
-  if (history.length === 0) return `Thought: I will use ${tool}\nAction: ${tool}\nArgs: {"question": "q", "city": "Paris", "topic": "cats"}`;
-  return `Thought: done\nFinal Answer: ${history[0]?.observation ?? ''}`;
-}
 
 /** `ask`, timed. */
 async function timedAsk(h: AgentHarness, question: string, streaming = false): Promise<{ result: AskResult; ms: number }> {
@@ -54,16 +44,8 @@ describe.each(testTransports())('downstream services that never answer (real bro
     h = await startAgentHarness({
       transport: transportKind,
       webSocketUrl,
-      script,
+      ...THREE_TOOLS,
       settings: { requestTimeoutSeconds: TIMEOUT_S },
-      tools: {
-        kq: knowledgeQueryTool('kq'),
-        weather: mcpTool('weather', 'weather-mcp', [{ name: 'city', type: 'string', description: 'City' }]),
-        jokes: toolServiceTool('jokes', 'joke-service', [{ name: 'topic', type: 'string', description: 'Topic' }]),
-      },
-      toolServices: { 'joke-service': { handler: (args) => `a joke about ${String(args.topic)}` } },
-      mcpTools: { 'weather-mcp': (params) => `sunny in ${String((params as { city?: unknown }).city)}` },
-      graphRag: () => 'graph answer',
     });
   });
 
@@ -75,7 +57,7 @@ describe.each(testTransports())('downstream services that never answer (real bro
     const calls = h.mcp.bus.calls.length;
     h.mcp.bus.available = false;
     try {
-      const { result, ms } = await timedAsk(h, 'use weather');
+      const { result, ms } = await timedAsk(h, useTool('weather'));
       expectTimeoutObservation(result, /mcp-tool/, new RegExp(`within ${TIMEOUT_MS} ms$`));
       // The request reached the tool service (and was swallowed there); the wait was the timeout, not less.
       expect(h.mcp.bus.calls.length).toBe(calls + 1);
@@ -93,7 +75,7 @@ describe.each(testTransports())('downstream services that never answer (real bro
       await new Promise(() => undefined);
     };
     try {
-      const { result, ms } = await timedAsk(h, 'use kq');
+      const { result, ms } = await timedAsk(h, useTool('kq'));
       expectTimeoutObservation(result, /graph-rag/, new RegExp(`within ${TIMEOUT_MS} ms \\(after 1 replies\\)$`));
       expect(ms).toBeGreaterThanOrEqual(TIMEOUT_MS);
     } finally {
@@ -106,7 +88,7 @@ describe.each(testTransports())('downstream services that never answer (real bro
     if (!service) throw new Error('tool service stand-in missing');
     service.bus.available = false;
     try {
-      const { result } = await timedAsk(h, 'use jokes');
+      const { result } = await timedAsk(h, useTool('jokes'));
       expectTimeoutObservation(result, new RegExp(service.requestQueue.replace(/[/:.-]/g, '\\$&')), /within 2000 ms$/);
     } finally {
       service.bus.available = true;
@@ -138,7 +120,7 @@ describe.each(testTransports())('downstream services that never answer (real bro
       return 'sunny, and the model has left';
     };
     try {
-      const { result } = await timedAsk(h, 'use weather');
+      const { result } = await timedAsk(h, useTool('weather'));
       expect(result.responses.find((r) => r.message_type === 'observation')?.content).toBe('sunny, and the model has left');
       expect(result.nextRequests).toHaveLength(1);
       expect(result.responses.filter((r) => r.end_of_dialog)).toHaveLength(1);
@@ -151,9 +133,9 @@ describe.each(testTransports())('downstream services that never answer (real bro
   });
 
   it('answers normally once every service answers again', async () => {
-    expect((await h.ask({ question: 'use weather' })).last.content).toBe('sunny in Paris');
-    expect((await h.ask({ question: 'use kq' })).last.content).toBe('graph answer');
-    expect((await h.ask({ question: 'use jokes' })).last.content).toBe('a joke about cats');
+    expect((await h.ask({ question: useTool('weather') })).last.content).toBe('sunny in Paris');
+    expect((await h.ask({ question: useTool('kq') })).last.content).toBe('graph answer');
+    expect((await h.ask({ question: useTool('jokes') })).last.content).toBe('a joke about cats');
     expect((await h.ask({ question: 'hello' })).last).toMatchObject({ message_type: 'answer', content: 'ok' });
   });
 });

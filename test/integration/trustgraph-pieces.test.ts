@@ -1,7 +1,7 @@
 /**
  * The agent driven by TrustGraph 2.11.1's own code (from PyPI, in the venv scripts/trustgraph-venv.sh makes),
  * on the shared broker, the Python side over the native binary protocol:
- *  - the gateway's request path (test/trustgraph/gateway_agent.py: trustgraph-flow's AgentRequestor with
+ *  - the gateway's request path (dev/trustgraph/gateway_agent.py: trustgraph-flow's AgentRequestor with
  *    trustgraph-base's AgentRequestTranslator, JSON serialiser and Pulsar backend) asks, and reads our
  *    responses with TrustGraph's deserialiser and AgentResponseTranslator;
  *  - TrustGraph's real `mcp-tool` processor, configured from our config stand-in like any FlowProcessor
@@ -23,7 +23,7 @@ import {
   startTrustGraphProcess,
   trustgraphVenv,
   type TrustGraphProcess,
-} from '../support/trustgraph-pieces.js';
+} from '../../dev/trustgraph-pieces.js';
 import { AGENT_RESPONSE_FIELDS } from '../support/trustgraph-fields.js';
 
 const { webSocketUrl, serviceUrl } = brokerUrls();

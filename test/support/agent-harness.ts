@@ -1,6 +1,7 @@
 /**
- * The real agent (src/service.ts, in-process) on the real broker, surrounded by stand-ins for the TrustGraph
- * services it talks to, all speaking TrustGraph's wire format:
+ * The real agent (src/service.ts, in-process) on the real broker — or, with `transport: 'memory'`, on one
+ * in-process MemoryTransport (the unit project's behaviour suites, test/behaviour/) — surrounded by stand-ins for
+ * the TrustGraph services it talks to, all speaking TrustGraph's wire format:
  *
  *   config stand-in ── processor:agent-manager / tool / tool-service ──▶ AgentService ◀── ask() (the "gateway")
  *   prompt, graph-rag, mcp-tool, structured-query, embeddings, row-embeddings stand-ins per flow,
@@ -20,6 +21,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { pino, type Logger } from 'pino';
 import { queueToTopic } from '../../src/bus/topics.js';
+import { MemoryTransport } from '../../src/bus/memory-transport.js';
 import type { Consumer, IncomingMessage, Producer, Properties, Transport } from '../../src/bus/transport.js';
 import type { NativeTransportOptions } from '../../src/bus/native-transport.js';
 import type { WebSocketTransportOptions } from '../../src/bus/websocket-transport.js';
@@ -72,6 +74,8 @@ export interface ToolServiceSpec {
 /** How the stand-ins of one flow behave. */
 export interface FlowBehaviour {
   script?: PromptScript;
+  /** Token usage the prompt stand-in reports on every reply. */
+  promptUsage?: { in_token: number; out_token: number; model: string };
   templates?: Record<string, PromptScript>;
   graphRag?: GraphRagAnswer;
   mcpTools?: Record<string, McpHandler>;
@@ -83,12 +87,20 @@ export interface FlowBehaviour {
   librarian?: boolean | LibrarianAnswer;
 }
 
+/**
+ * Where the harness runs: on the real broker (`websocket`, `native`: test/support/transports.ts), or on one
+ * in-process MemoryTransport shared by the agent, the stand-ins and the gateway (`memory`: no broker, for the
+ * unit project).
+ */
+export type HarnessTransport = TransportKind | 'memory';
+
 export interface AgentHarnessOptions extends FlowBehaviour {
-  webSocketUrl: string;
+  /** The broker's WebSocket URL; needed for the `websocket` transport only. */
+  webSocketUrl?: string;
   /** The broker's binary protocol URL (native transport). Default: the test broker's (`brokerUrls()`). */
   serviceUrl?: string;
-  /** The transport of the agent, the stand-ins and the gateway (test/support/transports.ts). Default websocket. */
-  transport?: TransportKind;
+  /** The transport of the agent, the stand-ins and the gateway. Default websocket. */
+  transport?: HarnessTransport;
   /** Default: a fresh `ws-<random>`. */
   workspace?: string;
   /** Default `default`. */
@@ -185,7 +197,10 @@ export interface AskOptions {
   flow?: string;
   /** Wait for end_of_dialog. Default 20 s. */
   timeoutMs?: number;
-  /** After end_of_dialog, wait this long for late `next` messages on the observer. Default 200 ms. */
+  /**
+   * After end_of_dialog, wait this long for late `next` messages on the observer. Default 200 ms on a broker,
+   * 10 ms in memory (delivery there is a few event-loop turns).
+   */
   settleMs?: number;
   /**
    * Publish the request this way instead of through the harness's transport, e.g. through the broker's REST
@@ -213,9 +228,8 @@ export class AskTimeoutError extends Error {
   }
 }
 
-export interface AgentHarness {
-  readonly workspace: string;
-  readonly flow: string;
+/** The default flow's stand-ins are the harness's own (the same as `flows[flow]`), and `stop` stops everything. */
+export interface AgentHarness extends Omit<FlowStandIns, 'topics'> {
   readonly settings: ServiceSettings;
   /** The stand-ins' and gateway's transport (the agent has its own). */
   readonly transport: Transport;
@@ -225,14 +239,6 @@ export interface AgentHarness {
   /** `http://127.0.0.1:<port>` of the app's endpoints (only with the `app` option, once started). */
   httpUrl(): string;
   readonly config: ConfigServiceStandIn;
-  /** The default flow's stand-ins (same as `flows[flow]`). */
-  readonly prompt: PromptServiceStandIn;
-  readonly graphRag: GraphRagStandIn;
-  readonly mcp: McpToolStandIn;
-  readonly structuredQuery: StructuredQueryStandIn;
-  readonly embeddings: EmbeddingsStandIn;
-  readonly rowEmbeddings: RowEmbeddingsStandIn;
-  readonly explainability: Triples[];
   /** The workspace's librarian stand-in, once a flow asked for one (the `librarian` option). */
   readonly librarian: LibrarianStandIn | undefined;
   readonly flows: Record<string, FlowStandIns>;
@@ -317,6 +323,7 @@ async function startFlowStandIns(
         ...queues('prompt'),
         script: behaviour.script ?? FINAL_ANSWER_SCRIPT,
         ...(behaviour.templates ? { templates: behaviour.templates } : {}),
+        ...(behaviour.promptUsage ? { usage: behaviour.promptUsage } : {}),
       }),
     );
     const graphRag = track(
@@ -369,6 +376,29 @@ function flowConfigOptions(behaviour: FlowBehaviour, options: AgentFlowConfigOpt
   return { ...options, topics: { 'librarian-request': undefined, 'librarian-response': undefined, ...options.topics } };
 }
 
+/** The stand-ins' and the agent's transports of a `kind`; in memory both are one bus. */
+function harnessTransports(kind: HarnessTransport, options: AgentHarnessOptions, logger: Logger): { standIns: Transport; agent: Transport } {
+  if (kind === 'memory') {
+    const bus = new MemoryTransport({ logger: logger.child({ side: 'memory-bus' }) });
+    return { standIns: bus, agent: bus };
+  }
+  if (kind === 'websocket' && !options.webSocketUrl) throw new Error('the websocket harness needs webSocketUrl');
+  const webSocketUrl = options.webSocketUrl ?? '';
+  const serviceUrl = options.serviceUrl ?? (kind === 'native' ? brokerUrls().serviceUrl : '');
+  const make = (side: string, webSocket: AgentHarnessOptions['transportOptions'], native: AgentHarnessOptions['nativeTransportOptions']) =>
+    createTestTransport(kind, {
+      webSocketUrl,
+      serviceUrl,
+      logger: logger.child({ side }),
+      ...(webSocket ? { webSocket } : {}),
+      ...(native ? { native } : {}),
+    });
+  return {
+    standIns: make('stand-ins', options.transportOptions, options.nativeTransportOptions),
+    agent: make('agent', options.agentTransportOptions, options.agentNativeTransportOptions),
+  };
+}
+
 export async function startAgentHarness(options: AgentHarnessOptions): Promise<AgentHarness> {
   const logger = options.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'silent' });
   const workspace = options.workspace ?? uniqueWorkspace();
@@ -393,21 +423,8 @@ export async function startAgentHarness(options: AgentHarnessOptions): Promise<A
   const flowConfigType = `processor:${settings.id}`;
 
   const kind = options.transport ?? 'websocket';
-  const serviceUrl = options.serviceUrl ?? (kind === 'native' ? brokerUrls().serviceUrl : '');
-  const transport = options.transports?.standIns ?? createTestTransport(kind, {
-    webSocketUrl: options.webSocketUrl,
-    serviceUrl,
-    logger: logger.child({ side: 'stand-ins' }),
-    ...(options.transportOptions ? { webSocket: options.transportOptions } : {}),
-    ...(options.nativeTransportOptions ? { native: options.nativeTransportOptions } : {}),
-  });
-  const agentTransport = options.transports?.agent ?? createTestTransport(kind, {
-    webSocketUrl: options.webSocketUrl,
-    serviceUrl,
-    logger: logger.child({ side: 'agent' }),
-    ...(options.agentTransportOptions ? { webSocket: options.agentTransportOptions } : {}),
-    ...(options.agentNativeTransportOptions ? { native: options.agentNativeTransportOptions } : {}),
-  });
+  const { standIns: transport, agent: agentTransport } = options.transports ?? harnessTransports(kind, options, logger);
+  const defaultSettleMs = kind === 'memory' ? 10 : 200;
   const cleanups: (() => Promise<unknown>)[] = [];
   const producers = new Map<string, Promise<Producer>>();
   let service: AgentService | undefined;
@@ -440,6 +457,7 @@ export async function startAgentHarness(options: AgentHarnessOptions): Promise<A
       ...(options.templates ? { templates: options.templates } : {}),
       ...(options.graphRag ? { graphRag: options.graphRag } : {}),
       ...(options.mcpTools ? { mcpTools: options.mcpTools } : {}),
+      ...(options.promptUsage ? { promptUsage: options.promptUsage } : {}),
       ...(options.librarian ? { librarian: options.librarian } : {}),
     };
     const main = await startFlowStandIns(transport, workspace, defaultFlow, behaviour);
@@ -621,7 +639,7 @@ export async function startAgentHarness(options: AgentHarnessOptions): Promise<A
             nextMessages.map((m) => m.value),
           );
         }
-        await new Promise((resolve) => setTimeout(resolve, askOptions.settleMs ?? 200));
+        await new Promise((resolve) => setTimeout(resolve, askOptions.settleMs ?? defaultSettleMs));
         const last = responses.find((r) => r.end_of_dialog) as AgentResponse;
         return {
           id,

@@ -9,6 +9,7 @@
  * the iteration drops, passes or rejects them (`--undeclared-arguments`).
  */
 import { quote, showValue } from '../describe-value.js';
+import { argsObject, isPlainObject, parseJsonText } from './args-object.js';
 import type { ProblemDetail } from '../config/problems.js';
 import type { ArgumentType, ToolArgumentConfig } from '../config/tool-config-schema.js';
 
@@ -62,17 +63,6 @@ function parseNumberText(text: string): number | undefined {
   const value = Number(trimmed);
   return Number.isFinite(value) ? value : undefined;
 }
-
-function parseJsonText(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /** What each type accepts, as said in messages, and how a value is coerced to it. */
 const COERCERS: Readonly<Record<ArgumentType, { phrase: string; coerce(value: unknown): Coerced }>> = {
@@ -132,19 +122,17 @@ function isAbsent(value: unknown, type: ArgumentType): boolean {
   return type !== 'string' && typeof value === 'string' && value.trim() === '';
 }
 
-/** The `Args` value as an object; a JSON text of an object is accepted, null means no arguments. */
-function argsObject(args: unknown): Record<string, unknown> | undefined {
-  if (args === undefined || args === null) return {};
-  if (isPlainObject(args)) return args;
-  if (typeof args === 'string') {
-    if (args.trim() === '') return {};
-    const parsed = parseJsonText(args);
-    if (isPlainObject(parsed)) return parsed;
-  }
-  return undefined;
-}
 
 const EMPTY: readonly ToolArgument[] = Object.freeze([]);
+
+/** The failed validation of `Args` that is not an object (every validator's answer to it). */
+export function notAnObject(args: unknown): ArgumentValidation {
+  return {
+    ok: false,
+    errors: [{ argument: null, message: `arguments must be a JSON object of name → value, got ${showValue(args)}` }],
+    warnings: [],
+  };
+}
 
 /**
  * Compile declared arguments into a validator. Call once per tool (the registry does it at build
@@ -156,13 +144,7 @@ export function compileArguments(declared: readonly ToolArgument[]): ArgumentVal
 
   function validate(args: unknown): ArgumentValidation {
     const input = argsObject(args);
-    if (input === undefined) {
-      return {
-        ok: false,
-        errors: [{ argument: null, message: `arguments must be a JSON object of name → value, got ${showValue(args)}` }],
-        warnings: [],
-      };
-    }
+    if (input === undefined) return notAnObject(args);
     const errors: ArgumentIssue[] = [];
     const warnings: ArgumentIssue[] = [];
     const entries: [string, unknown][] = [];

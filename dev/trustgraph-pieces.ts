@@ -12,10 +12,10 @@ import { promisify } from 'node:util';
 
 const execFileAsync = promisify(execFile);
 
-const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const VENV_SCRIPT = join(REPO_ROOT, 'scripts', 'trustgraph-venv.sh');
 /** The Python drivers that use TrustGraph's client code. */
-export const TRUSTGRAPH_DRIVERS = join(REPO_ROOT, 'test', 'trustgraph');
+export const TRUSTGRAPH_DRIVERS = join(REPO_ROOT, 'dev', 'trustgraph');
 
 let venvPromise: Promise<string> | undefined;
 
@@ -59,14 +59,14 @@ export async function runCommand(command: string, args: readonly string[], timeo
   }
 }
 
-/** Run the venv's python on a driver under test/trustgraph/ (see {@link runCommand}). */
+/** Run the venv's python on a driver under dev/trustgraph/ (see {@link runCommand}). */
 export function runDriver(script: string, args: readonly string[], timeoutMs = 60_000): Promise<PythonResult> {
   return runCommand('python', [join(TRUSTGRAPH_DRIVERS, script), ...args], timeoutMs);
 }
 
 /**
  * A long-running TrustGraph program (a processor, the gateway): a console script of the venv, or a Python
- * file under test/trustgraph/, run through test/trustgraph/child.py, which ends it when this process's end of
+ * file under dev/trustgraph/, run through dev/trustgraph/child.py, which ends it when this process's end of
  * its stdin closes (so a crashed test run leaves no TrustGraph processor retrying for ever).
  */
 export interface TrustGraphProcess {

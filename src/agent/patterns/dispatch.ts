@@ -1,0 +1,96 @@
+/**
+ * One consumed AgentRequest, run by the pattern it names, as TrustGraph's orchestrator dispatches it:
+ *
+ * - a subagent's completion message goes to the aggregation (supervisor);
+ * - a first request without a `pattern` is routed by the meta-router (meta-router.ts) when the workspace
+ *   configures `agent-pattern` / `agent-task-type`; the decision travels in the `next` requests;
+ * - the first iteration of an orchestrated conversation emits the pattern-decision explain entity;
+ * - `plan-then-execute` runs plan-then-execute.ts, everything else ReAct (iteration.ts), as TrustGraph falls
+ *   back to ReAct for a pattern it does not know.
+ *
+ * Without pattern config the meta-router decides `react` / `general` without asking the model, as
+ * TrustGraph's does. A later iteration without a pattern (a client that keeps its own history, or TrustGraph's
+ * ReAct agent's `next` request) runs ReAct.
+ */
+import type { AgentAsk } from '../../tools/registry/selection.js';
+import { makeAgentRequest, type AgentRequest } from '../../wire/index.js';
+import { DialogError } from '../errors.js';
+import { sessionUriKey, provenanceUris } from '../explainability.js';
+import { explain, runIteration, withErrorResponse, type IterationContext, type IterationResult } from '../iteration.js';
+import { buildPatternCatalog, isPatternId, type PatternCatalog } from './catalog.js';
+import { routeQuestion } from './meta-router.js';
+import { SUBAGENT_COMPLETION, type OrchestrationContext } from './orchestration.js';
+import { patternDecisionTriples, patternUris } from './pattern-explain.js';
+import type { PatternContext } from './pattern-context.js';
+import { runPlanIteration } from './plan-then-execute.js';
+import { UsageTracker } from './usage.js';
+
+const DEFAULT_CATALOG = buildPatternCatalog();
+
+export function isSubagentCompletion(request: AgentRequest): boolean {
+  return request.correlation_id !== '' && request.history.some((h) => h.step_type === SUBAGENT_COMPLETION);
+}
+
+export async function runAgentRequest(
+  ctx: IterationContext,
+  catalog: PatternCatalog | undefined,
+  receivedAsk: AgentAsk,
+): Promise<IterationResult> {
+  const patterns = catalog ?? DEFAULT_CATALOG;
+  const received = receivedAsk.request;
+  if (isSubagentCompletion(received)) {
+    return withErrorResponse(ctx, receivedAsk, () => {
+      throw new DialogError(
+        `a subagent completion for correlation ${received.correlation_id} arrived, but this agent does not run the ` +
+          'supervisor pattern yet, so no supervisor is waiting for it; the conversation ends here',
+      );
+    });
+  }
+  const usage = new UsageTracker();
+  let request = received;
+  const first = request.history.length === 0;
+  if (request.pattern === '' && first) {
+    const decision = await routeQuestion(request.question, patterns, ctx.prompt, usage);
+    for (const fallback of decision.fallbacks) ctx.logger.warn({ fallback }, `Meta-router fell back: ${fallback}`);
+    request = makeAgentRequest({ ...request, pattern: decision.pattern, task_type: decision.taskType, framing: decision.framing });
+    ctx.events.patternChosen?.(decision.pattern, decision.taskType, true, decision.fallbacks);
+  } else if (first) {
+    ctx.events.patternChosen?.(request.pattern, request.task_type, false, []);
+  }
+  const runs = runnablePattern(request.pattern);
+  if (first && runs !== request.pattern && request.pattern !== '') {
+    ctx.logger.warn({ pattern: request.pattern }, `Pattern "${request.pattern}" is not run by this agent; running react`);
+  }
+
+  let patternDecisionUri: string | undefined;
+  // TrustGraph emits the decision only when the request has a session id to name it by.
+  if (first && request.pattern !== '' && request.session_id !== '') {
+    const key = sessionUriKey(request.session_id);
+    patternDecisionUri = patternUris.patternDecision(key);
+    await explain(
+      ctx,
+      request,
+      patternDecisionUri,
+      patternDecisionTriples(key, provenanceUris.session(key), request.pattern, request.task_type),
+    );
+  }
+
+  const orchestration: OrchestrationContext = {
+    usage,
+    ...(patternDecisionUri !== undefined ? { patternDecisionUri } : {}),
+    // A subagent's session derives from its supervisor's decomposition.
+    ...(request.parent_session_id !== '' ? { sessionParentUri: patternUris.decomposition(sessionUriKey(request.parent_session_id)) } : {}),
+    terminationReasons: true,
+  };
+  const patternCtx: PatternContext = { ...ctx, catalog: patterns, orchestration };
+  // Routing changed only the orchestration fields, never the groups or the state.
+  const ask: AgentAsk = { ...receivedAsk, request };
+  if (runs === 'plan-then-execute') return withErrorResponse(ctx, ask, (result) => runPlanIteration(patternCtx, request, result));
+  return runIteration(patternCtx, ask);
+}
+
+/** The pattern that runs a request: its own when this agent runs it, else ReAct. */
+function runnablePattern(pattern: string): 'react' | 'plan-then-execute' {
+  return isPatternId(pattern) && pattern === 'plan-then-execute' ? 'plan-then-execute' : 'react';
+}
+

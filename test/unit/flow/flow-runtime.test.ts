@@ -1,0 +1,170 @@
+/**
+ * One FlowRuntime on the in-process bus, with a prompt stand-in: a request answered on the flow's response
+ * topic under its id, an undecodable one, one over the size limit, one the gate refuses, and the hooks each
+ * is reported to.
+ */
+import { randomUUID } from 'node:crypto';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { MemoryTransport } from '../../../src/bus/memory-transport.js';
+import { queueToTopic } from '../../../src/bus/topics.js';
+import type { Properties } from '../../../src/bus/transport.js';
+import type { FlowDefinition } from '../../../src/config/flows.js';
+import { ConcurrencyLimit } from '../../../src/flow/concurrency-limit.js';
+import { FlowRuntime } from '../../../src/flow/flow-runtime.js';
+import type { FlowRuntimeDeps, RequestGate, RequestTelemetry } from '../../../src/flow/ports.js';
+import { ToolServiceClients } from '../../../src/flow/tool-service-clients.js';
+import { agentRequestCodec, agentResponseCodec, makeAgentRequest, type AgentRequestInput, type AgentResponse } from '../../../src/wire/index.js';
+import { agentFlowTopics, knowledgeQueryTool, uniqueWorkspace } from '../../../dev/flow-config.js';
+import { startPromptService, type PromptServiceStandIn } from '../../../dev/stand-ins/prompt-service.js';
+import { waitUntil } from '../../support/agent-harness.js';
+import { registryOf } from '../tools/fixtures.js';
+
+const logger = pino({ level: 'silent' });
+
+interface Running {
+  bus: MemoryTransport;
+  runtime: FlowRuntime;
+  prompt: PromptServiceStandIn;
+  /** Responses on the flow's response topic, by id property. */
+  responses: Map<string, AgentResponse[]>;
+  hooks: { request: unknown; calls: string[] }[];
+  consumed: boolean[];
+  send(payload: Buffer | string, properties?: Properties): Promise<string>;
+  ask(request: AgentRequestInput): Promise<AgentResponse[]>;
+}
+
+let running: Running | undefined;
+afterEach(async () => {
+  await running?.runtime.stop();
+  await running?.prompt.stop();
+  await running?.bus.close();
+  running = undefined;
+});
+
+async function start(deps: Partial<FlowRuntimeDeps> = {}): Promise<Running> {
+  const bus = new MemoryTransport();
+  const workspace = uniqueWorkspace();
+  const topics = agentFlowTopics(workspace, 'default');
+  const prompt = await startPromptService({
+    transport: bus,
+    requestQueue: topics['prompt-request']!,
+    responseQueue: topics['prompt-response']!,
+    script: () => 'Thought: easy\nFinal Answer: ok',
+  });
+  const responses = new Map<string, AgentResponse[]>();
+  await bus.subscribe({
+    topic: queueToTopic(topics.response!),
+    subscription: 'gateway',
+    subscriptionType: 'Exclusive',
+    handler: async (message) => {
+      await message.ack();
+      const id = message.properties.id ?? 'unknown';
+      responses.set(id, [...(responses.get(id) ?? []), agentResponseCodec.decode(message.payload)]);
+    },
+  });
+  const hooks: Running['hooks'] = [];
+  const consumed: boolean[] = [];
+  const definition: FlowDefinition = { workspace, flow: 'default', topics, parameters: {}, fingerprint: 'f' };
+  const registry = registryOf({ lookup: knowledgeQueryTool('lookup') }).registry;
+  const runtime = await FlowRuntime.start(definition, {
+    transport: bus,
+    processorId: 'agent-manager',
+    requestTimeoutMs: 2_000,
+    maxIterations: 5,
+    strictTools: false,
+    logger,
+    registryFor: () => registry,
+    limit: new ConcurrencyLimit(2),
+    toolServices: new ToolServiceClients({ transport: bus, processorId: 'agent-manager', timeoutMs: 2_000, logger }),
+    telemetry: {
+      request: (_flow, ask) => {
+        const entry = { request: ask?.request, calls: [] as string[] };
+        hooks.push(entry);
+        return new Proxy({} as RequestTelemetry, { get: (_t, name) => () => void entry.calls.push(String(name)) });
+      },
+      consumed: (_consumer, _seconds, ok) => void consumed.push(ok),
+    },
+    ...deps,
+  });
+  const producer = await bus.createProducer(queueToTopic(topics.request!));
+  const send = async (payload: Buffer | string, properties: Properties = { id: randomUUID() }): Promise<string> => {
+    await producer.send({ payload: typeof payload === 'string' ? Buffer.from(payload) : payload, properties });
+    return properties.id ?? 'unknown';
+  };
+  const finished = async (id: string): Promise<AgentResponse[]> => {
+    await waitUntil(() => (responses.get(id) ?? []).some((r) => r.end_of_dialog), `the end of dialog ${id}`, 5_000);
+    return responses.get(id)!;
+  };
+  running = {
+    bus,
+    runtime,
+    prompt,
+    responses,
+    hooks,
+    consumed,
+    send,
+    ask: async (request) => finished(await send(agentRequestCodec.encode(makeAgentRequest(request)))),
+  };
+  return running;
+}
+
+const finalOf = async (r: Running, id: string) => {
+  await waitUntil(() => (r.responses.get(id) ?? []).some((m) => m.end_of_dialog), `the end of dialog ${id}`, 5_000);
+  return r.responses.get(id)!;
+};
+
+describe('FlowRuntime', () => {
+  it('answers a request on the response topic under its id, and reports the iteration and the consumed message', async () => {
+    const r = await start();
+    const responses = await r.ask({ question: 'q' });
+    expect(responses.map((m) => m.message_type)).toEqual(['explain', 'thought', 'explain', 'answer']);
+    expect(responses.at(-1)).toMatchObject({ content: 'ok', end_of_dialog: true });
+    expect(r.prompt.calls).toHaveLength(1);
+    await waitUntil(() => r.consumed.length === 1, 'the consumed message');
+    expect(r.consumed).toEqual([true]);
+    expect(r.hooks).toHaveLength(1);
+    expect(r.hooks[0]!.request).toMatchObject({ question: 'q' });
+    expect(r.hooks[0]!.calls).toEqual(expect.arrayContaining(['toolsOffered', 'sessionEnded', 'done']));
+    expect(r.runtime.busy).toBe(0);
+  });
+
+  it('answers an undecodable request with one error response and reports it without a request', async () => {
+    const r = await start();
+    const id = await r.send('{"question": ');
+    const responses = await finalOf(r, id);
+    expect(responses).toHaveLength(1);
+    expect(responses[0]).toMatchObject({ message_type: '', end_of_dialog: true, error: { type: 'agent-error' } });
+    expect(responses[0]!.error?.message).toMatch(/^Cannot decode AgentRequest: invalid JSON/);
+    expect(r.hooks[0]!.request).toBeUndefined();
+    expect(r.hooks[0]!.calls).toEqual(expect.arrayContaining(['failed', 'done']));
+    expect(r.prompt.calls).toHaveLength(0);
+  });
+
+  it('refuses a request over maxRequestBytes with an error naming the limit', async () => {
+    const r = await start({ maxRequestBytes: 1_000 });
+    const id = await r.send(agentRequestCodec.encode(makeAgentRequest({ question: 'x'.repeat(2_000) })));
+    const responses = await finalOf(r, id);
+    expect(responses).toHaveLength(1);
+    expect(responses[0]!.error?.message).toMatch(/over the limit of 1000 bytes/);
+    expect(r.prompt.calls).toHaveLength(0);
+  });
+
+  it('answers a refusal of the gate with its message, and reports the refusal', async () => {
+    const gate: RequestGate = {
+      check: (_flow, ask) =>
+        ask.request.question === 'forbidden'
+          ? { refusal: { kind: 'group-policy', reason: 'policy-group', message: 'Insufficient permissions for requested tool groups: "admin"' } }
+          : {},
+      nextProperties: () => ({}),
+    };
+    const r = await start({ gate });
+    const responses = await r.ask({ question: 'forbidden' });
+    expect(responses).toEqual([
+      expect.objectContaining({ message_type: 'error', end_of_dialog: true, error: { type: 'agent-error', message: 'Insufficient permissions for requested tool groups: "admin"' } }),
+    ]);
+    expect(r.hooks[0]!.calls).toContain('refused');
+    expect(r.prompt.calls).toHaveLength(0);
+    expect((await r.ask({ question: 'allowed' })).at(-1)).toMatchObject({ content: 'ok' });
+  });
+});

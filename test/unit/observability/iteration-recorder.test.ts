@@ -1,0 +1,116 @@
+/**
+ * IterationRecorder: the events of real iterations (runIteration with a fake model and tools) turned into
+ * metric values and one audit line per iteration.
+ */
+import { describe, expect, it } from 'vitest';
+import type { FlowDefinition } from '../../../src/config/flows.js';
+import { AuditTrail, type AuditRecord } from '../../../src/observability/audit.js';
+import { IterationRecorder } from '../../../src/observability/iteration-recorder.js';
+import { AgentMetrics } from '../../../src/observability/metrics.js';
+import { askOf } from '../../../src/tools/registry/selection.js';
+import { makeAgentRequest, makeAgentStep, makeToolResponse, type AgentRequestInput } from '../../../src/wire/index.js';
+import { capturingLogger } from '../../support/log-capture.js';
+import { act, answer, graphAnswer, iterate, TOOLS, type IterationRunOptions } from '../../support/iteration-run.js';
+import { registryOf } from '../tools/fixtures.js';
+import { sample } from '../../support/prometheus-text.js';
+
+const FLOW: FlowDefinition = { workspace: 'ws', flow: 'default', topics: {}, parameters: {}, fingerprint: 'f' };
+const p = { processor: 'agent-manager' };
+
+/** Run one iteration with a recorder on fresh metrics; its audit line and the metrics scrape. */
+async function recorded(options: IterationRunOptions, input: AgentRequestInput) {
+  const metrics = new AgentMetrics('agent-manager', { defaultMetrics: false });
+  // Label values of configured names only (others are counted as "other"): the app does this on every rebuild.
+  metrics.registryRebuilt(registryOf(TOOLS).registry, 0);
+  const capture = capturingLogger();
+  const request = makeAgentRequest(input);
+  const recorder = new IterationRecorder(metrics, new AuditTrail(capture.logger), FLOW, askOf(request), 'req-1');
+  const run = await iterate({ ...options, events: recorder }, input);
+  recorder.done(run.result);
+  const audits = capture.audits() as unknown as AuditRecord[];
+  return { run, recorder, audits, audit: audits[0]!, text: await metrics.registry.metrics() };
+}
+
+describe('IterationRecorder', () => {
+  it('audits a tool step: offered and filtered tools, the tool used, the transition and the outcome', async () => {
+    const { audits, audit, text } = await recorded(
+      { model: act('lookup', '{"question": "q"}'), graphRag: graphAnswer('a') },
+      { question: 'q', group: ['read-only'], session_id: 's-1' },
+    );
+    expect(audits).toHaveLength(1);
+    expect(audit).toMatchObject({
+      audit: 'agent-iteration',
+      request_id: 'req-1',
+      workspace: 'ws',
+      flow: 'default',
+      session_id: 's-1',
+      iteration: 1,
+      requested_groups: ['read-only'],
+      initial_state: 'undefined',
+      final_state: 'analysis',
+      offered_tools: ['lookup'],
+      filtered_by_group: ['analyse', 'wipe'],
+      filtered_by_group_count: 2,
+      action: 'lookup',
+      tools_used: [{ tool: 'lookup', groups: ['read-only'], ok: true }],
+      denials: [],
+      outcome: 'next',
+      error: null,
+    });
+    expect(audit.transitions).toEqual([expect.objectContaining({ tool: 'lookup', from: 'undefined', to: 'analysis' })]);
+    expect(sample(text, 'tg_agent_tool_group_requests_total', { ...p, group: 'read-only' })).toBe(1);
+    expect(sample(text, 'tg_agent_tool_invocation_total', { ...p, tool: 'lookup' })).toBe(1);
+    expect(sample(text, 'tg_agent_state_transitions_total', { ...p, tool: 'lookup', from: 'undefined', to: 'analysis' })).toBe(1);
+    expect(sample(text, 'tg_agent_filtered_tools_count_sum', p)).toBe(1);
+  });
+
+  it('counts group requests on the first iteration only', async () => {
+    const step = makeAgentStep({ thought: 't', action: 'lookup', arguments: {}, observation: 'o' });
+    const { audit, text } = await recorded({ model: answer('done') }, { question: 'q', group: ['read-only'], history: [step] });
+    expect(audit).toMatchObject({ iteration: 2, outcome: 'answer' });
+    expect(sample(text, 'tg_agent_tool_group_requests_total', { ...p, group: 'read-only' }) ?? 0).toBe(0);
+    expect(sample(text, 'tg_agent_session_total', { ...p, outcome: 'completed' })).toBe(1);
+    expect(sample(text, 'tg_agent_iteration_count_sum', p)).toBe(2);
+  });
+
+  it('records a tool that was not offered as a denial, and a failing tool as not ok', async () => {
+    const denied = await recorded({ model: act('wipe', '{}') }, { question: 'q', group: ['read-only'] });
+    expect(denied.audit.denials).toEqual([
+      expect.objectContaining({ kind: 'tool-not-offered', tool: 'wipe', detail: 'configured but not offered' }),
+    ]);
+    expect(sample(denied.text, 'tg_agent_tool_denied_total', { ...p, tool: 'wipe' })).toBe(1);
+
+    const failing = await recorded(
+      { model: act('analyse', '{"dataset": "d"}'), mcp: () => makeToolResponse({ error: { type: 'tool-error', message: 'boom' } }) },
+      { question: 'q', group: ['advanced'], state: 'analysis' },
+    );
+    expect(failing.audit.tools_used).toEqual([{ tool: 'analyse', groups: ['advanced'], ok: false }]);
+    expect(failing.audit.final_state).toBe('analysis');
+    expect(sample(failing.text, 'tg_agent_tool_error_total', { ...p, tool: 'analyse' })).toBe(1);
+  });
+
+  it('lists and counts undeclared arguments', async () => {
+    const { audit, text } = await recorded(
+      { model: act('analyse', '{"dataset": "d", "extra": 1, "more": 2}'), mcp: () => makeToolResponse({ text: 'ok' }) },
+      { question: 'q', group: ['advanced'], state: 'analysis' },
+    );
+    expect(audit.undeclared_arguments).toEqual([
+      { tool: 'analyse', argument: 'extra', action: 'dropped' },
+      { tool: 'analyse', argument: 'more', action: 'dropped' },
+    ]);
+    expect(audit.undeclared_arguments_count).toBe(2);
+    expect(sample(text, 'tg_agent_undeclared_arguments_total', { ...p, tool: 'analyse', action: 'dropped' })).toBe(2);
+  });
+
+  it('writes one audit line however often it is told the iteration finished', async () => {
+    const { recorder, run, audits } = await recorded({ model: answer('x') }, { question: 'q' });
+    recorder.done(run.result);
+    expect(audits).toHaveLength(1);
+  });
+
+  it('audits an error ending with its message', async () => {
+    const { audit, text } = await recorded({ model: act('wipe', '{}'), settings: { strictTools: true } }, { question: 'q', group: ['read-only'] });
+    expect(audit).toMatchObject({ outcome: 'error', error: 'No action for wipe!' });
+    expect(sample(text, 'tg_agent_session_total', { ...p, outcome: 'error' })).toBe(1);
+  });
+});
