@@ -12,7 +12,13 @@
  * the `end_of_dialog` responses per request id:
  *
  *  - ended: exactly one, with the expected answer; error: exactly one, an error or a wrong answer;
- *  - lost: none (the conversation timed out, `--timeout` s); duplicated: more than one.
+ *  - lost: none (the conversation timed out, `--timeout` s, and nothing came until the count); duplicated: more
+ *    than one; unsent: the gateway's own publish of the first request failed (its error is printed).
+ *
+ * A lost conversation prints its request id: with `--keep-logs`, an audit line with that `request_id` in an agent
+ * log means the agent ended it (its answer was lost on the way back), none means the request never got to an
+ * iteration. The broker's drop rates on the workload's non-persistent topics are polled during the run and
+ * printed when not zero (the broker updates them every `statsUpdateFrequencyInSecs`, 60 s by default).
  *
  * On a 2-core machine replicas compete with each other and the broker for the same cores: the figure shows
  * correctness and overhead, not speed-up.
@@ -24,7 +30,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { queueToTopic } from '../src/bus/topics.js';
+import { queueToTopic, splitPulsarTopic } from '../src/bus/topics.js';
 import type { Transport } from '../src/bus/transport.js';
 import { uniqueSuffix } from '../dev/flow-config.js';
 import { AgentProcess } from './support/agent-process.js';
@@ -55,6 +61,8 @@ interface ScaleResult {
   replicas: number;
   /** Conversations asked for in the whole run (warm-up included): every one is counted. */
   asked: number;
+  /** The gateway's publish of the first request failed: never reached the broker, so not counted as lost. */
+  unsent: number;
   ended: number;
   errors: number;
   lost: number;
@@ -74,12 +82,16 @@ interface ScaleResult {
   cpu: CpuReading;
   nextPublished: number;
   nextReceived: number;
+  /** The broker's drop rates (msg/s, the highest seen) on the workload's non-persistent topics; empty: none. */
+  brokerDrops: Record<string, number>;
 }
 
 /** The gateway: every end_of_dialog is counted per id, also after the conversation has ended. */
 class CountingGateway {
   private readonly ends = new Map<string, { count: number; responses: number; bad: boolean; error: string; answer: string; start: number; end: number }>();
   private readonly waiting = new Map<string, () => void>();
+  /** Conversations whose first request could not be published (not lost by the agent or the broker). */
+  private readonly unsent = new Map<string, string>();
 
   private constructor(
     private readonly transport: Transport,
@@ -141,7 +153,12 @@ class CountingGateway {
         clearTimeout(timer);
         resolve();
       });
-      this.send(id).catch(() => undefined);
+      this.send(id).catch((error: unknown) => {
+        this.unsent.set(id, error instanceof Error ? error.message : String(error));
+        clearTimeout(timer);
+        this.waiting.delete(id);
+        resolve();
+      });
     });
   }
 
@@ -154,17 +171,20 @@ class CountingGateway {
   }
 
   /** Counts over every conversation asked for; latencies of those that ended once in [from, to]. */
-  tally(from: number, to: number): { asked: number; ended: number; errors: number; lost: number; lostMidway: number; duplicated: number; samples: string[]; inWindow: number[] } {
+  tally(from: number, to: number): { asked: number; unsent: number; unsentSamples: string[]; ended: number; errors: number; lost: number; lostMidway: number; duplicated: number; samples: string[]; inWindow: number[]; lostIds: string[] } {
     let lostMidway = 0;
+    const lostIds: string[] = [];
     const samples = new Set<string>();
     let ended = 0;
     let errors = 0;
     let lost = 0;
     let duplicated = 0;
     const inWindow: number[] = [];
-    for (const entry of this.ends.values()) {
+    for (const [id, entry] of this.ends) {
+      if (this.unsent.has(id)) continue;
       if (entry.count === 0) {
         lost++;
+        if (lostIds.length < 10) lostIds.push(`${id} (${entry.responses} responses)`);
         if (entry.responses > 0) lostMidway++;
       } else if (entry.count > 1) duplicated++;
       else if (entry.bad || entry.answer !== '42') {
@@ -176,7 +196,7 @@ class CountingGateway {
         if (entry.end >= from && entry.end <= to) inWindow.push(entry.end - entry.start);
       }
     }
-    return { asked: this.ends.size, ended, errors, lost, lostMidway, duplicated, samples: [...samples], inWindow };
+    return { asked: this.ends.size, unsent: this.unsent.size, unsentSamples: [...new Set(this.unsent.values())].slice(0, 3), ended, errors, lost, lostMidway, duplicated, samples: [...samples], inWindow, lostIds };
   }
 }
 
@@ -203,6 +223,7 @@ async function measure(build: AgentBuild, broker: BenchBroker, kind: BenchTransp
       );
     }
     await Promise.all(agents.map((agent) => agent.waitReady()));
+    const drops = watchBrokerDrops(broker.webServiceUrl, workload.topics);
     let stop = false;
     const running = gateway.run(IN_FLIGHT, () => stop);
     await sleep(WARMUP_S * 1000);
@@ -217,6 +238,9 @@ async function measure(build: AgentBuild, broker: BenchBroker, kind: BenchTransp
     await running;
     await sleep(LATE_DUPLICATE_WAIT_MS);
     const counts = gateway.tally(windowStart, windowEnd);
+    const dropped = drops.stop();
+    if (counts.lost > 0) log(`lost request ids (grep them in the agent logs, --keep-logs): ${counts.lostIds.join(', ')}`);
+    if (counts.unsent > 0) log(`${counts.unsent} requests could not be published: ${counts.unsentSamples.join('; ')}`);
     const text = await Promise.all(agents.map(async (agent) => (await agent.get('/metrics')).text));
     const iterationsPerReplica = after.map((a, i) => a[METRIC_ITERATIONS]! - before[i]![METRIC_ITERATIONS]!);
     const iterations = iterationsPerReplica.reduce((a, b) => a + b, 0);
@@ -226,6 +250,7 @@ async function measure(build: AgentBuild, broker: BenchBroker, kind: BenchTransp
       transport: kind,
       replicas,
       asked: counts.asked,
+      unsent: counts.unsent,
       ended: counts.ended,
       errors: counts.errors,
       lost: counts.lost,
@@ -241,6 +266,7 @@ async function measure(build: AgentBuild, broker: BenchBroker, kind: BenchTransp
       cpu,
       nextPublished: text.reduce((sum, t) => sum + counter(t, 'tg_agent_next_messages_total', 'event="published"'), 0),
       nextReceived: text.reduce((sum, t) => sum + counter(t, 'tg_agent_next_messages_total', 'event="received"'), 0),
+      brokerDrops: dropped,
     };
     log(`${kind}, ${replicas} replica(s): ${num(result.conversationsPerSecond, 1)} conversations/s; asked ${result.asked}, ended ${result.ended}, lost ${result.lost}, duplicated ${result.duplicated}`);
     return result;
@@ -250,6 +276,45 @@ async function measure(build: AgentBuild, broker: BenchBroker, kind: BenchTransp
     await workload.stop();
     await transport.close();
   }
+}
+
+/**
+ * A non-persistent topic drops silently, and only the broker counts it (`msgDropRate`, per publisher when a
+ * connection has too many publishes pending, per subscription when its consumers have no permits or their
+ * connection is not writable). Polls the workload's topics' stats and keeps the highest rates seen, so a lost
+ * conversation can be told apart: dropped by the broker, or never answered by the agent.
+ */
+function watchBrokerDrops(webServiceUrl: string, topics: Record<string, string>): { stop(): Record<string, number> } {
+  const highest: Record<string, number> = {};
+  const note = (key: string, rate: unknown): void => {
+    if (typeof rate === 'number' && rate > 0) highest[key] = Math.max(highest[key] ?? 0, rate);
+  };
+  const poll = (): void => {
+    for (const [name, queue] of Object.entries(topics)) {
+      const topic = queueToTopic(queue);
+      if (!topic.startsWith('non-persistent://')) continue;
+      const { tenant, namespace, topic: local } = splitPulsarTopic(topic);
+      fetch(`${webServiceUrl}/admin/v2/non-persistent/${tenant}/${namespace}/${encodeURIComponent(local)}/stats`, { signal: AbortSignal.timeout(5000) })
+        .then(async (response) => (response.ok ? ((await response.json()) as BrokerTopicStats) : undefined))
+        .then((stats) => {
+          for (const publisher of stats?.publishers ?? []) note(`${name} (publish)`, publisher.msgDropRate);
+          for (const [subscription, sub] of Object.entries(stats?.subscriptions ?? {})) note(`${name} (${subscription})`, sub.msgDropRate);
+        })
+        .catch(() => undefined);
+    }
+  };
+  const timer = setInterval(poll, 2000);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return highest;
+    },
+  };
+}
+
+interface BrokerTopicStats {
+  publishers?: { msgDropRate?: unknown }[];
+  subscriptions?: Record<string, { msgDropRate?: unknown }>;
 }
 
 /** Sum of a counter's series whose labels include `label`. */
@@ -284,13 +349,14 @@ await withCleanup(async (defer) => {
   );
   console.log(
     table(
-      ['transport', 'replicas', 'conversations/s', 'p50 / p99', 'asked', 'ended once', 'errors', 'lost', 'duplicated', 'iterations per replica', 'agent CPU/iteration (all replicas)', 'broker CPU/iteration', 'CPU agents / broker', 'load generator + stand-ins', 'everything else', 'next published / received'],
+      ['transport', 'replicas', 'conversations/s', 'p50 / p99', 'asked', 'unsent', 'ended once', 'errors', 'lost', 'duplicated', 'iterations per replica', 'agent CPU/iteration (all replicas)', 'broker CPU/iteration', 'CPU agents / broker', 'load generator + stand-ins', 'everything else', 'next published / received'],
       results.map((r) => [
         r.transport,
         String(r.replicas),
         num(r.conversationsPerSecond, 1),
         `${ms(r.latency.p50)} / ${ms(r.latency.p99)}`,
         String(r.asked),
+        String(r.unsent),
         String(r.ended),
         String(r.errors),
         `${r.lost} (${r.lostMidway} midway)`,
@@ -305,6 +371,7 @@ await withCleanup(async (defer) => {
       ]),
     ),
   );
+  for (const r of results.filter((x) => Object.keys(x.brokerDrops).length > 0)) console.log(`- ${r.transport}, ${r.replicas} replica(s), the broker dropped (msg/s): ${JSON.stringify(r.brokerDrops)}`);
   for (const r of results.filter((x) => x.errorSamples.length > 0)) console.log(`- ${r.transport}, ${r.replicas} replica(s), error samples: ${r.errorSamples.map((e) => JSON.stringify(e)).join(', ')}`);
   writeJson(JSON_OUT, { kind: 'scale-out', results });
 });
