@@ -20,6 +20,9 @@ const iri = iriTerm;
 const literal = (value: string): Term => literalTerm(value);
 const triple = (s: string, p: string, o: Term): Triple => ({ s: iri(s), p: iri(p), o, g: RETRIEVAL_GRAPH });
 
+const literalIfSet = (s: string, p: string, value: string | number | null | undefined): Triple[] =>
+  value === null || value === undefined ? [] : [triple(s, p, literal(String(value)))];
+
 /** Session ids longer than this are not put into URIs and message ids as they are. */
 export const MAX_SESSION_ID_IN_URI = 256;
 
@@ -63,8 +66,32 @@ export function sessionTriples(sessionId: string, question: string, startedAt: D
 }
 
 /**
+ * What TrustGraph's orchestrator measures about one iteration: the tools the model was offered, the model
+ * call's duration and its token usage (the `agent-react` call's own, not the message's sum).
+ */
+export interface IterationMeasures {
+  readonly toolCandidates: readonly string[];
+  readonly llmDurationMs: number;
+  readonly inToken: number | null;
+  readonly outToken: number | null;
+  readonly model: string | null;
+}
+
+/** What the orchestrator records about a tool's run on its observation. */
+export interface ObservationMeasures {
+  /** The last entity of the explain trace the tool's service sent (graph RAG's), instead of the iteration. */
+  readonly derivedFrom?: string;
+  /** 0 when the tool was not called. */
+  readonly toolDurationMs: number;
+  /** Why the step failed (the tool's error, a refusal, a parse failure); the observation is then also a `tg:Error`. */
+  readonly toolError?: string;
+}
+
+/**
  * With `thoughtDocumentId` (the thought was saved to the librarian) six more triples describe the thought:
  * the iteration's `tg:thought`, the thought's types, label, derivation and `tg:document` — 13 in all, as TrustGraph.
+ * With `measures` (orchestrated iterations, as TrustGraph's orchestrator writes them): one `tg:toolCandidate` per
+ * offered tool, `tg:stepNumber`, `tg:llmDurationMs` and the call's `tg:inToken` / `tg:outToken` / `tg:llmModel`.
  */
 export function iterationTriples(
   sessionId: string,
@@ -73,6 +100,7 @@ export function iterationTriples(
   args: Readonly<Record<string, unknown>>,
   thoughtDocumentId?: string,
   firstDerivedFrom?: string,
+  measures?: IterationMeasures,
 ): Triple[] {
   const uri = provenanceUris.iteration(sessionId, n);
   const triples = [
@@ -82,8 +110,15 @@ export function iterationTriples(
     triple(uri, RDFS_LABEL, literal(`Analysis: ${action}`)),
     triple(uri, `${TG}action`, literal(action)),
     triple(uri, `${TG}arguments`, literal(pythonJsonDumps(args))),
-    triple(uri, `${PROV}wasDerivedFrom`, iri(derivedFrom(sessionId, n, firstDerivedFrom))),
   ];
+  if (measures) {
+    triples.push(
+      ...measures.toolCandidates.map((name) => triple(uri, `${TG}toolCandidate`, literal(name))),
+      triple(uri, `${TG}stepNumber`, literal(String(n))),
+      triple(uri, `${TG}llmDurationMs`, literal(String(measures.llmDurationMs))),
+    );
+  }
+  triples.push(triple(uri, `${PROV}wasDerivedFrom`, iri(derivedFrom(sessionId, n, firstDerivedFrom))));
   if (thoughtDocumentId !== undefined) {
     const thought = provenanceUris.thought(sessionId, n);
     triples.push(
@@ -95,18 +130,30 @@ export function iterationTriples(
       triple(thought, TG_DOCUMENT, iri(thoughtDocumentId)),
     );
   }
+  // Usage the prompt service did not report is left out, as TrustGraph does.
+  triples.push(
+    ...literalIfSet(uri, `${TG}inToken`, measures?.inToken),
+    ...literalIfSet(uri, `${TG}outToken`, measures?.outToken),
+    ...literalIfSet(uri, `${TG}llmModel`, measures?.model),
+  );
   return triples;
 }
 
-/** With `documentId` (the observation was saved to the librarian): a fifth triple, `tg:document`. */
-export function observationTriples(sessionId: string, n: number, documentId?: string): Triple[] {
+/**
+ * With `documentId` (the observation was saved to the librarian): a fifth triple, `tg:document`. With `measures`
+ * (orchestrated iterations): `tg:toolDurationMs`, the derivation from the tool's sub-trace, and on failure `tg:toolError`.
+ */
+export function observationTriples(sessionId: string, n: number, documentId?: string, measures?: ObservationMeasures): Triple[] {
   const uri = provenanceUris.observation(sessionId, n);
+  const toolError = measures?.toolError;
   return [
     triple(uri, RDF_TYPE, iri(`${PROV}Entity`)),
     triple(uri, RDF_TYPE, iri(`${TG}Observation`)),
     triple(uri, RDFS_LABEL, literal('Observation')),
-    triple(uri, `${PROV}wasDerivedFrom`, iri(provenanceUris.iteration(sessionId, n))),
+    triple(uri, `${PROV}wasDerivedFrom`, iri(measures?.derivedFrom ?? provenanceUris.iteration(sessionId, n))),
     ...(documentId !== undefined ? [triple(uri, TG_DOCUMENT, iri(documentId))] : []),
+    ...(measures ? [triple(uri, `${TG}toolDurationMs`, literal(String(measures.toolDurationMs)))] : []),
+    ...(toolError ? [triple(uri, `${TG}toolError`, literal(toolError)), triple(uri, RDF_TYPE, iri(`${TG}Error`))] : []),
   ];
 }
 

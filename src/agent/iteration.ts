@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { RequestClient } from '../bus/request-client.js';
 import type { ToolRegistry } from '../tools/registry/registry.js';
 import { runTool } from '../tools/run/run-tool.js';
+import type { SubTrace } from '../tools/run/sub-trace.js';
 import type { ToolClients } from '../tools/run/tool-clients.js';
 import type { AgentAsk } from '../tools/registry/selection.js';
 import type { Tool } from '../tools/tool.js';
@@ -205,6 +206,8 @@ async function iterate(ctx: IterationContext, ask: AgentAsk, result: IterationRe
     if (text !== undefined) await ctx.output.respond(thoughtResponse(text, thoughtId, end));
   };
   const started = performance.now();
+  // The `agent-react` call's own usage, for the iteration's explain entity (the tracker sums the message's calls).
+  let call: Pick<PromptResponse, 'in_token' | 'out_token' | 'model'> | undefined;
   const parsed: ParsedResponse = await reason({
     client: ctx.prompt,
     // TrustGraph's orchestrator hands the task type's framing to the model as the prompt's `context`.
@@ -219,9 +222,15 @@ async function iterate(ctx: IterationContext, ask: AgentAsk, result: IterationRe
       }
     },
     onChunkEnd: (heldBack) => sendThought(thoughts.release(heldBack), false),
-    usage,
+    usage: {
+      track(response) {
+        usage.track(response);
+        call = response;
+      },
+    },
   });
-  ctx.events.llmFinished?.((performance.now() - started) / 1000);
+  const llmMs = performance.now() - started;
+  ctx.events.llmFinished?.(llmMs / 1000);
 
   if (!request.streaming) await ctx.output.respond(thoughtResponse(parsed.thought, thoughtId, true));
 
@@ -249,21 +258,30 @@ async function iterate(ctx: IterationContext, ask: AgentAsk, result: IterationRe
   // A parse failure has no thought to save (TrustGraph's parse-error action carries an empty thought).
   const thoughtDocument =
     parsed.kind === 'action' ? saveDocument(ctx, agentDocuments.thought(uriKey, n, action, parsed.thought)) : undefined;
-  await explain(
-    ctx,
-    request,
-    provenanceUris.iteration(uriKey, n),
-    iterationTriples(uriKey, n, action, modelArgs, thoughtDocument, firstDerivedFrom),
-  );
+  // Orchestrated iterations carry TrustGraph's orchestrator's measures; its ReAct agent's carry none.
+  const measures = orchestration && {
+    toolCandidates: toolSet.names,
+    llmDurationMs: Math.trunc(llmMs),
+    inToken: call?.in_token ?? null,
+    outToken: call?.out_token ?? null,
+    model: call?.model ?? null,
+  };
+  const iterationUri = provenanceUris.iteration(uriKey, n);
+  await explain(ctx, request, iterationUri, iterationTriples(uriKey, n, action, modelArgs, thoughtDocument, firstDerivedFrom, measures));
 
-  const step =
+  const step: ActionOutcome =
     parsed.kind === 'action'
-      ? await act(ctx, parsed, toolSet, state)
-      : { observation: parseFailureObservation(parsed), nextState: request.state, ok: false };
+      ? await act(ctx, parsed, toolSet, state, orchestration && iterationUri)
+      : { observation: parseFailureObservation(parsed), nextState: state, ok: false, toolMs: 0, error: parsed.message };
 
   await ctx.output.respond(observationResponse(step.observation, provenanceUris.observation(uriKey, n)));
   const observationDocument = saveDocument(ctx, agentDocuments.observation(uriKey, n, step.observation));
-  await explain(ctx, request, provenanceUris.observation(uriKey, n), observationTriples(uriKey, n, observationDocument));
+  const observed = orchestration && {
+    ...(step.subTrace !== undefined ? { derivedFrom: step.subTrace } : {}),
+    toolDurationMs: Math.trunc(step.toolMs),
+    ...(step.error !== undefined ? { toolError: step.error } : {}),
+  };
+  await explain(ctx, request, provenanceUris.observation(uriKey, n), observationTriples(uriKey, n, observationDocument, observed));
 
   const history: AgentStep[] = [
     ...request.history,
@@ -274,9 +292,10 @@ async function iterate(ctx: IterationContext, ask: AgentAsk, result: IterationRe
       observation: step.observation,
     }),
   ];
-  await ctx.output.next(nextAgentRequest(request, sessionId, step.nextState, history));
-  // An action's next state is normalised already (the registry's); a parse failure keeps the request's state.
-  return { ...result, outcome: 'next', action, stateAfter: parsed.kind === 'action' ? step.nextState : state };
+  // An action's next state is normalised already (the registry's); a parse failure keeps the request's state as
+  // it came (null too), as TrustGraph does.
+  await ctx.output.next(nextAgentRequest(request, sessionId, parsed.kind === 'action' ? step.nextState : request.state, history));
+  return { ...result, outcome: 'next', action, stateAfter: step.nextState };
 }
 
 export interface ActionOutcome {
@@ -284,15 +303,36 @@ export interface ActionOutcome {
   nextState: string;
   /** The tool ran and succeeded. */
   ok: boolean;
+  /** How long the tool ran, in milliseconds; 0 when it was not called. */
+  toolMs: number;
+  /** Why the step did not succeed (the tool's error, or why it was not called). */
+  error?: string;
+  /** The last explain entity of the tool's sub-trace, when it sent one. */
+  subTrace?: string;
 }
 
-/** Enforce the offered set, validate the arguments, run the tool; the state moves only on success. */
-export async function act(ctx: IterationContext, action: ParsedAction, toolSet: ToolSet, state: string): Promise<ActionOutcome> {
+/** The outcome of a call that never reached the tool: the observation says why. */
+function refused(observation: string, state: string): ActionOutcome {
+  return { observation, nextState: state, ok: false, toolMs: 0, error: observation.replace(/^Error: /, '') };
+}
+
+/**
+ * Enforce the offered set, validate the arguments, run the tool; the state moves only on success. With
+ * `traceParent` (orchestrated iterations) the explain trace of the tool's service is forwarded to the client,
+ * as TrustGraph's orchestrator does, deriving from `traceParent`.
+ */
+export async function act(
+  ctx: IterationContext,
+  action: ParsedAction,
+  toolSet: ToolSet,
+  state: string,
+  traceParent?: string,
+): Promise<ActionOutcome> {
   const tool = toolSet.get(action.name);
   if (!tool) {
     ctx.events.actionDenied?.(action.name, toolSet, ctx.registry.get(action.name) !== undefined);
     if (ctx.settings.strictTools) throw new DialogError(`No action for ${action.name}!`);
-    return { observation: notOfferedObservation(action.name, toolSet), nextState: state, ok: false };
+    return refused(notOfferedObservation(action.name, toolSet), state);
   }
 
   const validation = tool.validator.validate(action.args);
@@ -308,26 +348,36 @@ export async function act(ctx: IterationContext, action: ParsedAction, toolSet: 
       ...(mode === 'reject' ? validation.warnings.map((w) => w.message) : []),
     ];
     ctx.events.argumentsInvalid?.(tool, problems);
-    return {
-      observation: `Error: invalid arguments for tool "${tool.name}": ${problems.join('; ')}. The tool was not called; fix the arguments and try again.`,
-      nextState: state,
-      ok: false,
-    };
+    return refused(
+      `Error: invalid arguments for tool "${tool.name}": ${problems.join('; ')}. The tool was not called; fix the arguments and try again.`,
+      state,
+    );
   }
 
+  let subTrace: string | undefined;
+  const trace: SubTrace | undefined = traceParent === undefined ? undefined : {
+    parentUri: traceParent,
+    async explain(event) {
+      subTrace = event.explainId;
+      await ctx.output.respond(explainResponse(event.explainId, event.triples, event.explainGraph));
+    },
+  };
+  const traced = (): { subTrace?: string } => (subTrace !== undefined ? { subTrace } : {});
   const started = performance.now();
   try {
     const args = mode === 'drop' && undeclared.length > 0 ? withoutKeys(validation.value, undeclared) : validation.value;
-    const observation = await runTool(tool, args, ctx.tools);
-    ctx.events.toolFinished?.(tool, (performance.now() - started) / 1000, undefined);
+    const observation = await runTool(tool, args, ctx.tools, trace);
+    const toolMs = performance.now() - started;
+    ctx.events.toolFinished?.(tool, toolMs / 1000, undefined);
     const next = ctx.registry.nextState(tool, state);
     if (next !== state) ctx.events.stateTransition?.(tool, state, next);
-    return { observation, nextState: next, ok: true };
+    return { observation, nextState: next, ok: true, toolMs, ...traced() };
   } catch (error) {
+    const toolMs = performance.now() - started;
     const message = errorMessage(error);
-    ctx.events.toolFinished?.(tool, (performance.now() - started) / 1000, message);
+    ctx.events.toolFinished?.(tool, toolMs / 1000, message);
     ctx.logger.info({ tool: tool.name, workspace: ctx.workspace, err: error }, `Tool failed: ${message}`);
-    return { observation: `Error: ${message}`.trim(), nextState: state, ok: false };
+    return { observation: `Error: ${message}`.trim(), nextState: state, ok: false, toolMs, error: message, ...traced() };
   }
 }
 

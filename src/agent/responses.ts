@@ -24,12 +24,12 @@ export function answerResponse(content: string, messageId: string, end: { messag
   });
 }
 
-/** Inline provenance: the entity's URI and its triples. */
-export function explainResponse(explainId: string, triples: readonly Triple[]): AgentResponse {
+/** Inline provenance: the entity's URI and its triples (a tool's sub-trace names its own graph). */
+export function explainResponse(explainId: string, triples: readonly Triple[], graph: string | null = RETRIEVAL_GRAPH): AgentResponse {
   return makeAgentResponse({
     message_type: 'explain',
     explain_id: explainId,
-    explain_graph: RETRIEVAL_GRAPH,
+    explain_graph: graph,
     explain_triples: [...triples],
   });
 }

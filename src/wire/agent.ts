@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { TripleSchema, errorField } from './primitives.js';
 import { pythonStr } from './python-repr.js';
-import { bool, defineMessage, list, num, optNum, optStr, str, strMap } from './schema-kit.js';
+import { bool, defineMessage, list, num, optNum, optStr, str, strKeepingNull, strMap } from './schema-kit.js';
 
 export const PlanStepSchema = z.object({
   goal: str(),
@@ -53,7 +53,7 @@ export const groupField = () =>
 
 export const AgentRequestSchema = z.object({
   question: str(),
-  state: str(),
+  state: strKeepingNull(),
   group: groupField(),
   history: list(AgentStepSchema),
   collection: str('default'),

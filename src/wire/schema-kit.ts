@@ -26,6 +26,12 @@ export const str = (dflt = '') => z.string().nullish().transform((v): string => 
 /** `str | None` field; missing → `null`. */
 export const optStr = () => z.string().nullish().transform((v): string | null => v ?? null);
 
+/**
+ * `str` field whose `null` is kept, where TrustGraph echoes a received `null` back (the orchestrator's plan steps
+ * carry the request's `state` on as it came); missing → `dflt`.
+ */
+export const strKeepingNull = (dflt = '') => z.string().nullish().transform((v): string | null => (v === undefined ? dflt : v));
+
 /** `bool` field; `null` or missing → `dflt`. */
 export const bool = (dflt = false) => z.boolean().nullish().transform((v): boolean => v ?? dflt);
 

@@ -114,9 +114,11 @@ export function specWorkflowSuite(target: HarnessTarget): void {
     it('sends the client the response sequence TrustGraph sends', () => {
       const kinds = result.responses.map((r) => `${r.message_type}${r.end_of_dialog ? '!' : ''}`);
       const toolIteration = ['thought', 'explain', 'observation', 'explain'];
+      // The knowledge query's graph RAG trace is handed on before its observation, as TrustGraph's orchestrator does.
+      const knowledgeIteration = ['thought', 'explain', 'explain', 'observation', 'explain'];
       expect(kinds).toEqual([
         'explain',
-        ...toolIteration,
+        ...knowledgeIteration,
         ...toolIteration,
         ...toolIteration,
         'thought',

@@ -184,7 +184,9 @@ describe.each(testTransports())('gateway compatibility (real broker) [%s]', (tra
     const result = await h.askRaw(gatewayRequest('Tell me about X', false));
 
     expectWellFormed(result);
-    expect(types(result.responses)).toBe('explain thought explain observation explain thought explain answer');
+    // Graph RAG's own explain event is handed on between the iteration's and the observation, as TrustGraph's
+    // orchestrator does, and the observation derives from it.
+    expect(types(result.responses)).toBe('explain thought explain explain observation explain thought explain answer');
     const session = sessionOf(result);
     const uri = `urn:trustgraph:agent:${session}`;
     const r = result.responses;
@@ -192,25 +194,32 @@ describe.each(testTransports())('gateway compatibility (real broker) [%s]', (tra
       '',
       `${uri}/i1/thought`,
       '',
+      '',
       `${uri}/i1/observation`,
       '',
       `${uri}/i2/thought`,
       '',
       `${uri}/final`,
     ]);
+    const subTrace = r[3]!.explain_id ?? '';
+    expect(subTrace).toMatch(/^urn:trustgraph:question:[0-9a-f-]{36}$/);
     expect(r.filter((m) => m.message_type === 'explain').map((m) => m.explain_id)).toEqual([
       uri,
       `${uri}/i1`,
+      subTrace,
       `${uri}/i1/observation`,
       `${uri}/final`,
     ]);
+    const observationEntity = r[5]!.explain_triples;
+    expect(observationEntity.find((t) => t.p?.iri.endsWith('#wasDerivedFrom'))?.o?.iri).toBe(subTrace);
     expect(r[1]).toMatchObject({ content: 'I need to look this up', end_of_message: true, end_of_dialog: false });
-    expect(r[3]).toMatchObject({ content: 'X is a test thing.', end_of_message: true, end_of_dialog: false });
+    expect(r[4]).toMatchObject({ content: 'X is a test thing.', end_of_message: true, end_of_dialog: false });
     expect(result.last).toMatchObject({ message_type: 'answer', content: 'X is a test thing.', end_of_dialog: true });
 
-    // The graph-rag service got TrustGraph's request (collection from the tool, limits 0 = defaults).
+    // The graph-rag service got TrustGraph's request (collection from the tool, limits 0 = defaults, its trace
+    // under the iteration).
     expect(h.graphRag.calls).toHaveLength(1);
-    expect(h.graphRag.calls[0]).toMatchObject({ query: 'What is X?', collection: 'default', parent_uri: '', streaming: false, entity_limit: 0 });
+    expect(h.graphRag.calls[0]).toMatchObject({ query: 'What is X?', collection: 'default', parent_uri: `${uri}/i1`, streaming: false, entity_limit: 0 });
 
     // The next request went back to the request topic under the same id, complete, with the step in history.
     expect(result.nextMessages).toHaveLength(1);
@@ -241,8 +250,9 @@ describe.each(testTransports())('gateway compatibility (real broker) [%s]', (tra
     expect(h.explainability.map((t) => t.metadata)).toEqual(
       [uri, `${uri}/i1`, `${uri}/i1/observation`, `${uri}/final`].map((id) => ({ id, root: '', collection: 'default' })),
     );
+    // Graph RAG publishes its own trace; only the agent's entities are published by the agent.
     expect(h.explainability.map((t) => t.triples)).toEqual(
-      r.filter((m) => m.message_type === 'explain').map((m) => m.explain_triples),
+      r.filter((m) => m.message_type === 'explain' && m.explain_id !== subTrace).map((m) => m.explain_triples),
     );
 
     // The second iteration showed the model the history.
@@ -264,7 +274,7 @@ describe.each(testTransports())('gateway compatibility (real broker) [%s]', (tra
     const result = await h.askRaw(gatewayRequest('Tell me about X', true));
 
     expectWellFormed(result);
-    expect(types(result.responses)).toMatch(/^explain (thought )+explain observation explain (thought )+(answer )+explain answer$/);
+    expect(types(result.responses)).toMatch(/^explain (thought )+explain explain observation explain (thought )+(answer )+explain answer$/);
     const session = sessionOf(result);
     const observation = result.responses.find((m) => m.message_type === 'observation');
     expect(observation).toMatchObject({

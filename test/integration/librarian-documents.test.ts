@@ -2,7 +2,7 @@
  * Librarian documents on the real broker: with librarian queues in the flow, every thought, observation and
  * answer is sent to the librarian (a stand-in speaking TrustGraph's librarian protocol) as TrustGraph 2.11.1's
  * agent sends it, and the explain triples link the entities to the documents (13 triples per iteration instead
- * of 7). Saves run in the background: a silent librarian neither delays nor breaks a dialog, at most
+ * of 7, before the orchestrator's measures). Saves run in the background: a silent librarian neither delays nor breaks a dialog, at most
  * `--librarian-max-in-flight` saves wait for it, and every outcome is counted. A flow without librarian queues
  * saves nothing and links nothing.
  */
@@ -74,6 +74,13 @@ async function documentsCounted(h: AgentHarness, outcome: string, count: number)
   expect(counted()).toBe(count);
 }
 
+/**
+ * What TrustGraph's orchestrator adds to each entity here: on the iteration `tg:toolCandidate` (one tool),
+ * `tg:stepNumber` and `tg:llmDurationMs` (the prompt stand-in reports no usage); on the observation `tg:toolDurationMs`.
+ */
+const ITERATION_MEASURES = 3;
+const OBSERVATION_MEASURES = 1;
+
 const documentLinks = (triples: readonly Triple[]) =>
   triples.filter((t) => t.p?.iri === TG_DOCUMENT).map((t) => ({ from: t.s?.iri, to: t.o?.iri }));
 
@@ -115,15 +122,21 @@ describe('librarian documents', () => {
     // The knowledge-query tool's GraphRagQuery carries every 2.11 field, with TrustGraph's defaults.
     const graphRag = JSON.parse(h.graphRag.bus.received[0]?.payload.toString('utf8') ?? '{}') as Record<string, unknown>;
     expect(Object.keys(graphRag)).toEqual(Object.keys(trustgraphGraphRagQuery));
-    expect(graphRag).toEqual({ ...trustgraphGraphRagQuery, query: 'weather in Paris?', collection: 'default', streaming: false });
+    expect(graphRag).toEqual({
+      ...trustgraphGraphRagQuery,
+      query: 'weather in Paris?',
+      collection: 'default',
+      streaming: false,
+      parent_uri: `urn:trustgraph:agent:${session}/i1`,
+    });
 
-    // 13 / 5 / 7 triples (the conclusion's seventh is the orchestrator's `tg:terminationReason`), each entity
-    // linked to its document, inline and on the explainability topic.
+    // 13 / 5 / 7 triples and the orchestrator's measures (the conclusion's seventh is its `tg:terminationReason`),
+    // each entity linked to its document, inline and on the explainability topic.
     const iteration = explainOf(result, '/i1');
     const observation = explainOf(result, '/i1/observation');
     const conclusion = explainOf(result, '/final');
-    expect(iteration.explain_triples).toHaveLength(13);
-    expect(observation.explain_triples).toHaveLength(5);
+    expect(iteration.explain_triples).toHaveLength(13 + ITERATION_MEASURES);
+    expect(observation.explain_triples).toHaveLength(5 + OBSERVATION_MEASURES);
     expect(conclusion.explain_triples).toHaveLength(7);
     expect(documentLinks(iteration.explain_triples)).toEqual([{ from: thoughtId, to: thoughtId }]);
     expect(documentLinks(observation.explain_triples)).toEqual([{ from: observationId, to: observationId }]);
@@ -141,7 +154,7 @@ describe('librarian documents', () => {
     expect(result.last).toMatchObject({ message_type: 'answer', content: 'Sunny in Paris', end_of_dialog: true });
     // The thought's save started (and waits): linked. The observation and the answer found the one slot taken.
     expect(documentLinks(explainOf(result, '/i1').explain_triples)).toHaveLength(1);
-    expect(explainOf(result, '/i1/observation').explain_triples).toHaveLength(4);
+    expect(explainOf(result, '/i1/observation').explain_triples).toHaveLength(4 + OBSERVATION_MEASURES);
     expect(explainOf(result, '/final').explain_triples).toHaveLength(6);
     expect(h.librarian?.calls.map((c) => c.document_id)).toEqual([explainOf(result, '/i1').explain_id + '/thought']);
     await documentsCounted(h, 'skipped', 2);
@@ -163,11 +176,11 @@ describe('librarian documents', () => {
     await h.waitReady();
     const plain = await h.ask({ question: 'What is the weather in Paris?' }, { flow: 'plain' });
     expect(plain.last).toMatchObject({ content: 'Sunny in Paris', end_of_dialog: true });
-    expect(explainOf(plain, '/i1').explain_triples).toHaveLength(7);
-    expect(explainOf(plain, '/i1/observation').explain_triples).toHaveLength(4);
+    expect(explainOf(plain, '/i1').explain_triples).toHaveLength(7 + ITERATION_MEASURES);
+    expect(explainOf(plain, '/i1/observation').explain_triples).toHaveLength(4 + OBSERVATION_MEASURES);
     expect(explainOf(plain, '/final').explain_triples).toHaveLength(6);
     const withLibrarian = await h.ask({ question: 'And in Rome?' });
-    expect(explainOf(withLibrarian, '/i1').explain_triples).toHaveLength(13);
+    expect(explainOf(withLibrarian, '/i1').explain_triples).toHaveLength(13 + ITERATION_MEASURES);
     await h.librarian!.bus.waitForCalls(3);
     // Only the flow with librarian queues sent documents.
     const sessionOf = (r: AskResult) => explainOf(r, '/i1').explain_id?.replace(/\/i1$/, '') ?? '';

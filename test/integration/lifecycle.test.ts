@@ -108,7 +108,8 @@ describe('the built service as a process', () => {
     const outcome = await conversation;
     expect(outcome).toBeInstanceOf(AskTimeoutError);
     const { responses, nextRequests } = outcome as AskTimeoutError;
-    expect(responses.map((r) => r.message_type)).toEqual(['explain', 'thought', 'explain', 'observation', 'explain']);
+    // (the second explain is graph RAG's trace, handed on before the observation)
+    expect(responses.map((r) => r.message_type)).toEqual(['explain', 'thought', 'explain', 'explain', 'observation', 'explain']);
     expect(nextRequests.map((r) => r.state)).toEqual(['looked-up']);
     expect(harness.graphRag.calls).toHaveLength(1);
   });

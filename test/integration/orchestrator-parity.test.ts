@@ -21,22 +21,15 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { startAgentHarness, type AgentHarness } from '../support/agent-harness.js';
 import {
   caseTitle,
-  gatewayRequestPayload,
   SCENARIO_CASES,
-  normaliseSequence,
-  scenarioGraphRag,
-  scenarioReact,
-  scenarioUsage,
   sequenceOutline,
   SCENARIO_ROUTER_CONFIG,
-  SCENARIO_TEMPLATES,
-  SCENARIO_TOOLS,
   type NormalisedSequence,
   type ScenarioCase,
 } from '../../dev/stand-ins/orchestrator-scenario.js';
+import { runScenarioCase, startScenarioHarness } from '../support/orchestrator-scenario-harness.js';
 import { brokerUrls } from '../support/transport-contract.js';
 import { testTransports, type TransportKind } from '../support/transports.js';
 
@@ -69,15 +62,8 @@ const PARTS: readonly Part[] = ['outline', 'prompts', 'requests', 'responses'];
  * docs/trustgraph-compatibility.md ("Compared with TrustGraph 2.11.1's orchestrator").
  */
 const KNOWN_DIFFERENCES: Readonly<Record<string, readonly Part[]>> = {
-  'react.json': ['outline', 'responses'],
-  'react-streaming.json': ['outline', 'responses'],
-  'react-session.json': ['outline', 'responses'],
-  'plan-then-execute.json': ['outline', 'requests', 'responses'],
-  'plan-then-execute-streaming.json': ['outline', 'requests', 'responses'],
   'supervisor.json': PARTS,
   'supervisor-streaming.json': PARTS,
-  'empty.json': ['outline', 'responses'],
-  'empty-session.json': ['outline', 'responses'],
 };
 
 function partOf(sequence: NormalisedSequence, part: Part): unknown {
@@ -88,28 +74,13 @@ function partOf(sequence: NormalisedSequence, part: Part): unknown {
 
 /** Our agent serving the flow, the stand-ins playing the scenario (as for TrustGraph's orchestrator). */
 async function runOurs(transport: TransportKind, scenario: ScenarioCase): Promise<NormalisedSequence> {
-  const h: AgentHarness = await startAgentHarness({
-    webSocketUrl,
-    transport,
-    tools: SCENARIO_TOOLS,
-    script: scenarioReact,
-    templates: SCENARIO_TEMPLATES,
-    graphRag: scenarioGraphRag,
-    librarian: true,
-    settings: { concurrency: 1 },
-  });
+  const h = await startScenarioHarness({ webSocketUrl, transport, settings: { concurrency: 1 } });
   try {
-    h.prompt.usage = scenarioUsage;
     if (scenario.pattern !== '') {
       await h.config.putMany(h.workspace, SCENARIO_ROUTER_CONFIG);
       await h.configApplied();
     }
-    const result = await h.askRaw(gatewayRequestPayload(scenario), { timeoutMs: 30_000, settleMs: 1_000 });
-    return normaliseSequence(
-      result.messages.map((m) => m.raw),
-      result.nextMessages.map((m) => m.raw),
-      h.prompt.calls,
-    );
+    return await runScenarioCase(h, scenario, 30_000);
   } finally {
     await h.stop();
   }

@@ -22,6 +22,7 @@ function shape(responses: readonly AgentResponse[]): string[] {
   return responses.map((r) => {
     if (r.message_type !== 'explain') return r.end_of_dialog ? `${r.message_type}(eod)` : r.message_type;
     const id = r.explain_id ?? '';
+    if (/^urn:trustgraph:question:/.test(id)) return 'explain:graph-rag';
     return `explain:${id.replace(/^urn:trustgraph:agent:[^/]+\/?/, '') || 'session'}`;
   });
 }
@@ -97,6 +98,8 @@ describe.each(testTransports())('orchestrator patterns [%s]', (transportKind) =>
       'thought',
       'explain:plan',
       'thought',
+      // The knowledge query's graph RAG trace, handed on as TrustGraph's orchestrator does.
+      'explain:graph-rag',
       'observation',
       'explain:step/0',
       'thought',

@@ -17,23 +17,10 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startAgentHarness, type AgentHarness } from '../support/agent-harness.js';
+import type { AgentHarness } from '../support/agent-harness.js';
 import { agentFlowConfig, uniqueWorkspace } from '../../dev/flow-config.js';
-import {
-  normaliseSequence,
-  scenarioGraphRag,
-  scenarioReact,
-  scenarioUsage,
-  sequenceOutline,
-  SCENARIO_ROUTER_CONFIG,
-  SCENARIO_TEMPLATES,
-  SCENARIO_TOOLS,
-  caseTitle,
-  gatewayRequestPayload,
-  SCENARIO_CASES,
-  type NormalisedSequence,
-  type ScenarioCase,
-} from '../../dev/stand-ins/orchestrator-scenario.js';
+import { sequenceOutline, SCENARIO_ROUTER_CONFIG, caseTitle, SCENARIO_CASES, type NormalisedSequence } from '../../dev/stand-ins/orchestrator-scenario.js';
+import { runScenarioCase, startScenarioHarness } from '../support/orchestrator-scenario-harness.js';
 import { brokerUrls } from '../support/transport-contract.js';
 import { startTrustGraphProcess, trustgraphVenv, type TrustGraphProcess } from '../../dev/trustgraph-pieces.js';
 
@@ -62,20 +49,14 @@ afterEach(async () => {
 async function startTrustGraphOrchestrator(): Promise<AgentHarness> {
   const workspace = uniqueWorkspace('ws-tgorch');
   const idle = `tg-agent-idle-${workspace}`;
-  const h = await startAgentHarness({
+  const h = await startScenarioHarness({
     webSocketUrl,
     workspace,
     configQueues: 'trustgraph',
-    tools: SCENARIO_TOOLS,
-    script: scenarioReact,
-    templates: SCENARIO_TEMPLATES,
-    graphRag: scenarioGraphRag,
-    librarian: true,
     // Our agent reads the flow too, but on queues nobody uses.
     flowConfig: { topics: { request: `request:tg:${idle}`, next: `request:tg:${idle}`, response: `response:tg:${idle}` } },
   });
   harness = h;
-  h.prompt.usage = scenarioUsage;
   await h.config.putMany(workspace, [
     { type: `processor:${TRUSTGRAPH_ORCHESTRATOR_ID}`, key: h.flow, value: agentFlowConfig(workspace, h.flow) },
     ...SCENARIO_ROUTER_CONFIG,
@@ -87,20 +68,11 @@ async function startTrustGraphOrchestrator(): Promise<AgentHarness> {
   return h;
 }
 
-async function run(h: AgentHarness, scenario: ScenarioCase): Promise<NormalisedSequence> {
-  const result = await h.askRaw(gatewayRequestPayload(scenario), { timeoutMs: 90_000, settleMs: 1_000 });
-  return normaliseSequence(
-    result.messages.map((m) => m.raw),
-    result.nextMessages.map((m) => m.raw),
-    h.prompt.calls,
-  );
-}
-
 describe("TrustGraph's orchestrator on the scripted scenario", { timeout: 240_000 }, () => {
   for (const scenario of SCENARIO_CASES) {
     it(`${caseTitle(scenario)}: the sequence equals ${scenario.fixture}`, async () => {
       const h = await startTrustGraphOrchestrator();
-      const sequence = await run(h, scenario);
+      const sequence = await runScenarioCase(h, scenario, 90_000);
       const path = join(FIXTURES, scenario.fixture);
       if (RECORD) {
         mkdirSync(FIXTURES, { recursive: true });

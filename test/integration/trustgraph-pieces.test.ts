@@ -184,7 +184,8 @@ describe("TrustGraph's gateway request path (translator, serialiser, native clie
     const result = await askAsGateway(h, { question: 'Tell me about X' });
 
     expectOneFinal(result);
-    expect(typesOf(result)).toBe('explain thought explain observation explain thought explain answer');
+    // The second explain is graph RAG's own trace, handed on as TrustGraph's orchestrator does.
+    expect(typesOf(result)).toBe('explain thought explain explain observation explain thought explain answer');
     expect(contentOf(result, 'observation')).toBe('X is a test thing.');
     expect(result.responses.at(-1)?.translated).toMatchObject({ message_type: 'answer', content: 'saw: X is a test thing.' });
     expect(h.graphRag.calls.map((c) => c.query)).toEqual(['What is X?']);

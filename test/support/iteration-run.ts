@@ -5,6 +5,7 @@
  */
 import { pino } from 'pino';
 import { runIteration, type IterationContext, type IterationEvents } from '../../src/agent/iteration.js';
+import type { OrchestrationContext } from '../../src/agent/patterns/orchestration.js';
 import { askOf } from '../../src/tools/registry/selection.js';
 import type { ToolClients } from '../../src/tools/run/tool-clients.js';
 import {
@@ -50,6 +51,8 @@ export interface IterationRunOptions {
   explain?: ((triples: Triples) => Promise<void>) | null;
   /** Receives the iteration's events besides the recording of them. */
   events?: IterationEvents;
+  /** Run as the orchestrator's `react` pattern (the service always does); default: TrustGraph's ReAct agent. */
+  orchestration?: OrchestrationContext;
 }
 
 function promptReplies(model: Model): FakeAnswer<PromptRequest, PromptResponse> {
@@ -96,6 +99,7 @@ export async function iterate(options: IterationRunOptions, input: AgentRequestI
     events: recorder,
     logger: pino({ level: 'silent' }),
     settings: { maxIterations: 5, strictTools: false, ...options.settings },
+    ...(options.orchestration ? { orchestration: options.orchestration } : {}),
   };
   const result = await runIteration(ctx, askOf(makeAgentRequest(input)));
   const kinds = responses.map((r) => `${r.message_type}${r.end_of_dialog ? '!' : ''}`);

@@ -31,8 +31,8 @@ export function orchestrationFields(request: AgentRequest): OrchestrationFields 
   };
 }
 
-/** The `next` request of a conversation: the same question and fields, the new state and history. */
-export function nextAgentRequest(request: AgentRequest, sessionId: string, state: string, history: AgentStep[]): AgentRequest {
+/** The `next` request of a conversation: the same question and fields, the new state (null: as received) and history. */
+export function nextAgentRequest(request: AgentRequest, sessionId: string, state: string | null, history: AgentStep[]): AgentRequest {
   return makeAgentRequest({
     question: request.question,
     state,

@@ -274,7 +274,9 @@ async function execution(run: Run, plan: PlanStep[], index: number): Promise<Ite
     observation = `Error: plan step ${index} was refused: ${stepRefusal(toolName, toolSet.names, state)}`;
     ok = false;
   } else {
-    const outcome = await act(ctx, { kind: 'action', thought: '', name: toolName, args }, toolSet, state);
+    // The tool's sub-trace derives from this step's result entity, as in TrustGraph's orchestrator.
+    const action = { kind: 'action', thought: '', name: toolName, args } as const;
+    const outcome = await act(ctx, action, toolSet, state, patternUris.stepResult(key, index));
     observation = outcome.observation.trim();
     // Without a transition the request's state goes on as it came (TrustGraph's plan steps never change it).
     if (normalizeRequestState(outcome.nextState) !== state) nextState = outcome.nextState;

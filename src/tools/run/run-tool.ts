@@ -6,18 +6,25 @@ import { runPrompt } from './prompt.js';
 import { runRowEmbeddingsQuery } from './row-embeddings-query.js';
 import { runStructuredQuery } from './structured-query.js';
 import { runTextCompletion } from './text-completion.js';
+import type { SubTrace } from './sub-trace.js';
 import type { ToolClients } from './tool-clients.js';
 import { runToolService } from './tool-service.js';
 
-export async function runTool(tool: Tool, args: Readonly<Record<string, unknown>>, clients: ToolClients): Promise<string> {
-  const result = await dispatch(tool, args, clients);
+/** `trace`: where the explain trace of the service the tool calls goes (graph RAG's; other services send none). */
+export async function runTool(
+  tool: Tool,
+  args: Readonly<Record<string, unknown>>,
+  clients: ToolClients,
+  trace?: SubTrace,
+): Promise<string> {
+  const result = await dispatch(tool, args, clients, trace);
   return result.trim();
 }
 
-function dispatch(tool: Tool, args: Readonly<Record<string, unknown>>, clients: ToolClients): Promise<string> {
+function dispatch(tool: Tool, args: Readonly<Record<string, unknown>>, clients: ToolClients, trace?: SubTrace): Promise<string> {
   switch (tool.type) {
     case 'knowledge-query':
-      return runKnowledgeQuery(tool, args, clients);
+      return runKnowledgeQuery(tool, args, clients, trace);
     case 'text-completion':
       return runTextCompletion(tool, args, clients);
     case 'mcp-tool':

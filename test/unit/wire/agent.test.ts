@@ -45,7 +45,8 @@ describe('AgentRequest', () => {
     const request = agentRequestCodec.decode(Buffer.from(GATEWAY_REQUEST));
     expect(request).toEqual<AgentRequest>({
       question: 'What is X?',
-      state: '',
+      // Kept as sent: TrustGraph's orchestrator carries a null state on into its plan steps' next requests.
+      state: null,
       group: null,
       history: [],
       collection: 'default',
@@ -84,6 +85,12 @@ describe('AgentRequest', () => {
         '"task_type": "", "framing": "", "correlation_id": "", "parent_session_id": "", "subagent_goal": "", ' +
         '"expected_siblings": 0}',
     );
+  });
+
+  it('keeps a null state as it came (TrustGraph echoes it back), and defaults a missing one to ""', () => {
+    expect(agentRequestCodec.decode('{"state": null}').state).toBeNull();
+    expect(agentRequestCodec.decode('{}').state).toBe('');
+    expect(agentRequestCodec.encode(agentRequestCodec.decode('{"state": null}')).toString('utf8')).toContain('"state": null');
   });
 
   it('makeAgentRequest fills the TrustGraph defaults', () => {
