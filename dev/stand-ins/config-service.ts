@@ -12,20 +12,8 @@
  */
 import { queueToTopic } from '../../src/bus/topics.js';
 import type { Producer, Transport } from '../../src/bus/transport.js';
-import {
-  configPushCodec,
-  configRequestCodec,
-  configResponseCodec,
-  makeConfigPush,
-  makeConfigRequest,
-  makeConfigResponse,
-  pythonJsonDumps,
-  type ConfigPush,
-  type ConfigPushInput,
-  type ConfigRequest,
-  type ConfigResponse,
-  type ConfigValueInput,
-} from '../../src/wire/index.js';
+import { pythonJsonDumps, type ConfigPush, type ConfigPushInput, type ConfigRequest, type ConfigResponse, type ConfigValueInput } from '../../src/wire/index.js';
+import * as configWire from '../../src/wire/config.js';
 import { startStandIn, type ServiceStandIn } from './service-stand-in.js';
 
 export const TRUSTGRAPH_CONFIG_QUEUES = {
@@ -126,7 +114,7 @@ export async function startConfigService(options: ConfigServiceOptions): Promise
   const publishPush = async (push: ConfigPush): Promise<void> => {
     if (!available || !pushProducer) return;
     pushes.push(push);
-    await pushProducer.send({ payload: configPushCodec.encode(push), properties: {} });
+    await pushProducer.send({ payload: configWire.configPushCodec.encode(push), properties: {} });
   };
 
   /** Bump the version and announce the change (types → this workspace unless reserved). */
@@ -134,11 +122,11 @@ export async function startConfigService(options: ConfigServiceOptions): Promise
     version += 1;
     const changes: Record<string, string[]> = {};
     if (!workspace.startsWith('_')) for (const type of new Set(types)) changes[type] = [workspace];
-    await publishPush(makeConfigPush({ version, changes, workspace_changes: null }));
+    await publishPush(configWire.makeConfigPush({ version, changes, workspace_changes: null }));
   };
 
   const error = (type: string, message: string): ConfigResponse =>
-    makeConfigResponse({ version: 0, error: { type, message } });
+    configWire.makeConfigResponse({ version: 0, error: { type, message } });
 
   /** The pure part of every operation; returns the response and the types a write touched. */
   const apply = (request: ConfigRequest): { response: ConfigResponse; wrote?: { workspace: string; types: string[] } } => {
@@ -151,7 +139,7 @@ export async function startConfigService(options: ConfigServiceOptions): Promise
     switch (operation) {
       case 'get':
         return {
-          response: makeConfigResponse({
+          response: configWire.makeConfigResponse({
             version,
             values: request.keys.map((k) => ({
               type: k.type,
@@ -163,7 +151,7 @@ export async function startConfigService(options: ConfigServiceOptions): Promise
         };
       case 'list':
         return {
-          response: makeConfigResponse({
+          response: configWire.makeConfigResponse({
             version,
             directory: sortedKeys(typeMap(workspace, request.type, false) ?? new Map()),
           }),
@@ -171,7 +159,7 @@ export async function startConfigService(options: ConfigServiceOptions): Promise
       case 'getvalues': {
         const keys = typeMap(workspace, request.type, false) ?? new Map<string, string>();
         return {
-          response: makeConfigResponse({
+          response: configWire.makeConfigResponse({
             version,
             values: sortedKeys(keys).map((key) => ({ type: request.type, key, value: keys.get(key) ?? '', workspace: '' })),
           }),
@@ -192,21 +180,21 @@ export async function startConfigService(options: ConfigServiceOptions): Promise
             });
           }
         }
-        return { response: makeConfigResponse({ version, values }) };
+        return { response: configWire.makeConfigResponse({ version, values }) };
       }
       case 'config': {
         const config: Record<string, Record<string, string>> = {};
         for (const [type, keys] of store.get(workspace) ?? new Map<string, Map<string, string>>()) {
           config[type] = Object.fromEntries(sortedKeys(keys).map((key) => [key, keys.get(key) ?? '']));
         }
-        return { response: makeConfigResponse({ version, config }) };
+        return { response: configWire.makeConfigResponse({ version, config }) };
       }
       case 'put':
         for (const value of request.values) typeMap(workspace, value.type, true)?.set(value.key, value.value ?? '');
-        return { response: makeConfigResponse({}), wrote: { workspace, types: request.values.map((v) => v.type) } };
+        return { response: configWire.makeConfigResponse({}), wrote: { workspace, types: request.values.map((v) => v.type) } };
       case 'delete':
         for (const key of request.keys) typeMap(workspace, key.type, false)?.delete(key.key);
-        return { response: makeConfigResponse({}), wrote: { workspace, types: request.keys.map((k) => k.type) } };
+        return { response: configWire.makeConfigResponse({}), wrote: { workspace, types: request.keys.map((k) => k.type) } };
     }
     return { response: error('bad-operation', `Bad operation: ${operation}`) };
   };
@@ -224,8 +212,8 @@ export async function startConfigService(options: ConfigServiceOptions): Promise
       transport,
       requestQueue: queues.request,
       responseQueue: queues.response,
-      requestCodec: configRequestCodec,
-      responseCodec: configResponseCodec,
+      requestCodec: configWire.configRequestCodec,
+      responseCodec: configWire.configResponseCodec,
       name: 'config',
       subscription: 'config-svc',
       handle: (request) => execute(request),
@@ -254,7 +242,7 @@ export async function startConfigService(options: ConfigServiceOptions): Promise
     put: (workspace, type, key, value) => service.putMany(workspace, [{ type, key, value }]),
     async putMany(workspace, entries) {
       await execute(
-        makeConfigRequest({
+        configWire.makeConfigRequest({
           operation: 'put',
           workspace,
           values: entries.map((e) => ({ type: e.type, key: e.key, value: encodeValue(e.value), workspace })),
@@ -264,15 +252,15 @@ export async function startConfigService(options: ConfigServiceOptions): Promise
     },
     delete: (workspace, type, key) => service.deleteMany(workspace, [{ type, key }]),
     async deleteMany(workspace, keys) {
-      await execute(makeConfigRequest({ operation: 'delete', workspace, keys: [...keys] }));
+      await execute(configWire.makeConfigRequest({ operation: 'delete', workspace, keys: [...keys] }));
       return version;
     },
     get: (workspace, type, key) => typeMap(workspace, type, false)?.get(key),
     values: (workspace, type) => Object.fromEntries(typeMap(workspace, type, false) ?? []),
     async push(push) {
-      const message = makeConfigPush(push);
+      const message = configWire.makeConfigPush(push);
       pushes.push(message);
-      await pushProducer?.send({ payload: configPushCodec.encode(message), properties: {} });
+      await pushProducer?.send({ payload: configWire.configPushCodec.encode(message), properties: {} });
     },
     async pushRaw(payload) {
       await pushProducer?.send({ payload: typeof payload === 'string' ? Buffer.from(payload, 'utf8') : payload, properties: {} });
@@ -286,7 +274,7 @@ export async function startConfigService(options: ConfigServiceOptions): Promise
 
   if (options.announce ?? true) {
     version += 1;
-    await publishPush(makeConfigPush({ version, changes: {}, workspace_changes: null }));
+    await publishPush(configWire.makeConfigPush({ version, changes: {}, workspace_changes: null }));
   }
   return service;
 }
