@@ -311,6 +311,9 @@ export interface ActionOutcome {
   subTrace?: string;
 }
 
+/** Longest explain id of a tool's sub-trace that is handed on (graph RAG's are `urn:trustgraph:question:<uuid>`). */
+const MAX_SUB_TRACE_ID = 1024;
+
 /** The outcome of a call that never reached the tool: the observation says why. */
 function refused(observation: string, state: string): ActionOutcome {
   return { observation, nextState: state, ok: false, toolMs: 0, error: observation.replace(/^Error: /, '') };
@@ -358,6 +361,11 @@ export async function act(
   const trace: SubTrace | undefined = traceParent === undefined ? undefined : {
     parentUri: traceParent,
     async explain(event) {
+      // The id is the service's: one too long for a message (and for our triples) is not handed on.
+      if (event.explainId.length > MAX_SUB_TRACE_ID) {
+        ctx.logger.warn({ tool: tool.name, idLength: event.explainId.length }, 'Sub-trace explain id too long; not forwarded');
+        return;
+      }
       subTrace = event.explainId;
       await ctx.output.respond(explainResponse(event.explainId, event.triples, event.explainGraph));
     },

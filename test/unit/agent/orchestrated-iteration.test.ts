@@ -104,6 +104,17 @@ describe('an orchestrated ReAct iteration', () => {
     expect(run.explained.map((t) => t.metadata?.id)).toEqual([SESSION, `${SESSION}/i1`, `${SESSION}/i1/observation`]);
   });
 
+  it('does not hand on a sub-trace entity whose id is too long for a message', async () => {
+    const huge: FakeAnswer<GraphRagQuery, GraphRagResponse> = () => [
+      makeGraphRagResponse({ message_type: 'explain', explain_id: `urn:x:${'a'.repeat(100_000)}`, explain_graph: 'urn:graph:retrieval' }),
+      makeGraphRagResponse({ message_type: 'chunk', response: 'Acme', end_of_stream: true, end_of_session: true }),
+    ];
+    const run = await iterate({ model: act('lookup', '{"question": "who?"}'), graphRag: huge, orchestration: orchestrated() }, { question: 'q', group: ['read-only'], session_id: 's' });
+    expect(run.kinds).toEqual(['explain', 'thought', 'explain', 'observation', 'explain']);
+    expect(objects(run.responses, `${SESSION}/i1/observation`, DERIVED_FROM)).toEqual([`${SESSION}/i1`]);
+    expect(run.next[0]!.history[0]!.observation).toBe('Acme');
+  });
+
   it("records a failed tool's error on the observation, which is then also a tg:Error", async () => {
     const failing: FakeAnswer<GraphRagQuery, GraphRagResponse> = () =>
       makeGraphRagResponse({ error: { type: 'graph-rag-error', message: 'no graph' }, end_of_session: true });
