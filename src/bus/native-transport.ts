@@ -160,6 +160,8 @@ const SUBSCRIPTION_TYPES: Record<SubscriptionType, NativeSubscriptionType> = {
  * reconnect both within one sample go unseen (docs/reliability.md, Broker loss).
  */
 const STATUS_SAMPLE_MS = 250;
+/** `status()` samples again only when the last sample is older than this. */
+const STATUS_FRESH_MS = 20;
 
 /** Errors from the C++ client that no retry can fix [inferred from its result names]. */
 const PERMANENT = /AuthenticationError|AuthorizationError|TopicNotFound|InvalidTopicName|NotAllowed|IncompatibleSchema/;
@@ -176,6 +178,8 @@ export class NativeTransport implements Transport {
   private readonly connection = new ConnectionStatus();
   private readonly statusTimer: NodeJS.Timeout;
   private closed = false;
+  /** When `sampleStatus` last ran (performance.now()). */
+  private sampledAt = -Infinity;
 
   /** Loads the binding (TransportUnavailableError when absent) and creates the client. */
   static async create(options: NativeTransportOptions): Promise<NativeTransport> {
@@ -251,6 +255,7 @@ export class NativeTransport implements Transport {
   async subscribe(options: SubscribeOptions): Promise<Consumer> {
     this.assertOpen();
     const { topic, subscription, handler } = options;
+    const nonPersistent = topic.startsWith('non-persistent://');
     let closed = false;
     let native: NativeConsumer;
     try {
@@ -276,6 +281,9 @@ export class NativeTransport implements Transport {
             ack: async () => {
               if (settled) return;
               settled = true;
+              // The broker keeps nothing to acknowledge on a non-persistent topic; the binding's ack would
+              // still cost a thread-safe callback per message.
+              if (nonPersistent) return;
               consumer
                 .acknowledge(raw)
                 .catch((err: unknown) => this.logger.warn({ err, topic, subscription }, 'acknowledge failed: the broker will redeliver'));
@@ -309,7 +317,8 @@ export class NativeTransport implements Transport {
   }
 
   status(): TransportStatus {
-    this.sampleStatus();
+    // Callers read it per request; a sample costs an N-API call per producer and consumer.
+    if (performance.now() - this.sampledAt >= STATUS_FRESH_MS) this.sampleStatus();
     return this.connection.get();
   }
 
@@ -322,6 +331,7 @@ export class NativeTransport implements Transport {
    * sample that finds one down after all were up is a lost connection (a new epoch).
    */
   private sampleStatus(): void {
+    this.sampledAt = performance.now();
     if (this.closed) {
       this.connection.set(false, 'native transport closed');
       return;
