@@ -37,6 +37,7 @@
  *        --trustgraph off (skip TrustGraph's agent)  --trustgraph-duration 20 (s, measured)  --trustgraph-warmup 5
  *        --cpu-prof (the agent writes a V8 CPU profile per concurrency next to its log; add --keep-logs)
  *        --keep-logs (keep the log directory, removed at the end otherwise)
+ *        --in-process-only (only the in-process runs: no broker, no TrustGraph)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -73,6 +74,8 @@ const WARMUP_S = COMMON.warmupSeconds;
 const FLOOR_S = numberFlag(flags, 'floor', 6);
 const IDLE_S = numberFlag(flags, 'idle', 4);
 const IN_PROCESS_S = numberFlag(flags, 'in-process', 8);
+/** `--in-process-only`: the in-process runs and nothing else (no broker): the agent's own CPU, quickly. */
+const IN_PROCESS_ONLY = flags.has('in-process-only');
 const MAX_LOAD = COMMON.maxLoad;
 const SOAK_S = numberFlag(flags, 'soak', 0);
 const SOAK_CONCURRENCY = numberFlag(flags, 'soak-concurrency', 8);
@@ -288,25 +291,27 @@ async function measureTrustGraph(ctx: Context, concurrency: number): Promise<Tru
   }
 }
 
+/** The in-process runs (memory transport, no broker). */
+function printInProcess(inProcess: InProcessResult[]): string {
+  return [
+    '### Without the transport: the same app on the in-process memory bus (no broker, no WebSocket)\n',
+    table(
+      ['concurrency', 'iterations/s', 'iteration p50', 'iteration p99', 'CPU/iteration (agent + stand-ins + gateway)', 'failed'],
+      inProcess.map((r) => [
+        String(r.concurrency),
+        num(r.conversationsPerSecond * ITERATIONS_PER_CONVERSATION, 0),
+        ms(r.iteration.p50, 3),
+        ms(r.iteration.p99, 3),
+        ms(r.cpuMsPerIteration, 3),
+        String(r.failed),
+      ]),
+    ),
+  ].join('\n');
+}
+
 function printResults(results: ConcurrencyResult[], acks: { nonPersistent: Summary; persistent: Summary }, inProcess: InProcessResult[]): string {
   const out: string[] = [];
-  if (inProcess.length > 0) {
-    out.push('### Without the transport: the same app on the in-process memory bus (no broker, no WebSocket)\n');
-    out.push(
-      table(
-        ['concurrency', 'iterations/s', 'iteration p50', 'iteration p99', 'CPU/iteration (agent + stand-ins + gateway)', 'failed'],
-        inProcess.map((r) => [
-          String(r.concurrency),
-          num(r.conversationsPerSecond * ITERATIONS_PER_CONVERSATION, 0),
-          ms(r.iteration.p50, 3),
-          ms(r.iteration.p99, 3),
-          ms(r.cpuMsPerIteration, 3),
-          String(r.failed),
-        ]),
-      ),
-    );
-    out.push('');
-  }
+  if (inProcess.length > 0) out.push(printInProcess(inProcess), '');
   out.push('### Throughput and per-iteration overhead\n');
   out.push(
     table(
@@ -466,6 +471,12 @@ await withCleanup(async (defer) => {
       log(`in-process (memory transport), concurrency ${concurrency}`);
       inProcess.push(await measureInProcess(concurrency, IN_PROCESS_S, 2, join(logDir, `in-process-c${concurrency}.log`)));
     }
+  }
+  if (IN_PROCESS_ONLY) {
+    console.log(`load average before the run: ${loadAtStart}, at the end: ${loadAverage()}\n`);
+    console.log(printInProcess(inProcess));
+    writeJson(JSON_OUT, { kind: 'iteration', runs: [], inProcess, trustGraph: [] });
+    return;
   }
   const build = await buildAgent(log);
   defer(() => build.remove());
