@@ -10,7 +10,9 @@
  *
  * Tuned for request/response traffic (docs/benchmarks.md): producer batching is off, so a publish goes out at
  * once instead of waiting up to the batching delay; consumers keep the client's default ack grouping (acks
- * are sent in groups every 100 ms without delaying the handler).
+ * are sent in groups every 100 ms without delaying the handler), and a message on a non-persistent topic is
+ * not acknowledged at all: the broker stores nothing there to acknowledge (nor counts it as unacknowledged),
+ * and each call would cost the binding a thread-safe callback.
  */
 import { pino, type Logger } from 'pino';
 import { deliver } from './deliver.js';
@@ -269,7 +271,10 @@ export class NativeTransport implements Transport {
           if (closed) return;
           let settled = false;
           const message: IncomingMessage = {
-            messageId: raw.getMessageId().toString(),
+            // Read only when asked for (a failure's log line): two N-API calls and an object per message.
+            get messageId() {
+              return raw.getMessageId().toString();
+            },
             topic,
             payload: raw.getData(),
             properties: plainProperties(raw.getProperties()),
