@@ -9,13 +9,9 @@
  * to interpret: a thrown error in the handler counts as a failure of the worker.
  */
 import { Worker } from 'node:worker_threads';
-import { CodedError } from '../errors/coded-error.js';
+import { WorkerFailedError } from './errors.js';
 import type { WorkerAnswer, WorkerCall, WorkerReady } from './worker-protocol.js';
 
-export class WorkerFailedError extends CodedError {
-  override readonly name = 'WorkerFailedError';
-  readonly code = 'TG_WORKER_FAILED';
-}
 
 interface Pending<Res> {
   resolve(result: Res): void;

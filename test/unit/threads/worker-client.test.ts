@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { WorkerClient, WorkerFailedError } from '../../../src/threads/worker-client.js';
+import { WorkerFailedError } from '../../../src/threads/errors.js';
+import { WorkerClient } from '../../../src/threads/worker-client.js';
 
 type Call = { echo: string } | { throw: string } | { exit: number };
 const entry = new URL('./fixtures/test-worker.ts', import.meta.url);
