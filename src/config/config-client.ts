@@ -11,6 +11,7 @@ import { configRequestCodec, makeConfigRequest, type ConfigRequest } from '../wi
 import { FIELDS_PER_ENTRY, type ConfigAnswer } from './config-answer.js';
 import { ConfigAnswerDecoder } from './config-answer-decoder.js';
 import { ConfigServiceError } from './errors.js';
+import { nextMacrotask } from '../threads/next-macrotask.js';
 
 export interface ConfigClientOptions {
   transport: Transport;
@@ -29,6 +30,9 @@ const undecoded: Codec<Buffer> = {
   encode: (payload) => payload,
   decode: (payload) => (typeof payload === 'string' ? Buffer.from(payload, 'utf8') : payload),
 };
+
+/** Above this many values, building the key map and using it are split into two macrotasks. */
+const MANY_VALUES = 1000;
 
 export class ConfigClient {
   private readonly client: RequestClient<ConfigRequest, Buffer>;
@@ -77,6 +81,8 @@ export class ConfigClient {
       const key = entries[i];
       if (key !== null && key !== undefined) values[key] = entries[i + 1] ?? '';
     }
+    // With thousands of values, the caller's work on them (the workspace snapshot, the registry build) goes into a macrotask of its own.
+    if (entries.length > MANY_VALUES * FIELDS_PER_ENTRY) await nextMacrotask();
     return { values, version: answer.version };
   }
 
