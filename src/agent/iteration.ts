@@ -44,6 +44,7 @@ import { answerResponse, errorResponse, explainResponse, observationResponse, th
 import { UsageTracker } from './patterns/usage.js';
 import { isSubagent, nextAgentRequest, subagentCompletion, type OrchestrationContext } from './patterns/orchestration.js';
 import { errorMessage } from '../errors/error-text.js';
+import type { FanInKind } from './patterns/fan-in-messages.js';
 
 /** Where one iteration's messages go; the caller adds the `id` property (and any signature). */
 export interface IterationOutput {
@@ -53,6 +54,8 @@ export interface IterationOutput {
   explain?(triples: Triples): Promise<void>;
   /** Librarian documents of thoughts, observations and answers; absent when the flow has no librarian queues. */
   documents?: DocumentSink;
+  /** The supervisor's aggregation topic (patterns/fan-in-messages.ts), keyed by the request's `correlation_id`. */
+  aggregate?(kind: FanInKind, request: AgentRequest): Promise<void>;
 }
 
 export type SessionOutcome = 'completed' | 'error' | 'max-iterations';
@@ -85,6 +88,8 @@ export interface IterationEvents {
   planCreated?(steps: number, replan: number): void;
   /** A plan step named a tool not offered for the request's groups and that step's state; it did not run. */
   planStepRefused?(refusal: PlanStepRefusal): void;
+  /** A supervisor fanned out this many subagents. */
+  subagentsFannedOut?(count: number): void;
 }
 
 /** A refused plan step, for the metric and the audit line. */
@@ -353,7 +358,7 @@ export function stringifyArguments(args: Readonly<Record<string, unknown>>): Rec
  * Hand a document to the librarian saver (never waits); its id when the save started, for the explain triples to
  * link. Empty text is not saved, as in TrustGraph.
  */
-export function saveDocument(ctx: IterationContext, document: AgentDocument): string | undefined {
+export function saveDocument(ctx: Pick<IterationContext, 'output'>, document: AgentDocument): string | undefined {
   if (!ctx.output.documents || document.content === '') return undefined;
   return ctx.output.documents.save(document) ? document.id : undefined;
 }
@@ -362,7 +367,7 @@ export function saveDocument(ctx: IterationContext, document: AgentDocument): st
  * Publish provenance triples and the inline explain response, from one list of triples built once. Provenance
  * never fails a dialog: what does not fit is shortened or left out by the output.
  */
-export async function explain(ctx: IterationContext, request: AgentRequest, entity: string, triples: Triple[]): Promise<void> {
+export async function explain(ctx: Pick<IterationContext, 'output' | 'logger'>, request: AgentRequest, entity: string, triples: Triple[]): Promise<void> {
   if (ctx.output.explain) {
     try {
       await ctx.output.explain(makeTriples({ metadata: { id: entity, root: '', collection: request.collection }, triples }));
