@@ -42,7 +42,7 @@ import { reason } from './reasoning.js';
 import { ThoughtStream } from './thought-stream.js';
 import { answerResponse, errorResponse, explainResponse, observationResponse, thoughtResponse } from './responses.js';
 import { UsageTracker } from './patterns/usage.js';
-import { isSubagent, nextAgentRequest, subagentCompletion, type OrchestrationContext } from './patterns/orchestration.js';
+import { isSubagent, nextAgentRequest, SUBAGENT_COMPLETION, subagentCompletion, type OrchestrationContext } from './patterns/orchestration.js';
 import { errorMessage } from '../errors/error-text.js';
 import type { FanInKind } from './patterns/fan-in-messages.js';
 
@@ -167,6 +167,11 @@ export async function withErrorResponse(
     // Reaching the iteration limit was already counted as its own session outcome.
     if (!(error instanceof MaxIterationsError)) {
       ctx.events.sessionEnded?.('error', request.history.length + 1);
+    }
+    if (isSubagent(request) && !request.history.some((h) => h.step_type === SUBAGENT_COMPLETION) && ctx.output.aggregate) {
+      // A failed subagent still reports to its supervisor, so the client gets one final message: the synthesis.
+      await ctx.output.next(makeAgentRequest(subagentCompletion(request, `Error: ${message}`)));
+      return { ...result, outcome: 'next', error: message };
     }
     await ctx.output.respond(errorResponse(message));
     return { ...result, outcome: 'error', error: message };

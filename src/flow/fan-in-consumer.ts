@@ -17,6 +17,8 @@ import { iterationOutput, type FlowOutput } from './iteration-output.js';
 
 /** TrustGraph's aggregator gives up on a correlation after this long (its `DEFAULT_TIMEOUT`). */
 export const DEFAULT_AGGREGATION_TIMEOUT_MS = 300_000;
+/** How long completions without a fan-out record wait for it before their dialog ends with an error. */
+export const ORPHAN_GRACE_MS = 5_000;
 
 export interface FanInSettings {
   topic: string;
@@ -45,9 +47,13 @@ export class FanInConsumer {
       subscriptionType: 'Key_Shared',
       handler: (message) => this.handle(message),
     });
-    const every = Math.max(50, Math.min(5_000, Math.floor(this.settings.timeoutMs / 4)));
+    const every = Math.max(50, Math.floor(Math.min(this.settings.timeoutMs, this.orphanMs) / 4));
     this.timer = setInterval(() => void this.expire(), every);
     this.timer.unref();
+  }
+
+  private get orphanMs(): number {
+    return Math.min(this.settings.timeoutMs, ORPHAN_GRACE_MS);
   }
 
   async close(): Promise<void> {
@@ -95,11 +101,12 @@ export class FanInConsumer {
   }
 
   private async expire(): Promise<void> {
-    for (const stalled of this.fanIn.expire(this.settings.timeoutMs)) {
-      const expected = stalled.record?.expectedSiblings;
-      const text =
-        `the supervisor's subagents did not all finish within ${this.settings.timeoutMs / 1000} s ` +
-        `(${stalled.received} of ${expected ?? 'an unknown number of'} completed); the conversation ends here`;
+    for (const stalled of this.fanIn.expire(this.settings.timeoutMs, this.orphanMs)) {
+      const text = stalled.record
+        ? `the supervisor's subagents did not all finish within ${this.settings.timeoutMs / 1000} s ` +
+          `(${stalled.received} of ${stalled.record.expectedSiblings} completed; --aggregation-timeout); the conversation ends here`
+        : `a subagent completion for correlation ${stalled.correlationId} arrived, but no supervisor is waiting for it ` +
+          '(its fan-out ended, timed out, or was never made); the conversation ends here';
       this.flow.logger.warn({ correlationId: stalled.correlationId }, `Aggregation timed out: ${text}`);
       this.ended?.('timed-out');
       if (stalled.id !== '') {

@@ -117,19 +117,26 @@ export class FanIn<H> {
     return this.settle(correlationId, entry);
   }
 
-  /** Correlations older than `timeoutMs` (from the fan-out, else from their first message here), removed. */
-  expire(timeoutMs: number): Expired<H>[] {
+  /**
+   * Correlations past their time, removed: `timeoutMs` after the fan-out (its record's time, whoever holds it
+   * now), or, for completions whose record never came, `orphanMs` after the first of them arrived here. The
+   * record is with the broker before its subagents start and one key's messages arrive in order, so a
+   * completion without a record means no supervisor is waiting (it ended, timed out, or never existed); the
+   * grace only covers a redelivery that brings them out of order.
+   */
+  expire(timeoutMs: number, orphanMs: number = timeoutMs): Expired<H>[] {
     const now = this.now();
     const expired: Expired<H>[] = [];
     for (const [correlationId, entry] of this.pending) {
-      const since = entry.record?.value.createdAt ?? entry.firstSeen;
-      if (now - since <= timeoutMs) continue;
+      const record = entry.record?.value;
+      const age = now - (record?.createdAt ?? entry.firstSeen);
+      if (age <= (record ? timeoutMs : orphanMs)) continue;
       this.finish(correlationId);
       const first = [...entry.completions.values()][0]?.value;
       expired.push({
         correlationId,
-        id: entry.record?.value.id ?? first?.id ?? '',
-        ...(entry.record ? { record: entry.record.value } : {}),
+        id: record?.id ?? first?.id ?? '',
+        ...(record ? { record } : {}),
         received: entry.completions.size,
         handles: handlesOf(entry),
       });

@@ -120,14 +120,15 @@ describe('FanIn: the aggregation state one key owner rebuilds from its messages'
     expect(fanIn.expire(5_000).map((e) => e.correlationId)).toEqual(['c2']);
   });
 
-  it('completions whose record never comes time out from their first arrival, naming the client from the completion', () => {
+  it('completions whose record never comes end after the orphan grace from their first arrival, naming the client from the completion', () => {
     let now = 0;
     const fanIn = new FanIn<Handle>(sameMessage, () => now);
     fanIn.addCompletion(completion('c9', 'g', 'x'), { messageId: 'a' });
-    now = 4_000;
-    expect(fanIn.expire(5_000)).toEqual([]);
-    now = 6_000;
-    expect(fanIn.expire(5_000)).toEqual([expect.objectContaining({ correlationId: 'c9', id: 'client-1', received: 1 })]);
+    now = 1_500;
+    expect(fanIn.expire(300_000, 2_000)).toEqual([]);
+    now = 2_500;
+    expect(fanIn.expire(300_000, 2_000)).toEqual([expect.objectContaining({ correlationId: 'c9', id: 'client-1', received: 1 })]);
+    expect(fanIn.expire(300_000, 2_000)[0]?.record).toBeUndefined();
   });
 
   it('reset forgets what is held (it goes back to the broker) and the redelivery rebuilds it', () => {
