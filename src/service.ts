@@ -44,7 +44,7 @@ export interface ConfigFailure {
 }
 
 export type ServiceSettings = Partial<
-  Pick<Settings, 'brokerPingTimeoutSeconds' | 'slotsHeldSeconds' | 'maxQueued' | 'requestConsumers' | 'undeclaredArguments'>
+  Pick<Settings, 'brokerPingTimeoutSeconds' | 'slotsHeldSeconds' | 'maxQueued' | 'requestConsumers' | 'undeclaredArguments' | 'aggregationTopic' | 'aggregationTimeoutSeconds'>
 > &
   Pick<
   Settings,
@@ -128,6 +128,10 @@ export class AgentService {
         ...(hooks.gate ? { gate: hooks.gate } : {}),
         ...(settings.librarianTimeoutSeconds !== undefined ? { librarianTimeoutMs: settings.librarianTimeoutSeconds * 1000 } : {}),
         ...(settings.librarianMaxInFlight !== undefined ? { librarianMaxInFlight: settings.librarianMaxInFlight } : {}),
+        aggregation: {
+          ...(settings.aggregationTopic !== undefined ? { topicTemplate: settings.aggregationTopic } : {}),
+          ...(settings.aggregationTimeoutSeconds !== undefined ? { timeoutMs: settings.aggregationTimeoutSeconds * 1000 } : {}),
+        },
       },
       logger,
     );
