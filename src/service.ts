@@ -20,6 +20,7 @@ import { discoveryArgumentSource } from './mcp/mcp-tool-arguments.js';
 import type { Settings } from './settings.js';
 import type { ToolRegistry } from './tools/registry/registry.js';
 import { ToolServiceClients } from './flow/tool-service-clients.js';
+import { errorMessage } from './errors/error-text.js';
 
 export interface ServiceHooks {
   /** Metrics and the audit trail. */
@@ -266,7 +267,7 @@ export class AgentService {
       await apply();
       failures?.delete(part);
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = errorMessage(error);
       this.logger.error(
         { err: error, workspace, part, version },
         `Could not apply the ${part} part of config version ${version}: ${message}; the other parts are applied, this one keeps its previous state`,
