@@ -60,7 +60,10 @@ export type ServiceSettings = Partial<
   | 'configPushQueue'
   | 'configTimeoutSeconds'
 > &
-  Partial<Pick<Settings, 'librarianTimeoutSeconds' | 'librarianMaxInFlight'>>;
+  Partial<Pick<Settings, 'librarianTimeoutSeconds' | 'librarianMaxInFlight'>> & {
+    /** How long a flow retries a publish while the broker is unreachable (not a flag). Default 60 s. */
+    publishRetryMs?: number;
+  };
 
 export class AgentService {
   readonly registries: WorkspaceRegistries;
@@ -129,6 +132,7 @@ export class AgentService {
         ...(hooks.gate ? { gate: hooks.gate } : {}),
         ...(settings.librarianTimeoutSeconds !== undefined ? { librarianTimeoutMs: settings.librarianTimeoutSeconds * 1000 } : {}),
         ...(settings.librarianMaxInFlight !== undefined ? { librarianMaxInFlight: settings.librarianMaxInFlight } : {}),
+        ...(settings.publishRetryMs !== undefined ? { publishRetryMs: settings.publishRetryMs } : {}),
       },
       logger,
     );
