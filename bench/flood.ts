@@ -26,10 +26,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { NativeTransport } from '../src/bus/native-transport.js';
 import { queueToTopic, splitPulsarTopic } from '../src/bus/topics.js';
 import type { Transport } from '../src/bus/transport.js';
-import { WebSocketTransport } from '../src/bus/websocket-transport.js';
 import { startBroker, type BrokerHandle } from '../dev/broker.js';
 import { AgentProcess } from './support/agent-process.js';
 import { buildAgent } from './support/build.js';
@@ -37,15 +35,18 @@ import { loadAverage, machineInfo } from './support/proc.js';
 import { log, withCleanup, writeJson } from './support/run.js';
 import { numberFlag, parseFlags, sleep, table } from './support/stats.js';
 import { REQUEST_BODY, startWorkload } from './support/workload.js';
+import { commonOptions, metricSum } from './support/options.js';
+import { createBenchTransport, type BenchTransportKind } from './support/transport.js';
 
 const flags = parseFlags(process.argv.slice(2));
 const CONVERSATIONS = numberFlag(flags, 'conversations', 5000);
-const TRANSPORTS = (flags.get('transports') ?? 'websocket,native').split(',').filter(Boolean);
+const COMMON = commonOptions(flags, { durationSeconds: 0, warmupSeconds: 0 });
+const TRANSPORTS: BenchTransportKind[] = COMMON.transports ?? ['websocket', 'native'];
 const CONCURRENCY = numberFlag(flags, 'concurrency', 64);
 const QUIET_S = numberFlag(flags, 'quiet', 20);
 const MAX_S = numberFlag(flags, 'max', 600);
-const JSON_OUT = flags.get('json');
-const KEEP_LOGS = flags.has('keep-logs');
+const JSON_OUT = COMMON.jsonOut;
+const KEEP_LOGS = COMMON.keepLogs;
 const PUBLISH_WINDOW = 500;
 
 interface FloodResult {
@@ -63,22 +64,6 @@ interface FloodResult {
   overloadRefusals: number;
   brokerDrops: Record<string, number>;
   skipped?: string;
-}
-
-async function makeTransport(kind: string, broker: BrokerHandle): Promise<Transport> {
-  if (kind === 'websocket') return new WebSocketTransport({ url: broker.webSocketUrl });
-  if (kind === 'native') return NativeTransport.create({ serviceUrl: broker.serviceUrl });
-  throw new Error(`unknown transport "${kind}" (websocket, native)`);
-}
-
-function counter(metrics: string, name: string, labels: Record<string, string> = {}): number {
-  let total = 0;
-  for (const line of metrics.split('\n')) {
-    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-    if (!Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) continue;
-    total += Number(line.slice(line.lastIndexOf(' ') + 1)) || 0;
-  }
-  return total;
 }
 
 /** The broker's drop counters on the flow's request topic (rates as the broker reports them, per second). */
@@ -102,10 +87,10 @@ async function brokerDrops(broker: BrokerHandle, topic: string): Promise<Record<
   }
 }
 
-async function floodOnce(kind: string, broker: BrokerHandle, build: Awaited<ReturnType<typeof buildAgent>>, logDir: string): Promise<FloodResult> {
+async function floodOnce(kind: BenchTransportKind, broker: BrokerHandle, build: Awaited<ReturnType<typeof buildAgent>>, logDir: string): Promise<FloodResult> {
   let side: Transport;
   try {
-    side = await makeTransport(kind, broker);
+    side = await createBenchTransport(kind, broker);
   } catch (error) {
     const skipped = error instanceof Error ? error.message : String(error);
     log(`${kind}: skipped (${skipped})`);
@@ -199,9 +184,9 @@ async function floodOnce(kind: string, broker: BrokerHandle, build: Awaited<Retu
       duplicated,
       errorSamples: [...errorSamples],
       endSeconds,
-      nextPublished: counter(metrics, 'tg_agent_next_messages_total', { event: 'published' }),
-      nextReceived: counter(metrics, 'tg_agent_next_messages_total', { event: 'received' }),
-      overloadRefusals: counter(metrics, 'tg_agent_overload_refusals_total'),
+      nextPublished: metricSum(metrics, 'tg_agent_next_messages_total', { event: 'published' }),
+      nextReceived: metricSum(metrics, 'tg_agent_next_messages_total', { event: 'received' }),
+      overloadRefusals: metricSum(metrics, 'tg_agent_overload_refusals_total'),
       brokerDrops: drops,
     };
     log(`${kind}: ${JSON.stringify(result)}`);

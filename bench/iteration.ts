@@ -37,6 +37,7 @@
  *        --trustgraph off (skip TrustGraph's agent)  --trustgraph-duration 20 (s, measured)  --trustgraph-warmup 5
  *        --cpu-prof (the agent writes a V8 CPU profile per concurrency next to its log; add --keep-logs)
  *        --keep-logs (keep the log directory, removed at the end otherwise)
+ *        --in-process-only (only the in-process runs: no broker, no TrustGraph)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -48,6 +49,8 @@ import { measureInProcess, type InProcessResult } from './support/in-process.js'
 import { startBenchBroker, type BenchBroker } from './support/broker.js';
 import { coreShare, CpuMeter, loadAverage, processMemory, waitForLowLoad, type CpuReading } from './support/proc.js';
 import { header, log, withCleanup, writeJson } from './support/run.js';
+import { measureWindow } from './support/window.js';
+import { commonOptions } from './support/options.js';
 import { mib, ms, num, numberFlag, parseFlags, slope, sleep, summarize, table, type Summary } from './support/stats.js';
 import {
   ConversationClient,
@@ -57,7 +60,6 @@ import {
   publishAckLatencies,
   REQUEST_BODY,
   startWorkload,
-  type ConversationRecord,
   type Workload,
 } from './support/workload.js';
 import type { AgentBuild } from './support/build.js';
@@ -66,29 +68,33 @@ import { serveTrustGraphConfig, startTrustGraphAgent, TRUSTGRAPH_AGENT_COMMAND }
 
 const flags = parseFlags(process.argv.slice(2));
 const CONCURRENCIES = (flags.get('concurrency') ?? '1,8,64').split(',').map(Number);
-const DURATION_S = numberFlag(flags, 'duration', 20);
-const WARMUP_S = numberFlag(flags, 'warmup', 3);
+const COMMON = commonOptions(flags, { durationSeconds: 20, warmupSeconds: 3 });
+const DURATION_S = COMMON.durationSeconds;
+const WARMUP_S = COMMON.warmupSeconds;
 const FLOOR_S = numberFlag(flags, 'floor', 6);
 const IDLE_S = numberFlag(flags, 'idle', 4);
 const IN_PROCESS_S = numberFlag(flags, 'in-process', 8);
-const MAX_LOAD = numberFlag(flags, 'max-load', 1.5);
+/** `--in-process-only`: the in-process runs and nothing else (no broker): the agent's own CPU, quickly. */
+const IN_PROCESS_ONLY = flags.has('in-process-only');
+const MAX_LOAD = COMMON.maxLoad;
 const SOAK_S = numberFlag(flags, 'soak', 0);
 const SOAK_CONCURRENCY = numberFlag(flags, 'soak-concurrency', 8);
 const SAMPLE_EVERY_S = numberFlag(flags, 'sample-every', 5);
 const SOAK_WARMUP_S = numberFlag(flags, 'warm-up-soak', 60);
-const JSON_OUT = flags.get('json');
+const JSON_OUT = COMMON.jsonOut;
 /** `--transports websocket,native`; default: every transport that loads here (the soak takes the first). */
-const TRANSPORTS_FLAG = flags.get('transports');
+const TRANSPORTS_FLAG = COMMON.transports;
 /** `--cpu-prof`: the agent writes a V8 CPU profile per concurrency into the log directory. */
 const CPU_PROFILE = flags.has('cpu-prof');
 /** Keep the agents' logs (and CPU profiles) instead of removing them at the end. */
-const KEEP_LOGS = flags.has('keep-logs');
+const KEEP_LOGS = COMMON.keepLogs;
 /** `--trustgraph off` skips TrustGraph's agent. */
 const TRUSTGRAPH = flags.get('trustgraph') !== 'off';
 const TRUSTGRAPH_DURATION_S = numberFlag(flags, 'trustgraph-duration', DURATION_S);
 const TRUSTGRAPH_WARMUP_S = numberFlag(flags, 'trustgraph-warmup', 5);
 
-interface ConcurrencyResult {
+/** What every measured window reports, for tg-agent and TrustGraph's agent alike. */
+interface WindowFigures {
   concurrency: number;
   loadAverage: { start: string; end: string };
   windowSeconds: number;
@@ -96,6 +102,9 @@ interface ConcurrencyResult {
   failed: number;
   conversationsPerSecond: number;
   latency: Summary;
+}
+
+interface ConcurrencyResult extends WindowFigures {
   floor: Summary;
   floorCount: number;
   overhead: Summary;
@@ -161,35 +170,24 @@ async function measureConcurrency(ctx: Context, floor: FloorClient, echoPid: num
     await sleep(IDLE_S * 1000);
     const idle = idleMeter.stop();
     const agentIdleCpu = (idle.processes.agent ?? Number.NaN) / idle.wall;
-    // Warm-up: JIT, connections, tool-set cache.
-    let phase: 'warmup' | 'measure' | 'stop' = 'warmup';
-    const records: ConversationRecord[] = [];
-    let windowStart = 0;
-    let windowEnd = 0;
-    const running = ctx.client.run(
+    // Warm-up (JIT, connections, tool-set cache), then the window; the agent's counters read around it.
+    const window = await measureWindow(ctx.client, {
       concurrency,
-      () => phase === 'stop',
-      (record) => {
-        if (phase === 'measure' && record.end >= windowStart) records.push(record);
+      warmupSeconds: WARMUP_S,
+      durationSeconds: DURATION_S,
+      pids,
+      before: async () => {
+        const metrics = await agent.metrics(METRICS);
+        await agent.sample({ reset: true });
+        return metrics;
       },
-    );
-    await sleep(WARMUP_S * 1000);
-    const before = await agent.metrics(METRICS);
-    await agent.sample({ reset: true });
-    const meter = new CpuMeter(pids);
-    windowStart = performance.now();
-    phase = 'measure';
-    await sleep(DURATION_S * 1000);
-    windowEnd = performance.now();
-    const cpu = meter.stop();
-    const after = await agent.metrics(METRICS);
-    const probe = await agent.sample();
-    phase = 'stop';
-    await running;
+      after: async () => ({ metrics: await agent.metrics(METRICS), probe: await agent.sample() }),
+    });
+    const { records: done, cpu, before } = window;
+    const { metrics: after, probe } = window.after;
     const peakRssBytes = agent.memory().peakRss;
     await agent.stop();
 
-    const done = records.filter((r) => r.end <= windowEnd);
     const failed = done.filter((r) => r.failed).length;
     const latencies = done.filter((r) => !r.failed).map((r) => r.end - r.start);
     const iterations = after.tg_consumer_request_duration_seconds_count! - before.tg_consumer_request_duration_seconds_count!;
@@ -227,10 +225,10 @@ async function measureConcurrency(ctx: Context, floor: FloorClient, echoPid: num
     return {
       concurrency,
       loadAverage: { start: loadStart, end: loadAverage() },
-      windowSeconds: (windowEnd - windowStart) / 1000,
+      windowSeconds: window.windowSeconds,
       conversations: done.length,
       failed,
-      conversationsPerSecond: done.length / ((windowEnd - windowStart) / 1000),
+      conversationsPerSecond: done.length / window.windowSeconds,
       latency,
       floor: floorSummary,
       floorCount: rtts.length,
@@ -252,14 +250,7 @@ async function measureConcurrency(ctx: Context, floor: FloorClient, echoPid: num
   }
 }
 
-interface TrustGraphResult {
-  concurrency: number;
-  loadAverage: { start: string; end: string };
-  windowSeconds: number;
-  conversations: number;
-  failed: number;
-  conversationsPerSecond: number;
-  latency: Summary;
+interface TrustGraphResult extends WindowFigures {
   /** CPU per iteration (2 per finished conversation in the window): TrustGraph's agent, the broker JVM. */
   agentCpuMsPerIteration: number;
   brokerCpuMsPerIteration: number;
@@ -274,36 +265,21 @@ async function measureTrustGraph(ctx: Context, concurrency: number): Promise<Tru
   log(`${TRUSTGRAPH_AGENT_COMMAND}, concurrency ${concurrency}: starting (load average ${loadStart})`);
   const agent = await startTrustGraphAgent({ serviceUrl: ctx.broker.serviceUrl, concurrency, workload: ctx.workload, client: ctx.client, log });
   try {
-    let phase: 'warmup' | 'measure' | 'stop' = 'warmup';
-    const records: ConversationRecord[] = [];
-    let windowStart = 0;
-    let windowEnd = 0;
-    const running = ctx.client.run(
+    const { records: done, windowSeconds, cpu, after: peakRssBytes } = await measureWindow(ctx.client, {
       concurrency,
-      () => phase === 'stop',
-      (record) => {
-        if (phase === 'measure' && record.end >= windowStart) records.push(record);
-      },
-    );
-    await sleep(TRUSTGRAPH_WARMUP_S * 1000);
-    const meter = new CpuMeter({ agent: agent.pid, broker: ctx.broker.pid, generator: process.pid });
-    windowStart = performance.now();
-    phase = 'measure';
-    await sleep(TRUSTGRAPH_DURATION_S * 1000);
-    windowEnd = performance.now();
-    const cpu = meter.stop();
-    const peakRssBytes = processMemory(agent.pid).peakRss;
-    phase = 'stop';
-    await running;
-    const done = records.filter((r) => r.end <= windowEnd);
+      warmupSeconds: TRUSTGRAPH_WARMUP_S,
+      durationSeconds: TRUSTGRAPH_DURATION_S,
+      pids: { agent: agent.pid, broker: ctx.broker.pid, generator: process.pid },
+      after: () => Promise.resolve(processMemory(agent.pid).peakRss),
+    });
     const iterations = done.filter((r) => !r.failed).length * ITERATIONS_PER_CONVERSATION;
     return {
       concurrency,
       loadAverage: { start: loadStart, end: loadAverage() },
-      windowSeconds: (windowEnd - windowStart) / 1000,
+      windowSeconds,
       conversations: done.length,
       failed: done.filter((r) => r.failed).length,
-      conversationsPerSecond: done.length / ((windowEnd - windowStart) / 1000),
+      conversationsPerSecond: done.length / windowSeconds,
       latency: summarize(done.filter((r) => !r.failed).map((r) => r.end - r.start)),
       agentCpuMsPerIteration: ((cpu.processes.agent ?? Number.NaN) * 1000) / iterations,
       brokerCpuMsPerIteration: ((cpu.processes.broker ?? Number.NaN) * 1000) / iterations,
@@ -315,25 +291,27 @@ async function measureTrustGraph(ctx: Context, concurrency: number): Promise<Tru
   }
 }
 
+/** The in-process runs (memory transport, no broker). */
+function printInProcess(inProcess: InProcessResult[]): string {
+  return [
+    '### Without the transport: the same app on the in-process memory bus (no broker, no WebSocket)\n',
+    table(
+      ['concurrency', 'iterations/s', 'iteration p50', 'iteration p99', 'CPU/iteration (agent + stand-ins + gateway)', 'failed'],
+      inProcess.map((r) => [
+        String(r.concurrency),
+        num(r.conversationsPerSecond * ITERATIONS_PER_CONVERSATION, 0),
+        ms(r.iteration.p50, 3),
+        ms(r.iteration.p99, 3),
+        ms(r.cpuMsPerIteration, 3),
+        String(r.failed),
+      ]),
+    ),
+  ].join('\n');
+}
+
 function printResults(results: ConcurrencyResult[], acks: { nonPersistent: Summary; persistent: Summary }, inProcess: InProcessResult[]): string {
   const out: string[] = [];
-  if (inProcess.length > 0) {
-    out.push('### Without the transport: the same app on the in-process memory bus (no broker, no WebSocket)\n');
-    out.push(
-      table(
-        ['concurrency', 'iterations/s', 'iteration p50', 'iteration p99', 'CPU/iteration (agent + stand-ins + gateway)', 'failed'],
-        inProcess.map((r) => [
-          String(r.concurrency),
-          num(r.conversationsPerSecond * ITERATIONS_PER_CONVERSATION, 0),
-          ms(r.iteration.p50, 3),
-          ms(r.iteration.p99, 3),
-          ms(r.cpuMsPerIteration, 3),
-          String(r.failed),
-        ]),
-      ),
-    );
-    out.push('');
-  }
+  if (inProcess.length > 0) out.push(printInProcess(inProcess), '');
   out.push('### Throughput and per-iteration overhead\n');
   out.push(
     table(
@@ -494,12 +472,18 @@ await withCleanup(async (defer) => {
       inProcess.push(await measureInProcess(concurrency, IN_PROCESS_S, 2, join(logDir, `in-process-c${concurrency}.log`)));
     }
   }
+  if (IN_PROCESS_ONLY) {
+    console.log(`load average before the run: ${loadAtStart}, at the end: ${loadAverage()}\n`);
+    console.log(printInProcess(inProcess));
+    writeJson(JSON_OUT, { kind: 'iteration', runs: [], inProcess, trustGraph: [] });
+    return;
+  }
   const build = await buildAgent(log);
   defer(() => build.remove());
   const broker = await startBenchBroker({ log });
   defer(() => broker.stop());
   log(`broker: ${broker.webSocketUrl} (pid ${broker.pid ?? 'unknown'}, Pulsar ${broker.version})`);
-  const kinds = TRANSPORTS_FLAG ? (TRANSPORTS_FLAG.split(',') as BenchTransportKind[]) : await availableTransports();
+  const kinds = TRANSPORTS_FLAG ?? (await availableTransports());
   log(`transports: ${kinds.join(', ')}`);
 
   /** Stand-ins, gateway and (for the floor) echo on one transport; stopped by the returned function. */
@@ -609,13 +593,14 @@ function printCpuRatio(runs: { kind: BenchTransportKind; results: ConcurrencyRes
       ms(r.agentCpuMsPerIteration, 3),
       ms(r.brokerCpuMsPerIteration, 3),
       `${(r.agentCpuMsPerIteration / r.brokerCpuMsPerIteration).toFixed(2)}`,
+      `${r.ratio.toFixed(2)}×`,
       `${coreShare(r.cpu.processes.agent ?? Number.NaN, r.cpu.wall)} / ${coreShare(r.cpu.processes.broker ?? Number.NaN, r.cpu.wall)}`,
       coreShare(r.cpu.others, r.cpu.wall),
     ]),
   );
   return [
-    '\n### Agent CPU against broker CPU, per iteration (measured window)\n',
-    table(['transport', 'concurrency', 'agent CPU/iteration', 'broker CPU/iteration', 'agent / broker', 'CPU agent / broker (share of a core)', 'everything else'], rows),
+    '\n### Agent CPU against broker CPU, per iteration (measured window; goal at concurrency 64: agent / broker ≤ 0.33), and latency against the floor (goal at concurrency 1: ≤ 1.5×)\n',
+    table(['transport', 'concurrency', 'agent CPU/iteration', 'broker CPU/iteration', 'agent / broker', `p50 / (${CRITICAL_PATH_HOPS / 2} × floor RTT p50)`, 'CPU agent / broker (share of a core)', 'everything else'], rows),
   ].join('\n');
 }
 

@@ -38,21 +38,18 @@ import { startBenchBroker, type BenchBroker } from './support/broker.js';
 import { buildAgent, type AgentBuild } from './support/build.js';
 import { coreShare, CpuMeter, loadAverage, waitForLowLoad, type CpuReading } from './support/proc.js';
 import { header, log, withCleanup, writeJson } from './support/run.js';
+import { commonOptions, metricSum } from './support/options.js';
 import { ms, num, numberFlag, parseFlags, sleep, summarize, table, type Summary } from './support/stats.js';
 import { availableTransports, createBenchTransport, type BenchTransportKind } from './support/transport.js';
 import { ITERATIONS_PER_CONVERSATION, REQUEST_BODY, startWorkload, type Workload } from './support/workload.js';
 
 const flags = parseFlags(process.argv.slice(2));
 const REPLICAS = (flags.get('replicas') ?? '1,2,4').split(',').map(Number);
-const TRANSPORTS_FLAG = flags.get('transports');
+const { transports: TRANSPORTS_FLAG, durationSeconds: DURATION_S, warmupSeconds: WARMUP_S, maxLoad: MAX_LOAD, jsonOut: JSON_OUT, keepLogs: KEEP_LOGS } =
+  commonOptions(flags, { durationSeconds: 20, warmupSeconds: 3 });
 const IN_FLIGHT = numberFlag(flags, 'in-flight', 64);
 const CONCURRENCY = numberFlag(flags, 'concurrency', 64);
-const DURATION_S = numberFlag(flags, 'duration', 20);
-const WARMUP_S = numberFlag(flags, 'warmup', 3);
 const TIMEOUT_S = numberFlag(flags, 'timeout', 30);
-const MAX_LOAD = numberFlag(flags, 'max-load', 1.5);
-const JSON_OUT = flags.get('json');
-const KEEP_LOGS = flags.has('keep-logs');
 /** After the last conversation: how long to keep listening for a second end_of_dialog. */
 const LATE_DUPLICATE_WAIT_MS = 3000;
 
@@ -264,8 +261,8 @@ async function measure(build: AgentBuild, broker: BenchBroker, kind: BenchTransp
       agentCpuMsPerIteration: (agentCpu * 1000) / iterations,
       brokerCpuMsPerIteration: ((cpu.processes.broker ?? Number.NaN) * 1000) / iterations,
       cpu,
-      nextPublished: text.reduce((sum, t) => sum + counter(t, 'tg_agent_next_messages_total', 'event="published"'), 0),
-      nextReceived: text.reduce((sum, t) => sum + counter(t, 'tg_agent_next_messages_total', 'event="received"'), 0),
+      nextPublished: text.reduce((sum, t) => sum + metricSum(t, 'tg_agent_next_messages_total', { event: 'published' }), 0),
+      nextReceived: text.reduce((sum, t) => sum + metricSum(t, 'tg_agent_next_messages_total', { event: 'received' }), 0),
       brokerDrops: dropped,
     };
     log(`${kind}, ${replicas} replica(s): ${num(result.conversationsPerSecond, 1)} conversations/s; asked ${result.asked}, ended ${result.ended}, lost ${result.lost}, duplicated ${result.duplicated}`);
@@ -317,16 +314,6 @@ interface BrokerTopicStats {
   subscriptions?: Record<string, { msgDropRate?: unknown }>;
 }
 
-/** Sum of a counter's series whose labels include `label`. */
-function counter(metrics: string, name: string, label: string): number {
-  let total = 0;
-  for (const line of metrics.split('\n')) {
-    if (!line.startsWith(`${name}{`) || !line.includes(label)) continue;
-    total += Number(line.slice(line.lastIndexOf(' ') + 1)) || 0;
-  }
-  return total;
-}
-
 await withCleanup(async (defer) => {
   const loadAtStart = await waitForLowLoad(MAX_LOAD, 10 * 60_000, log);
   const logDir = mkdtempSync(join(tmpdir(), 'tg-agent-bench-scale-'));
@@ -336,7 +323,7 @@ await withCleanup(async (defer) => {
   defer(() => build.remove());
   const broker = await startBenchBroker({ log });
   defer(() => broker.stop());
-  const kinds = TRANSPORTS_FLAG ? (TRANSPORTS_FLAG.split(',') as BenchTransportKind[]) : await availableTransports();
+  const kinds = TRANSPORTS_FLAG ?? (await availableTransports());
   const results: ScaleResult[] = [];
   for (const kind of kinds) for (const replicas of REPLICAS) results.push(await measure(build, broker, kind, replicas, logDir));
 

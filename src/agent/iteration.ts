@@ -13,10 +13,11 @@ import type { AgentAsk } from '../tools/registry/selection.js';
 import type { Tool } from '../tools/tool.js';
 import type { ToolSet } from '../tools/registry/tool-set.js';
 import {
+  dumpJsonOnce,
   makeAgentRequest,
   makeAgentStep,
-  makeTriples,
   pythonStr,
+  triplesOf,
   type AgentRequest,
   type AgentResponse,
   type AgentStep,
@@ -363,12 +364,14 @@ export function saveDocument(ctx: IterationContext, document: AgentDocument): st
  * never fails a dialog: what does not fit is shortened or left out by the output.
  */
 export async function explain(ctx: IterationContext, request: AgentRequest, entity: string, triples: Triple[]): Promise<void> {
+  // Both messages carry the same triples: serialised once, for both.
+  const shared = dumpJsonOnce(triples);
   if (ctx.output.explain) {
     try {
-      await ctx.output.explain(makeTriples({ metadata: { id: entity, root: '', collection: request.collection }, triples }));
+      await ctx.output.explain(triplesOf({ id: entity, root: '', collection: request.collection }, shared));
     } catch (error) {
       ctx.logger.warn({ err: error, entity }, 'Could not publish explainability triples; the dialog goes on');
     }
   }
-  await ctx.output.respond(explainResponse(entity, triples));
+  await ctx.output.respond(explainResponse(entity, shared));
 }

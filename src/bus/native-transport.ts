@@ -10,7 +10,9 @@
  *
  * Tuned for request/response traffic (docs/benchmarks.md): producer batching is off, so a publish goes out at
  * once instead of waiting up to the batching delay; consumers keep the client's default ack grouping (acks
- * are sent in groups every 100 ms without delaying the handler).
+ * are sent in groups every 100 ms without delaying the handler), and a message on a non-persistent topic is
+ * not acknowledged at all: the broker stores nothing there to acknowledge (nor counts it as unacknowledged),
+ * and each call would cost the binding a thread-safe callback.
  */
 import { pino, type Logger } from 'pino';
 import { deliver } from './deliver.js';
@@ -160,6 +162,8 @@ const SUBSCRIPTION_TYPES: Record<SubscriptionType, NativeSubscriptionType> = {
  * reconnect both within one sample go unseen (docs/reliability.md, Broker loss).
  */
 const STATUS_SAMPLE_MS = 250;
+/** `status()` samples again only when the last sample is older than this. */
+const STATUS_FRESH_MS = 20;
 
 /** Errors from the C++ client that no retry can fix [inferred from its result names]. */
 const PERMANENT = /AuthenticationError|AuthorizationError|TopicNotFound|InvalidTopicName|NotAllowed|IncompatibleSchema/;
@@ -176,6 +180,8 @@ export class NativeTransport implements Transport {
   private readonly connection = new ConnectionStatus();
   private readonly statusTimer: NodeJS.Timeout;
   private closed = false;
+  /** When `sampleStatus` last ran (performance.now()). */
+  private sampledAt = -Infinity;
 
   /** Loads the binding (TransportUnavailableError when absent) and creates the client. */
   static async create(options: NativeTransportOptions): Promise<NativeTransport> {
@@ -251,6 +257,7 @@ export class NativeTransport implements Transport {
   async subscribe(options: SubscribeOptions): Promise<Consumer> {
     this.assertOpen();
     const { topic, subscription, handler } = options;
+    const nonPersistent = topic.startsWith('non-persistent://');
     let closed = false;
     let native: NativeConsumer;
     try {
@@ -264,7 +271,10 @@ export class NativeTransport implements Transport {
           if (closed) return;
           let settled = false;
           const message: IncomingMessage = {
-            messageId: raw.getMessageId().toString(),
+            // Read only when asked for (a failure's log line): two N-API calls and an object per message.
+            get messageId() {
+              return raw.getMessageId().toString();
+            },
             topic,
             payload: raw.getData(),
             properties: plainProperties(raw.getProperties()),
@@ -276,6 +286,9 @@ export class NativeTransport implements Transport {
             ack: async () => {
               if (settled) return;
               settled = true;
+              // The broker keeps nothing to acknowledge on a non-persistent topic; the binding's ack would
+              // still cost a thread-safe callback per message.
+              if (nonPersistent) return;
               consumer
                 .acknowledge(raw)
                 .catch((err: unknown) => this.logger.warn({ err, topic, subscription }, 'acknowledge failed: the broker will redeliver'));
@@ -309,7 +322,8 @@ export class NativeTransport implements Transport {
   }
 
   status(): TransportStatus {
-    this.sampleStatus();
+    // Callers read it per request; a sample costs an N-API call per producer and consumer.
+    if (performance.now() - this.sampledAt >= STATUS_FRESH_MS) this.sampleStatus();
     return this.connection.get();
   }
 
@@ -322,6 +336,7 @@ export class NativeTransport implements Transport {
    * sample that finds one down after all were up is a lost connection (a new epoch).
    */
   private sampleStatus(): void {
+    this.sampledAt = performance.now();
     if (this.closed) {
       this.connection.set(false, 'native transport closed');
       return;

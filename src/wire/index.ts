@@ -6,6 +6,7 @@ export type { Codec } from './codec.js';
 export { WireDecodeError } from './errors.js';
 export { MAX_NESTING_DEPTH, type JsonObject } from './schema-kit.js';
 export {
+  dumpJsonOnce,
   pythonFloatRepr,
   pythonJsonDumps,
   pythonJsonString,
@@ -39,6 +40,7 @@ export {
 export {
   agentRequestCodec,
   agentResponseCodec,
+  agentResponseOf,
   agentStepCodec,
   makeAgentRequest,
   makeAgentResponse,
@@ -169,6 +171,7 @@ export {
   makeMetadata,
   makeTriples,
   triplesCodec,
+  triplesOf,
   type Metadata,
   type MetadataInput,
   type Triples,

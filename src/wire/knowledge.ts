@@ -3,7 +3,7 @@
  * `explainability` flow topic.
  */
 import { z } from 'zod';
-import { TripleSchema } from './primitives.js';
+import { TripleSchema, type Triple } from './primitives.js';
 import { defineMessage, list, optRecord, str } from './schema-kit.js';
 
 export const MetadataSchema = z.object({
@@ -29,3 +29,8 @@ const metadata = defineMessage('Metadata', MetadataSchema);
 export const triplesCodec = triples.codec;
 export const makeTriples = triples.make;
 export const makeMetadata = metadata.make;
+
+/** A Triples message from a metadata record and triples already in their output form, without running zod. */
+export function triplesOf(metadata: Metadata, list: Triple[]): Triples {
+  return triples.trust({ metadata: { id: metadata.id, root: metadata.root, collection: metadata.collection }, triples: list });
+}

@@ -144,20 +144,67 @@ function dumpsValue(value: unknown, seen: Set<object>): string | undefined {
   seen.add(value);
   try {
     if (Array.isArray(value)) {
-      let out = '[';
-      for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ', ') + (dumpsValue(value[i], seen) ?? 'null');
-      return out + ']';
+      if (!sharedArrays.has(value)) return dumpsArray(value, seen);
+      const known = sharedJson.get(value);
+      if (known === undefined) {
+        const json = dumpsArray(value, seen);
+        sharedJson.set(value, json);
+        return json;
+      }
+      if (CHECK_SHARED_JSON && known !== dumpsArray(value, seen)) {
+        throw new Error('An array given to dumpJsonOnce() was changed after it was first encoded; build a new one instead');
+      }
+      return known;
     }
     let out = '{';
     let first = true;
     for (const key of Object.keys(value)) {
       const dumped = dumpsValue((value as Record<string, unknown>)[key], seen);
       if (dumped === undefined) continue;
-      out += `${first ? '' : ', '}${pythonJsonString(key)}: ${dumped}`;
+      out += `${first ? '' : ', '}${keyJson(key)}: ${dumped}`;
       first = false;
     }
     return out + '}';
   } finally {
     seen.delete(value);
   }
+}
+
+function dumpsArray(value: readonly unknown[], seen: Set<object>): string {
+  let out = '[';
+  for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ', ') + (dumpsValue(value[i], seen) ?? 'null');
+  return out + ']';
+}
+
+/**
+ * Arrays whose `pythonJsonDumps` is kept after the first time and reused: an explain step's triples travel in
+ * two messages (the explainability topic and the explain response), and are serialised once.
+ */
+const sharedArrays = new WeakSet<readonly unknown[]>();
+const sharedJson = new WeakMap<readonly unknown[], string>();
+/** Under the test runner every reuse is checked against a fresh serialisation. */
+const CHECK_SHARED_JSON = process.env.VITEST !== undefined;
+
+/**
+ * Marks an array that goes into more than one message, so that `pythonJsonDumps` serialises it once. It must
+ * not change afterwards (nor what it holds): build a new array instead.
+ */
+export function dumpJsonOnce<T extends readonly unknown[]>(value: T): T {
+  sharedArrays.add(value);
+  return value;
+}
+
+/**
+ * Object keys are mostly the same few field names in every message: their JSON is kept (up to a bound, so
+ * keys from payloads cannot grow it without end).
+ */
+const keyJsonCache = new Map<string, string>();
+const MAX_CACHED_KEYS = 1000;
+
+function keyJson(key: string): string {
+  const known = keyJsonCache.get(key);
+  if (known !== undefined) return known;
+  const json = pythonJsonString(key);
+  if (keyJsonCache.size < MAX_CACHED_KEYS) keyJsonCache.set(key, json);
+  return json;
 }

@@ -60,6 +60,13 @@ export interface MessageDefinition<T, I> {
   readonly codec: Codec<T>;
   /** Full message from partial input: absent fields take the TrustGraph defaults. Throws TypeError on bad input. */
   make(input?: I): T;
+  /**
+   * A message the caller built already normalised — every field present, in schema order, with its output
+   * type (e.g. the defaults of `make()` spread under typed fields) — taken as it is, without running zod. For
+   * messages built on every iteration from typed values; `encode` treats it like one from `make` (under the
+   * test runner it validates it and fails if zod would have written other bytes).
+   */
+  trust(value: T): T;
 }
 
 /** Wire up a message schema: codec (Python-`json.dumps` encoding, tolerant decoding) and defaults helper. */
@@ -100,18 +107,26 @@ export function defineMessage<T, I>(name: string, schema: z.ZodType<T, I>): Mess
       if (typeof value === 'object' && value !== null) made.add(value);
       return value;
     },
+    trust: (value: T) => {
+      if (typeof value === 'object' && value !== null) made.add(value);
+      return value;
+    },
   };
 }
 
 /**
- * Under the test runner, `encode` still validates what `make` returned and fails if that changes the bytes:
- * a message from `make` must not be changed in place before it is encoded (copy it: `{ ...message, field }`).
+ * Under the test runner, `encode` still validates what `make` (or `trust`) returned and fails if that changes
+ * the bytes: a message from `make` must not be changed in place before it is encoded (copy it:
+ * `{ ...message, field }`), and one given to `trust` must be exactly what zod would make of it.
  */
 const CHECK_MADE_VALUES = process.env.VITEST !== undefined;
 
 function assertUnchanged(name: string, fast: string, validated: string): void {
   if (fast !== validated) {
-    throw new Error(`A ${name} from make() was changed in place before encode(); copy it ({ ...message, field }) instead`);
+    throw new Error(
+      `A ${name} from make() was changed in place before encode(), or one given to trust() was not normalised; ` +
+        'copy it ({ ...message, field }) or build it with make() instead',
+    );
   }
 }
 
