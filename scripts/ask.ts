@@ -12,6 +12,7 @@ import { RequestClient } from '../src/bus/request-client.js';
 import { queueToTopic } from '../src/bus/topics.js';
 import { openTransport, transportChoice } from './transport-choice.js';
 import { agentRequestCodec, agentResponseCodec, makeAgentRequest, type AgentResponse } from '../src/wire/index.js';
+import { errorMessage } from '../src/errors/error-text.js';
 
 const STATE_FILE = fileURLToPath(new URL('../.pulsar/local.json', import.meta.url));
 
@@ -103,7 +104,7 @@ async function main(): Promise<number> {
     }
     if (current) process.stdout.write('\n');
   } catch (error) {
-    console.error(`\n${error instanceof Error ? error.message : String(error)}`);
+    console.error(`\n${errorMessage(error)}`);
     console.error('Is `npm run local` running (or PULSAR_URL set to a broker with an agent)?');
     exitCode = 1;
   } finally {

@@ -28,6 +28,7 @@ import { startBroker, type BrokerHandle } from '../dev/broker.js';
 import { agentFlowConfig, agentFlowTopics, flowRecordConfig } from '../dev/flow-config.js';
 import { openAiModel } from '../dev/local/openai-model.js';
 import { scriptedModel, scriptedTemplates } from '../dev/local/scripted-model.js';
+import { errorMessage } from '../src/errors/error-text.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const STATE_DIR = `${ROOT}.pulsar`;
@@ -39,13 +40,35 @@ function say(message: string): void {
   console.log(`[local] ${message}`);
 }
 
-async function portFree(port: number): Promise<boolean> {
-  const server = createServer();
-  server.on('error', () => {});
-  server.listen(port, '127.0.0.1');
-  const [result] = (await Promise.race([once(server, 'listening').then(() => ['free']), once(server, 'error').then(() => ['taken'])])) as [string];
-  server.close();
-  return result === 'free';
+/** Whether nothing listens on the port now (the agent binds 0.0.0.0, so this checks that address). */
+function portFree(port: number): Promise<boolean> {
+  // A bind that fails emits 'error' only: events.once(server, 'listening') would reject on it, not resolve.
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * The agent's HTTP port to ask for: TG_AGENT_METRICS_PORT when set (0: any free port, as the tests use so
+ * that runs side by side never collide), else 8000 when free, else any free port.
+ */
+async function agentPort(): Promise<number> {
+  const configured = process.env.TG_AGENT_METRICS_PORT;
+  if (configured !== undefined && configured !== '') return Number(configured);
+  return (await portFree(8000)) ? 8000 : 0;
+}
+
+/** The `httpPort` of the agent's "Agent service started" log line, if this is that line. */
+function startedPort(line: string): number | undefined {
+  if (!line.includes('"Agent service started"')) return undefined;
+  try {
+    const port = (JSON.parse(line) as { httpPort?: unknown }).httpPort;
+    return typeof port === 'number' ? port : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** One line per audit record, so the console shows the workflow as it happens. */
@@ -146,7 +169,7 @@ async function main(): Promise<void> {
     });
     stoppers.push(() => mcp.stop());
 
-    const metricsPort = (await portFree(8000)) ? 8000 : 18000;
+    const metricsPort = await agentPort();
     const logFile = `${STATE_DIR}/local-agent.log`;
     const log = createWriteStream(logFile);
     agent = spawn(
@@ -168,6 +191,10 @@ async function main(): Promise<void> {
       ],
       { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
     );
+    // The port the agent really listens on, from its start line: with -P 0 only it knows, and whatever answers
+    // on a port we merely asked for may be another process (a second `npm run local`, another test run).
+    let listening: ((port: number) => void) | undefined;
+    const httpPort = new Promise<number>((resolve) => (listening = resolve));
     let buffered = '';
     const onOutput = (chunk: Buffer) => {
       log.write(chunk);
@@ -175,6 +202,8 @@ async function main(): Promise<void> {
       const lines = buffered.split('\n');
       buffered = lines.pop() ?? '';
       for (const line of lines) {
+        const port = startedPort(line);
+        if (port !== undefined) listening?.(port);
         const summary = summarise(line);
         if (summary) console.log(summary);
       }
@@ -188,11 +217,12 @@ async function main(): Promise<void> {
       }
     });
 
-    const metricsUrl = `http://127.0.0.1:${metricsPort}`;
-    for (let i = 0; ; i++) {
-      const ready = await fetch(`${metricsUrl}/readyz`).then((r) => r.ok, () => false);
-      if (ready) break;
-      if (i > 120) throw new Error(`the agent did not become ready in 60 s; see ${logFile}`);
+    // As long as the agent runs (its exit stops everything, above): a loaded machine may take minutes.
+    const metricsUrl = `http://127.0.0.1:${await httpPort}`;
+    for (let waited = 0; ; waited += 500) {
+      const readyz = await fetch(`${metricsUrl}/readyz`).then(async (r) => ({ ok: r.ok, text: (await r.text()).trim() }), (e: unknown) => ({ ok: false, text: String(e) }));
+      if (readyz.ok) break;
+      if (waited > 0 && waited % 30_000 === 0) say(`waiting for the agent to be ready (${readyz.text}); see ${logFile}`);
       await new Promise((r) => setTimeout(r, 500));
     }
     writeFileSync(LOCAL_STATE_FILE, JSON.stringify({ webSocketUrl: broker.webSocketUrl, serviceUrl: broker.serviceUrl, transport: transport.kind, metricsUrl, workspace: WORKSPACE, flow: FLOW }, null, 2));
@@ -202,7 +232,7 @@ async function main(): Promise<void> {
     say('  npm run ask -- "What entities are connected to Company X?" --group read-only,knowledge,advanced,compute,admin');
     say('Ctrl-C stops everything.');
   } catch (error) {
-    console.error(`[local] ${error instanceof Error ? error.message : String(error)}`);
+    console.error(`[local] ${errorMessage(error)}`);
     await stop(1);
   }
 }

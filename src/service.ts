@@ -20,6 +20,7 @@ import { discoveryArgumentSource } from './mcp/mcp-tool-arguments.js';
 import type { Settings } from './settings.js';
 import type { ToolRegistry } from './tools/registry/registry.js';
 import { ToolServiceClients } from './flow/tool-service-clients.js';
+import { errorMessage } from './errors/error-text.js';
 
 export interface ServiceHooks {
   /** Metrics and the audit trail. */
@@ -44,7 +45,7 @@ export interface ConfigFailure {
 }
 
 export type ServiceSettings = Partial<
-  Pick<Settings, 'brokerPingTimeoutSeconds' | 'slotsHeldSeconds' | 'maxQueued' | 'requestConsumers' | 'undeclaredArguments'>
+  Pick<Settings, 'brokerPingTimeoutSeconds' | 'slotsHeldSeconds' | 'maxQueued' | 'requestConsumers' | 'undeclaredArguments' | 'aggregationTopic' | 'aggregationTimeoutSeconds'>
 > &
   Pick<
   Settings,
@@ -59,7 +60,10 @@ export type ServiceSettings = Partial<
   | 'configPushQueue'
   | 'configTimeoutSeconds'
 > &
-  Partial<Pick<Settings, 'librarianTimeoutSeconds' | 'librarianMaxInFlight'>>;
+  Partial<Pick<Settings, 'librarianTimeoutSeconds' | 'librarianMaxInFlight'>> & {
+    /** How long a flow retries a publish while the broker is unreachable (not a flag). Default 60 s. */
+    publishRetryMs?: number;
+  };
 
 export class AgentService {
   readonly registries: WorkspaceRegistries;
@@ -128,6 +132,11 @@ export class AgentService {
         ...(hooks.gate ? { gate: hooks.gate } : {}),
         ...(settings.librarianTimeoutSeconds !== undefined ? { librarianTimeoutMs: settings.librarianTimeoutSeconds * 1000 } : {}),
         ...(settings.librarianMaxInFlight !== undefined ? { librarianMaxInFlight: settings.librarianMaxInFlight } : {}),
+        aggregation: {
+          ...(settings.aggregationTopic !== undefined ? { topicTemplate: settings.aggregationTopic } : {}),
+          ...(settings.aggregationTimeoutSeconds !== undefined ? { timeoutMs: settings.aggregationTimeoutSeconds * 1000 } : {}),
+        },
+        ...(settings.publishRetryMs !== undefined ? { publishRetryMs: settings.publishRetryMs } : {}),
       },
       logger,
     );
@@ -266,7 +275,7 @@ export class AgentService {
       await apply();
       failures?.delete(part);
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = errorMessage(error);
       this.logger.error(
         { err: error, workspace, part, version },
         `Could not apply the ${part} part of config version ${version}: ${message}; the other parts are applied, this one keeps its previous state`,

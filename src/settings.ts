@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { CodedError } from './errors/coded-error.js';
+import { DEFAULT_AGGREGATION_TOPIC } from './bus/topics.js';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
@@ -79,6 +80,10 @@ export const SettingsSchema = z.object({
   policyConfigType: z.string().min(1).default('agent-group-policy'),
   /** Also publish each audit record to this TrustGraph queue id or Pulsar topic. */
   auditTopic: z.string().min(1).optional(),
+  /** The supervisor's aggregation topic of each flow: `{tenant}`, `{namespace}`, `{topic}` of its request topic. */
+  aggregationTopic: z.string().min(1).default(DEFAULT_AGGREGATION_TOPIC),
+  /** Seconds a supervisor's fan-out waits for all its subagents before its dialog ends with an error. */
+  aggregationTimeoutSeconds: z.coerce.number().positive().max(86_400).default(300),
   /** Requests waiting for a concurrency slot beyond which new ones are refused with an error response. */
   maxQueued: positiveInt(1, 10_000_000).default(10_000),
   /** Consumers per flow on its Shared request subscription: each adds a flow-control window for bursts. */
@@ -141,6 +146,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'undeclaredArguments', flag: 'undeclared-arguments', env: 'TG_AGENT_UNDECLARED_ARGUMENTS', help: 'drop | pass | reject arguments a tool does not declare (default drop)' },
   { key: 'policyConfigType', flag: 'policy-config-type', env: 'TG_AGENT_POLICY_CONFIG_TYPE', help: 'config type of the group policy (default agent-group-policy)' },
   { key: 'auditTopic', flag: 'audit-topic', env: 'TG_AGENT_AUDIT_TOPIC', help: 'also publish audit records to this queue' },
+  { key: 'aggregationTopic', flag: 'aggregation-topic', env: 'TG_AGENT_AGGREGATION_TOPIC', help: 'persistent topic where supervisors collect their subagents, per flow; {tenant} {namespace} {topic} are those of the request topic (default persistent://{tenant}/{namespace}/{topic}-aggregation)' },
+  { key: 'aggregationTimeoutSeconds', flag: 'aggregation-timeout', env: 'TG_AGENT_AGGREGATION_TIMEOUT', help: "seconds a supervisor waits for its subagents before its dialog ends with an error (default 300, TrustGraph's)" },
   { key: 'maxQueued', flag: 'max-queued', env: 'TG_AGENT_MAX_QUEUED', help: 'requests waiting for a slot beyond which new ones get an "overloaded" error response (default 10000)' },
   { key: 'requestConsumers', flag: 'request-consumers', env: 'TG_AGENT_REQUEST_CONSUMERS', help: 'consumers per flow on its request subscription (default: as many as the transport needs for a 4000-message window: 4 on websocket, 1 on native)' },
   { key: 'brokerAdminUrl', flag: 'broker-admin-url', env: 'TG_AGENT_BROKER_ADMIN_URL', help: "broker admin API read for its drop statistics every 30 s (default http://<pulsar host>:8080; none = off)" },

@@ -12,6 +12,7 @@
  * Protocol: the parent sends `{type: 'sample', reset?, gc?}`, the probe answers `{type: 'sample', ...}`.
  * If the parent goes away (IPC disconnect) the agent exits, so a crashed benchmark never leaves it running.
  */
+import { openSync, readSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 interface SampleRequest {
@@ -32,6 +33,11 @@ export interface Block {
    * machine with other work a gap is also time the process waited for a core; this is the part it was running.
    */
   cpuMs: number;
+  /**
+   * CPU time the event loop's own thread used during the gap, ms (Linux: the thread's schedstat), when known:
+   * without worker threads and the garbage collector's helpers, what the block would be on an idle machine.
+   */
+  mainCpuMs?: number;
 }
 
 export interface ProbeSample {
@@ -53,20 +59,42 @@ histogram.enable();
 const blocks: Block[] = [];
 const threshold = Number(process.env.TG_BENCH_BLOCK_THRESHOLD_MS ?? 0);
 if (threshold > 0) {
+  const mainThreadNs = mainThreadCpu();
   let last = performance.now();
   let lastCpu = process.cpuUsage();
+  let lastMain = mainThreadNs?.();
   const timer = setInterval(() => {
     const now = performance.now();
     const cpu = process.cpuUsage();
+    const main = mainThreadNs?.();
     const gap = now - last - 1;
     if (gap > threshold) {
       const cpuMs = (cpu.user - lastCpu.user + cpu.system - lastCpu.system) / 1000;
-      blocks.push({ at: performance.timeOrigin + last, ms: gap, cpuMs: Math.min(cpuMs, gap) });
+      const block: Block = { at: performance.timeOrigin + last, ms: gap, cpuMs: Math.min(cpuMs, gap) };
+      if (main !== undefined && lastMain !== undefined) block.mainCpuMs = Math.min(Number(main - lastMain) / 1e6, gap);
+      blocks.push(block);
     }
     last = now;
     lastCpu = cpu;
+    lastMain = main;
   }, 1);
   timer.unref();
+}
+
+/** A reader of the CPU time (ns) of this, the main, thread so far; undefined where /proc has no schedstat. */
+function mainThreadCpu(): (() => bigint) | undefined {
+  let fd: number;
+  try {
+    fd = openSync(`/proc/self/task/${process.pid}/schedstat`, 'r');
+  } catch {
+    return undefined;
+  }
+  const buffer = Buffer.alloc(64);
+  return () => {
+    const n = readSync(fd, buffer, 0, buffer.length, 0);
+    const text = buffer.toString('latin1', 0, n);
+    return BigInt(text.slice(0, text.indexOf(' ')));
+  };
 }
 
 const nsToMs = (ns: number): number => ns / 1e6;

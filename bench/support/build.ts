@@ -5,7 +5,9 @@
  * work in the same checkout may be building or using it).
  *
  * The directory gets a `package.json` (`"type": "module"`) and a `node_modules` symlink to the repo's, so
- * ESM resolution works as it does from `dist/`. `TG_BENCH_BUILD_DIR=<dir>` reuses (and keeps) a directory.
+ * ESM resolution works as it does from `dist/`. `TG_BENCH_BUILD_DIR=<dir>` reuses (and keeps) a directory;
+ * with `TG_BENCH_PREBUILT=1` as well, what is compiled there already is run as is (to compare an earlier build
+ * with the current one in the same machine state).
  *
  * Experiment knob: `TG_BENCH_AGENT_DEFLATE=on|off` forces the WebSocket permessage-deflate extension on or
  * off in the agent's (and the echo's) build, whatever src/ says, to compare the two on the same machine.
@@ -60,18 +62,8 @@ export async function buildAgent(log: (line: string) => void): Promise<AgentBuil
     ),
   );
   const started = performance.now();
-  log(`compiling src/ with tsc into ${outDir} ...`);
-  try {
-    await promisify(execFile)(process.execPath, [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', tsconfig], {
-      cwd: REPO_ROOT,
-      maxBuffer: 16 * 1024 * 1024,
-    });
-  } catch (error) {
-    // tsc still emits on type errors (another engineer's work in progress); run that, but say so.
-    const output = `${(error as { stdout?: string }).stdout ?? ''}${(error as { stderr?: string }).stderr ?? ''}`;
-    if (!existsSync(join(outDir, 'src', 'main.js'))) throw new Error(`tsc failed to compile the agent for the benchmark:\n${output}`);
-    log(`WARNING: tsc reported errors (the emitted JavaScript is used anyway):\n${output.split('\n').slice(0, 20).join('\n')}`);
-  }
+  if (keep && process.env.TG_BENCH_PREBUILT === '1' && existsSync(join(outDir, 'src', 'main.js'))) log(`TG_BENCH_PREBUILT=1: running the build in ${outDir} as is`);
+  else await compile(tsconfig, outDir, log);
   const seconds = (performance.now() - started) / 1000;
   forceDeflate(join(outDir, 'src', 'bus', 'websocket-transport.js'), log);
   return {
@@ -85,6 +77,21 @@ export async function buildAgent(log: (line: string) => void): Promise<AgentBuil
       if (!keep) rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+async function compile(tsconfig: string, outDir: string, log: (line: string) => void): Promise<void> {
+  log(`compiling src/ with tsc into ${outDir} ...`);
+  try {
+    await promisify(execFile)(process.execPath, [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', tsconfig], {
+      cwd: REPO_ROOT,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+  } catch (error) {
+    // tsc still emits on type errors (another engineer's work in progress); run that, but say so.
+    const output = `${(error as { stdout?: string }).stdout ?? ''}${(error as { stderr?: string }).stderr ?? ''}`;
+    if (!existsSync(join(outDir, 'src', 'main.js'))) throw new Error(`tsc failed to compile the agent for the benchmark:\n${output}`);
+    log(`WARNING: tsc reported errors (the emitted JavaScript is used anyway):\n${output.split('\n').slice(0, 20).join('\n')}`);
+  }
 }
 
 /** Rewrites the compiled `new WebSocket(url, {...})` call to force `perMessageDeflate` (TG_BENCH_AGENT_DEFLATE). */

@@ -36,8 +36,9 @@ type Reply = string | { object: unknown };
 
 /**
  * The scripted model behind the orchestrator's templates (`npm run ask -- --pattern plan-then-execute`): a plan
- * of the workflow tools it is offered, each step calling its tool, and a synthesis of the step results; the
- * meta-router's templates answer `general` / `react`.
+ * of the workflow tools it is offered, each step calling its tool, and a synthesis of the step results; for
+ * `--pattern supervisor` two subagent goals and a synthesis of their answers; the meta-router's templates
+ * answer `general` / `react`.
  */
 export const scriptedTemplates: Record<string, (terms: Record<string, unknown>) => Reply> = {
   'task-type-classify': () => 'general',
@@ -64,5 +65,15 @@ export const scriptedTemplates: Record<string, (terms: Record<string, unknown>) 
     [
       '(scripted model) From the plan:',
       ...((terms.steps as { goal: string; result: string }[] | undefined) ?? []).map((s) => `- ${s.goal}: ${s.result}`),
+    ].join('\n'),
+  // Two subagents: one for the links, one for an analysis of the question.
+  'supervisor-decompose': (terms) => {
+    const question = String(terms.question ?? '');
+    return { object: [`What is linked to ${question}?`, `What stands out about ${question}?`] };
+  },
+  'supervisor-synthesise': (terms) =>
+    [
+      '(scripted model) From the subagents:',
+      ...((terms.results as { goal: string; result: string }[] | undefined) ?? []).map((r) => `- ${r.goal}: ${r.result}`),
     ].join('\n'),
 };

@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { queueToTopic } from '../../src/bus/topics.js';
 import type { Consumer, IncomingMessage, Producer, Properties, Transport } from '../../src/bus/transport.js';
 import type { Codec } from '../../src/wire/index.js';
+import { errorMessage } from '../../src/errors/error-text.js';
 
 export interface StandInContext {
   /** The request's `id` property (undefined when it had none). */
@@ -91,10 +92,6 @@ function isAsyncIterable<T>(value: unknown): value is AsyncIterable<T> {
   return typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 export async function startStandIn<Req, Res>(options: StandInOptions<Req, Res>): Promise<ServiceStandIn<Req, Res>> {
   const { transport, requestCodec, responseCodec } = options;
   const requestTopic = queueToTopic(options.requestQueue);
@@ -163,7 +160,7 @@ export async function startStandIn<Req, Res>(options: StandInOptions<Req, Res>):
     try {
       request = requestCodec.decode(message.payload);
     } catch (error) {
-      standIn.decodeFailures.push({ payload: message.payload, properties: message.properties, error: messageOf(error) });
+      standIn.decodeFailures.push({ payload: message.payload, properties: message.properties, error: errorMessage(error) });
       return;
     }
     standIn.calls.push(request);
@@ -188,8 +185,8 @@ export async function startStandIn<Req, Res>(options: StandInOptions<Req, Res>):
       if (value === undefined) return;
       for (const response of Array.isArray(value) ? value : [value]) await standIn.publish(response, reply);
     } catch (error) {
-      standIn.handlerFailures.push({ request, error: messageOf(error) });
-      if (options.errorReply) await standIn.publish(options.errorReply(messageOf(error), request), reply);
+      standIn.handlerFailures.push({ request, error: errorMessage(error) });
+      if (options.errorReply) await standIn.publish(options.errorReply(errorMessage(error), request), reply);
     }
   };
 
@@ -202,7 +199,7 @@ export async function startStandIn<Req, Res>(options: StandInOptions<Req, Res>):
         await message.ack();
         await answer(message).catch((error: unknown) => {
           // Publishing failed (e.g. the stand-in is stopping): keep it visible to the test, never crash.
-          standIn.handlerFailures.push({ request: undefined, error: `publish failed: ${messageOf(error)}` });
+          standIn.handlerFailures.push({ request: undefined, error: `publish failed: ${errorMessage(error)}` });
         });
       },
     });

@@ -44,8 +44,9 @@ import { reason } from './reasoning.js';
 import { ThoughtStream } from './thought-stream.js';
 import { answerResponse, errorResponse, explainResponse, observationResponse, thoughtResponse } from './responses.js';
 import { UsageTracker } from './patterns/usage.js';
-import { isSubagent, nextAgentRequest, subagentCompletion, type OrchestrationContext } from './patterns/orchestration.js';
+import { isSubagent, nextAgentRequest, SUBAGENT_COMPLETION, subagentCompletion, type OrchestrationContext } from './patterns/orchestration.js';
 import { errorMessage } from '../errors/error-text.js';
+import type { FanInKind } from './patterns/fan-in-messages.js';
 
 /** Where one iteration's messages go; the caller adds the `id` property (and any signature). */
 export interface IterationOutput {
@@ -55,6 +56,8 @@ export interface IterationOutput {
   explain?(triples: Triples): Promise<void>;
   /** Librarian documents of thoughts, observations and answers; absent when the flow has no librarian queues. */
   documents?: DocumentSink;
+  /** The supervisor's aggregation topic (patterns/fan-in-messages.ts), keyed by the request's `correlation_id`. */
+  aggregate?(kind: FanInKind, request: AgentRequest): Promise<void>;
 }
 
 export type SessionOutcome = 'completed' | 'error' | 'max-iterations';
@@ -87,6 +90,8 @@ export interface IterationEvents {
   planCreated?(steps: number, replan: number): void;
   /** A plan step named a tool not offered for the request's groups and that step's state; it did not run. */
   planStepRefused?(refusal: PlanStepRefusal): void;
+  /** A supervisor fanned out this many subagents. */
+  subagentsFannedOut?(count: number): void;
 }
 
 /** A refused plan step, for the metric and the audit line. */
@@ -164,6 +169,11 @@ export async function withErrorResponse(
     // Reaching the iteration limit was already counted as its own session outcome.
     if (!(error instanceof MaxIterationsError)) {
       ctx.events.sessionEnded?.('error', request.history.length + 1);
+    }
+    if (isSubagent(request) && !request.history.some((h) => h.step_type === SUBAGENT_COMPLETION) && ctx.output.aggregate) {
+      // A failed subagent still reports to its supervisor, so the client gets one final message: the synthesis.
+      await ctx.output.next(makeAgentRequest(subagentCompletion(request, `Error: ${message}`)));
+      return { ...result, outcome: 'next', error: message };
     }
     await ctx.output.respond(errorResponse(message));
     return { ...result, outcome: 'error', error: message };
@@ -412,7 +422,7 @@ export function stringifyArguments(args: Readonly<Record<string, unknown>>): Rec
  * Hand a document to the librarian saver (never waits); its id when the save started, for the explain triples to
  * link. Empty text is not saved, as in TrustGraph.
  */
-export function saveDocument(ctx: IterationContext, document: AgentDocument): string | undefined {
+export function saveDocument(ctx: Pick<IterationContext, 'output'>, document: AgentDocument): string | undefined {
   if (!ctx.output.documents || document.content === '') return undefined;
   return ctx.output.documents.save(document) ? document.id : undefined;
 }
@@ -421,7 +431,7 @@ export function saveDocument(ctx: IterationContext, document: AgentDocument): st
  * Publish provenance triples and the inline explain response, from one list of triples built once. Provenance
  * never fails a dialog: what does not fit is shortened or left out by the output.
  */
-export async function explain(ctx: IterationContext, request: AgentRequest, entity: string, triples: Triple[]): Promise<void> {
+export async function explain(ctx: Pick<IterationContext, 'output' | 'logger'>, request: AgentRequest, entity: string, triples: Triple[]): Promise<void> {
   // Both messages carry the same triples: serialised once, for both.
   const shared = dumpJsonOnce(triples);
   if (ctx.output.explain) {

@@ -3,9 +3,10 @@
  *
  * - a subscription receives only what is published after it exists (initial position Latest); a message
  *   published to a topic with no subscription is dropped;
- * - every subscription gets its own copy; Shared (and Key_Shared: no keys are used) subscriptions hand each
- *   message to the next consumer with room, round robin; Exclusive refuses a second consumer and Failover
- *   delivers to the first one only;
+ * - every subscription gets its own copy; Shared subscriptions hand each message to the next consumer with
+ *   room, round robin; Key_Shared hands every message of one key to the same consumer (the key's hash over
+ *   the consumers; keyless messages round robin), so when a consumer leaves its keys move to the others;
+ *   Exclusive refuses a second consumer and Failover delivers to the first one only;
  * - at most `receiverQueueSize` unacknowledged messages per consumer; on a persistent topic a nack redelivers
  *   after `negativeAckRedeliveryDelayMs`, with `redeliveryCount + 1` on Shared and Key_Shared subscriptions
  *   (the broker tracks redeliveries only there: on Exclusive and Failover the count stays 0); on a
@@ -45,6 +46,7 @@ interface StoredMessage {
   readonly topic: string;
   readonly payload: Buffer;
   readonly properties: Properties;
+  readonly key?: string;
   readonly redeliveryCount: number;
 }
 
@@ -235,6 +237,7 @@ export class MemoryTransport implements Transport {
         topic,
         payload: Buffer.from(message.payload),
         properties: { ...message.properties },
+        ...(message.key !== undefined ? { key: message.key } : {}),
         redeliveryCount: 0,
       });
       this.scheduleDispatch(sub);
@@ -251,10 +254,34 @@ export class MemoryTransport implements Transport {
   }
 
   private dispatch(sub: SubscriptionState): void {
+    if (sub.type === 'Key_Shared') {
+      this.dispatchByKey(sub);
+      return;
+    }
     while (sub.backlog.length > 0 && !this.closed && !this.down) {
       const consumer = this.pickConsumer(sub);
       if (!consumer) return;
       const message = sub.backlog.shift() as StoredMessage;
+      consumer.inFlight.set(message.id, message);
+      this.deliver(sub, consumer, message);
+    }
+  }
+
+  /** Key_Shared: each keyed message to its key's consumer, in order per key; a full consumer holds its keys back. */
+  private dispatchByKey(sub: SubscriptionState): void {
+    const held = new Set<string>();
+    for (let i = 0; i < sub.backlog.length && !this.closed && !this.down; ) {
+      const message = sub.backlog[i]!;
+      const open = sub.consumers.filter((c) => !c.closed);
+      const consumer =
+        message.key === undefined ? this.pickConsumer(sub) : open.length > 0 ? open[keyHash(message.key) % open.length] : undefined;
+      const blocked = message.key !== undefined && held.has(message.key);
+      if (!consumer || blocked || consumer.inFlight.size >= consumer.receiverQueueSize) {
+        if (message.key !== undefined) held.add(message.key);
+        i++;
+        continue;
+      }
+      sub.backlog.splice(i, 1);
       consumer.inFlight.set(message.id, message);
       this.deliver(sub, consumer, message);
     }
@@ -344,6 +371,13 @@ export class MemoryTransport implements Transport {
       this.scheduleDispatch(sub);
     }
   }
+}
+
+/** A stable hash of a message key (FNV-1a), to pick its consumer. */
+function keyHash(key: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193) >>> 0;
+  return hash;
 }
 
 function parseDomain(topic: string): 'persistent' | 'non-persistent' {

@@ -59,7 +59,7 @@ interface NativeConsumer {
 }
 
 interface NativeProducer {
-  send(message: { data: Buffer; properties?: Record<string, string> }): Promise<unknown>;
+  send(message: { data: Buffer; properties?: Record<string, string>; partitionKey?: string }): Promise<unknown>;
   close(): Promise<null>;
   isConnected(): boolean;
 }
@@ -239,7 +239,11 @@ export class NativeTransport implements Transport {
         const size = message.payload.length;
         if (size > this.maxMessageBytes) throw this.tooLarge(topic, size);
         try {
-          await native.send({ data: message.payload, properties: message.properties ?? {} });
+          await native.send({
+            data: message.payload,
+            properties: message.properties ?? {},
+            ...(message.key !== undefined ? { partitionKey: message.key } : {}),
+          });
         } catch (err) {
           if (/MessageTooBig/i.test(errorMessage(err))) throw this.tooLarge(topic, size);
           throw new TransportError(`send on ${topic} failed: ${errorMessage(err)}`, { retriable: true, cause: err });

@@ -122,3 +122,20 @@ export function splitPulsarTopic(topic: string): PulsarTopicParts {
     topic: local ?? '',
   };
 }
+
+/** Default of `--aggregation-topic`: a persistent topic next to the flow's request topic. */
+export const DEFAULT_AGGREGATION_TOPIC = 'persistent://{tenant}/{namespace}/{topic}-aggregation';
+
+/**
+ * The supervisor's aggregation topic of a flow: `template` with `{tenant}`, `{namespace}` and `{topic}` (the
+ * local name) of the flow's request topic filled in. It must be persistent: held messages are its state.
+ */
+export function aggregationTopic(requestTopic: string, template: string = DEFAULT_AGGREGATION_TOPIC): string {
+  const parts = splitPulsarTopic(requestTopic);
+  const topic = template.replaceAll('{tenant}', parts.tenant).replaceAll('{namespace}', parts.namespace).replaceAll('{topic}', parts.topic);
+  if (!topic.startsWith('persistent://')) {
+    throw new TopicError(`The aggregation topic ${JSON.stringify(topic)} must be persistent:// (its unacknowledged messages are the fan-in's state)`);
+  }
+  splitPulsarTopic(topic);
+  return topic;
+}

@@ -15,6 +15,8 @@ export type SubscriptionType = 'Exclusive' | 'Shared' | 'Failover' | 'Key_Shared
 export interface OutgoingMessage {
   payload: Buffer;
   properties?: Properties;
+  /** The message key: a Key_Shared subscription hands every message of one key to the same consumer. */
+  key?: string;
 }
 
 export interface IncomingMessage {

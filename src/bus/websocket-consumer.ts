@@ -4,21 +4,17 @@
  */
 import type { Logger } from 'pino';
 import { deliver } from './deliver.js';
-import type { Consumer, IncomingMessage, Properties, SubscribeOptions } from './transport.js';
+import type { Consumer, IncomingMessage, SubscribeOptions } from './transport.js';
+import type { DecodedFrame, MessageFrame } from './websocket-frame.js';
+import { FrameDecoder } from './websocket-frame-decoder.js';
 import { Link, type LinkSettings } from './websocket-link.js';
-
-interface MessageFrame {
-  messageId: string;
-  payload: string;
-  properties?: Properties | null;
-  redeliveryCount?: number;
-}
 
 export class WebSocketConsumer implements Consumer {
   readonly topic: string;
   readonly subscription: string;
   private readonly link: Link;
   private readonly logger: Logger;
+  private readonly frames: FrameDecoder;
   private closed = false;
 
   constructor(
@@ -30,9 +26,10 @@ export class WebSocketConsumer implements Consumer {
     this.topic = options.topic;
     this.subscription = options.subscription;
     this.logger = settings.logger;
+    this.frames = new FrameDecoder(settings.logger, (frame) => this.onFrame(frame));
     this.link = new Link(`consumer ${options.subscription} on ${options.topic}`, url, settings, {
       onOpen: () => undefined,
-      onText: (text) => this.onFrame(text),
+      onTextBytes: (bytes) => this.frames.push(bytes),
       onDown: () => undefined,
     });
   }
@@ -52,20 +49,11 @@ export class WebSocketConsumer implements Consumer {
     await this.link.close(options?.unsubscribe ? (ws) => ws.send(JSON.stringify({ type: 'unsubscribe' })) : undefined);
   }
 
-  private onFrame(text: string): void {
+  private onFrame(frame: DecodedFrame): void {
     if (this.closed) return;
-    let frame: Partial<MessageFrame>;
-    try {
-      frame = JSON.parse(text) as Partial<MessageFrame>;
-    } catch {
-      this.logger.warn({ link: this.link.label, frame: text.slice(0, 200) }, 'unparseable frame from broker');
-      return;
-    }
-    if (typeof frame.messageId !== 'string' || typeof frame.payload !== 'string') {
-      this.logger.debug({ link: this.link.label, frame: text.slice(0, 200) }, 'ignoring a non-message frame');
-      return;
-    }
-    this.dispatch(frame as MessageFrame);
+    if ('unparseable' in frame) this.logger.warn({ link: this.link.label, frame: frame.unparseable }, 'unparseable frame from broker');
+    else if ('notMessage' in frame) this.logger.debug({ link: this.link.label, frame: frame.notMessage }, 'ignoring a non-message frame');
+    else this.dispatch(frame.message);
   }
 
   private dispatch(frame: MessageFrame): void {
@@ -78,9 +66,9 @@ export class WebSocketConsumer implements Consumer {
     const message: IncomingMessage = {
       messageId: frame.messageId,
       topic: this.topic,
-      payload: Buffer.from(frame.payload, 'base64'),
-      properties: frame.properties ?? {},
-      redeliveryCount: typeof frame.redeliveryCount === 'number' ? frame.redeliveryCount : 0,
+      payload: frame.payload,
+      properties: frame.properties,
+      redeliveryCount: frame.redeliveryCount,
       ack: () => command({ messageId: frame.messageId }),
       nack: () => command({ type: 'negativeAcknowledge', messageId: frame.messageId }),
     };

@@ -23,7 +23,9 @@ export interface LinkSettings extends UpgradeSettings {
 
 export interface LinkHandlers {
   onOpen(ws: WebSocket): void;
-  onText(text: string): void;
+  /** Each text frame, as a string; or, with `onTextBytes`, as the bytes received (decoding them is the handler's). */
+  onText?(text: string): void;
+  onTextBytes?(bytes: Buffer): void;
   /** The open connection was lost; a reconnect is scheduled unless the link is closed. */
   onDown(error: TransportError): void;
 }
@@ -206,7 +208,8 @@ export class Link {
         logger.warn({ link: this.label }, 'ignoring a binary frame');
         return;
       }
-      this.handlers.onText(rawToString(data));
+      if (this.handlers.onTextBytes) this.handlers.onTextBytes(rawToBuffer(data));
+      else this.handlers.onText?.(rawToBuffer(data).toString('utf8'));
     });
     ws.on('pong', () => {
       this.missedPongs = 0;
@@ -280,10 +283,10 @@ export class Link {
   }
 }
 
-function rawToString(data: WebSocket.RawData): string {
-  if (Buffer.isBuffer(data)) return data.toString('utf8');
-  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
-  return Buffer.from(data).toString('utf8');
+function rawToBuffer(data: WebSocket.RawData): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  if (Array.isArray(data)) return Buffer.concat(data);
+  return Buffer.from(data);
 }
 
 /** Never log a token that somebody put in the URL. */

@@ -48,6 +48,7 @@ export class WebSocketProducer implements Producer {
     const frame = JSON.stringify({
       payload: message.payload.toString('base64'),
       properties: message.properties ?? {},
+      ...(message.key !== undefined ? { key: message.key } : {}),
       context,
     });
     const frameBytes = Buffer.byteLength(frame, 'utf8');

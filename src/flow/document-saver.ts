@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { RequestClient } from '../bus/request-client.js';
 import { addDocumentRequest, type AgentDocument, type DocumentSink } from '../agent/agent-documents.js';
 import type { LibrarianRequest, LibrarianResponse } from '../wire/index.js';
+import { errorMessage } from '../errors/error-text.js';
 
 /** `saved`: the librarian confirmed; `failed`: error reply, timeout or publish failure; `skipped`: too many in flight. */
 export type DocumentSaveOutcome = 'saved' | 'failed' | 'skipped';
@@ -62,8 +63,7 @@ export class DocumentSaver implements DocumentSink {
       if (response.error) throw new Error(`librarian error (${response.error.type}): ${response.error.message}`);
       this.options.onOutcome?.('saved');
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      this.options.logger.warn({ err: error, document: document.id }, `Failed to save a librarian document: ${message}`);
+      this.options.logger.warn({ err: error, document: document.id }, `Failed to save a librarian document: ${errorMessage(error)}`);
       this.options.onOutcome?.('failed');
     }
   }

@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import { RequestClient } from '../bus/request-client.js';
-import { flowSubscriptionName, queueToTopic } from '../bus/topics.js';
+import { aggregationTopic, flowSubscriptionName, queueToTopic } from '../bus/topics.js';
 import type { Consumer, Producer } from '../bus/transport.js';
 import type { FlowDefinition } from '../config/flows.js';
 import type { ToolClients } from '../tools/run/tool-clients.js';
@@ -28,6 +28,7 @@ import {
   type Codec,
 } from '../wire/index.js';
 import { DocumentSaver } from './document-saver.js';
+import { DEFAULT_AGGREGATION_TIMEOUT_MS, FanInConsumer } from './fan-in-consumer.js';
 import type { FlowRuntimeDeps } from './ports.js';
 import { DEFAULT_PUBLISH_RETRY_MS, PublishPolicy } from './publish-policy.js';
 import { RequestHandler } from './request-handler.js';
@@ -48,6 +49,7 @@ export class FlowRuntime {
   private readonly producers: Producer[] = [];
   private readonly clients: RequestClient<unknown, unknown>[] = [];
   private documents: DocumentSaver | undefined;
+  private fanIn: FanInConsumer | undefined;
   private inFlight = 0;
 
   private constructor(
@@ -81,6 +83,7 @@ export class FlowRuntime {
         .map((c) => c.close().catch((error: unknown) => this.logger.warn({ err: error }, 'Closing a request consumer failed'))),
     );
     while (this.inFlight > 0) await new Promise((r) => setTimeout(r, 20));
+    await this.fanIn?.close().catch((error: unknown) => this.logger.warn({ err: error }, 'Closing the aggregation consumer failed'));
     await this.documents?.drain(DOCUMENT_DRAIN_MS);
     await Promise.allSettled([...this.clients.map((c) => c.close()), ...this.producers.map((p) => p.close())]);
     this.logger.info('Flow stopped');
@@ -144,6 +147,9 @@ export class FlowRuntime {
     const response = (await this.producer('response'))!;
     const next = (await this.producer('next'))!;
     const explainability = await this.producer('explainability');
+    const fanInTopic = aggregationTopic(this.topic('request')!, this.deps.aggregation?.topicTemplate);
+    const aggregation = await this.deps.transport.createProducer(fanInTopic);
+    this.producers.push(aggregation);
     const prompt = (await this.client('prompt', promptRequestCodec, promptResponseCodec))!;
     const tools: ToolClients = {
       prompt,
@@ -167,19 +173,29 @@ export class FlowRuntime {
     this.documents = documents;
 
     const { gate, telemetry } = this.deps;
-    const handler = new RequestHandler({
+    const output = {
       definition: this.definition,
-      deps: this.deps,
       transport: this.deps.transport,
       logger: this.logger,
-      producers: { response, next, ...(explainability ? { explainability } : {}) },
+      producers: { response, next, aggregation, ...(explainability ? { explainability } : {}) },
       publisher: new PublishPolicy(this.deps.transport, this.deps.publishRetryMs ?? DEFAULT_PUBLISH_RETRY_MS, this.logger),
-      prompt,
-      tools,
       ...(gate ? { gate } : {}),
       ...(telemetry ? { telemetry } : {}),
       ...(documents ? { documents } : {}),
-    });
+    };
+    const handler = new RequestHandler({ ...output, deps: this.deps, prompt, tools });
+
+    // Before the request consumers: a supervisor's fan-in must be collected from its first fan-out on.
+    this.fanIn = new FanInConsumer(
+      output,
+      {
+        topic: fanInTopic,
+        subscription: flowSubscriptionName(this.deps.processorId, this.definition.workspace, this.definition.flow, 'aggregation'),
+        timeoutMs: this.deps.aggregation?.timeoutMs ?? DEFAULT_AGGREGATION_TIMEOUT_MS,
+      },
+      (outcome) => telemetry?.aggregationEnded?.(outcome),
+    );
+    await this.fanIn.start(this.deps.transport);
 
     this.deps.telemetry?.subscribing?.(this.definition.topics.request ?? '');
     // Each consumer of the Shared subscription has its own flow-control window. Where the transport caps one

@@ -9,6 +9,7 @@ import type { FlowDefinition } from '../config/flows.js';
 import type { DocumentSink } from '../agent/agent-documents.js';
 import type { IterationOutput } from '../agent/iteration.js';
 import { budgetFor, checkFits, fitResponse, fitTriples, type MessageBudget } from '../agent/message-budget.js';
+import { fanInMessage, type FanInKind } from '../agent/patterns/fan-in-messages.js';
 import { agentRequestCodec, triplesCodec, type AgentRequest, type AgentResponse } from '../wire/index.js';
 import { settle, track, type DialogState } from './dialog.js';
 import type { FlowTelemetry, RequestGate } from './ports.js';
@@ -19,7 +20,7 @@ export interface FlowOutput {
   definition: FlowDefinition;
   transport: Transport;
   logger: Logger;
-  producers: { response: Producer; next: Producer; explainability?: Producer };
+  producers: { response: Producer; next: Producer; explainability?: Producer; aggregation?: Producer };
   publisher: PublishPolicy;
   gate?: RequestGate;
   telemetry?: FlowTelemetry;
@@ -65,6 +66,19 @@ export function iterationOutput(flow: FlowOutput, id: string, dialog: DialogStat
       await publisher.publish(producers.next, { payload, properties: nextProperties }, true);
       flow.telemetry?.next?.('published');
     },
+    ...(producers.aggregation
+      ? {
+          aggregate: async (kind: FanInKind, message: AgentRequest) => {
+            const aggregation = producers.aggregation!;
+            const signed = { ...(flow.gate?.nextProperties(flow.definition, message, id) ?? {}), id };
+            const outgoing = fanInMessage(kind, message, signed, Date.now());
+            checkFits(outgoing.payload, 'the supervisor aggregation message', budgetFor(flow.transport, outgoing.properties));
+            await settle(dialog.pending);
+            await publisher.whenConnected();
+            await publisher.publish(aggregation, outgoing, true);
+          },
+        }
+      : {}),
     ...(explainability && request
       ? {
           explain: (triples) => {

@@ -79,6 +79,8 @@ export interface FlowTelemetry {
   downstream?(targetService: string, outcome: DownstreamOutcome): void;
   /** A librarian document save ended (or was skipped). */
   documentSaved?(outcome: DocumentSaveOutcome): void;
+  /** A supervisor's fan-in ended: every subagent was in, or it timed out. */
+  aggregationEnded?(outcome: 'completed' | 'timed-out'): void;
 }
 
 /**
@@ -140,4 +142,9 @@ export interface FlowRuntimeDeps {
    * subscription a REQUEST_WINDOW-message window (one where a consumer's queue is not capped).
    */
   requestConsumers?: number;
+  /**
+   * The supervisor's aggregation topic (`{tenant}`, `{namespace}`, `{topic}` of the request topic filled in;
+   * default DEFAULT_AGGREGATION_TOPIC) and how long a fan-out may wait for its subagents (default 300 s).
+   */
+  aggregation?: { topicTemplate?: string; timeoutMs?: number };
 }

@@ -19,6 +19,7 @@ import { discoveryFingerprint, type McpDiscoveryLookup, type McpToolDiscovery } 
 import { MCP_CONFIG_TYPE, parseMcpConfig, redactUrl, type McpConfig, type McpServerEntry } from './mcp-config.js';
 import { SchemaCompiler } from './schema-arguments.js';
 import { listMcpTools, type ListedMcpTool, type McpEndpoint, type ToolsLister } from './tools-list-client.js';
+import { errorMessage } from '../errors/error-text.js';
 
 export interface McpDiscoveryOptions {
   /** How long a server's answer is used. */
@@ -257,7 +258,7 @@ export class McpDiscovery {
       const failure =
         error instanceof McpDiscoveryError
           ? error
-          : new McpDiscoveryError('protocol', `tools/list of ${redactUrl(entry.url)} failed: ${error instanceof Error ? error.message : String(error)}`);
+          : new McpDiscoveryError('protocol', `tools/list of ${redactUrl(entry.url)} failed: ${errorMessage(error)}`);
       state.cache.fail(key, failure);
       const after = state.cache.state(key);
       const repeated = before.status === 'failed' && before.error.reason === failure.reason;

@@ -11,6 +11,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { McpDiscoveryError } from './errors.js';
 import { redactUrl } from './mcp-config.js';
+import { errorMessage } from '../errors/error-text.js';
 
 /** Where to ask: an MCP server URL and its optional bearer token. */
 export interface McpEndpoint {
@@ -107,7 +108,7 @@ export function classifyFailure(error: unknown, endpoint: McpEndpoint, timedOut:
     const hint = error.code === 404 || error.code === 405 ? '; check the "url" path of the mcp entry (often …/mcp)' : '';
     return new McpDiscoveryError('http', `${where} answered HTTP ${error.code}${hint}: ${short(hideToken(error.message, endpoint))}`);
   }
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   if (error instanceof TypeError && /fetch failed/i.test(message)) {
     return new McpDiscoveryError('unreachable', `cannot reach ${where} (${short(message)}); check the "url" of the mcp entry and that the server is running`);
   }

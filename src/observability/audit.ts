@@ -62,6 +62,8 @@ export interface AuditRecord {
   task_type?: string;
   routed?: boolean;
   plan?: { steps: number; replan: number };
+  /** Supervisor: the subagents this iteration fanned out. */
+  subagents?: number;
 }
 
 export class AuditTrail {

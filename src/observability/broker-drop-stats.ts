@@ -8,6 +8,7 @@
  */
 import type { Logger } from 'pino';
 import { splitPulsarTopic } from '../bus/topics.js';
+import { errorMessage } from '../errors/error-text.js';
 
 export interface WatchedSubscription {
   topic: string;
@@ -71,7 +72,7 @@ export class BrokerDropStats {
       this.lastProblem = undefined;
       return typeof rate === 'number' && Number.isFinite(rate) ? rate : 0;
     } catch (error) {
-      const problem = error instanceof Error ? error.message : String(error);
+      const problem = errorMessage(error);
       if (problem !== this.lastProblem) {
         this.options.logger.warn({ url }, `Cannot read the broker's drop statistics (--broker-admin-url): ${problem}`);
         this.lastProblem = problem;

@@ -11,6 +11,8 @@ import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { errorMessage } from '../errors/error-text.js';
+import { BadRequestError } from './errors.js';
 
 export interface HttpRoutes {
   metrics?(): Promise<{ contentType: string; body: string }>;
@@ -24,9 +26,6 @@ export interface HttpServerOptions {
   listingToken?: string;
 }
 
-/** A request whose URL cannot be read: the client's fault, answered 400. */
-class BadRequest extends Error {}
-
 export class HttpServer {
   private server: Server | undefined;
 
@@ -39,12 +38,12 @@ export class HttpServer {
   async listen(port: number, host = '0.0.0.0'): Promise<number> {
     const server = createServer((req, res) => {
       this.handle(req, res).catch((error: unknown) => {
-        if (error instanceof BadRequest) {
+        if (error instanceof BadRequestError) {
           this.logger.debug({ url: req.url?.slice(0, 200) }, `HTTP request refused: ${error.message}`);
           return send(res, 400, 'text/plain; charset=utf-8', `bad request: ${error.message}\n`);
         }
         this.logger.error({ err: error, url: req.url?.slice(0, 200) }, 'HTTP request failed');
-        send(res, 500, 'text/plain; charset=utf-8', `internal error: ${(error as Error).message}\n`);
+        send(res, 500, 'text/plain; charset=utf-8', `internal error: ${errorMessage(error)}\n`);
       });
     });
     this.server = server;
@@ -67,7 +66,7 @@ export class HttpServer {
     try {
       url = new URL(req.url ?? '/', 'http://localhost');
     } catch {
-      throw new BadRequest('the URL cannot be parsed');
+      throw new BadRequestError('the URL cannot be parsed');
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'text/plain', 'only GET\n');
     const path = url.pathname.replace(/\/+$/, '') || '/';
@@ -109,7 +108,7 @@ function decodeSegment(segment: string): string {
   try {
     return decodeURIComponent(segment);
   } catch {
-    throw new BadRequest('malformed percent-encoding in the path');
+    throw new BadRequestError('malformed percent-encoding in the path');
   }
 }
 

@@ -80,6 +80,11 @@ export class IterationRecorder implements RequestTelemetry {
     this.record.plan = { steps, replan };
   }
 
+  subagentsFannedOut(count: number): void {
+    this.metrics.subagents.observe(count);
+    this.record.subagents = count;
+  }
+
   planStepRefused(refusal: PlanStepRefusal): void {
     this.metrics.planStepsRefused.inc({ tool: this.metrics.tool(refusal.tool), at: refusal.at });
     this.deny({

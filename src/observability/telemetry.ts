@@ -84,6 +84,10 @@ export class AgentTelemetry implements Telemetry {
     this.metrics.librarianDocuments.inc({ outcome });
   }
 
+  aggregationEnded(outcome: 'completed' | 'timed-out'): void {
+    this.metrics.aggregations.inc({ outcome });
+  }
+
   registryRebuilt(registry: ToolRegistry, seconds: number): void {
     this.metrics.registryRebuilt(registry, seconds);
     if (this.options.mcpDiscovery) this.metrics.mcpRegistryRebuilt(registry);

@@ -99,7 +99,8 @@ export class IterationSigner {
    * not seen before on this replica. A request that verifies is remembered (a second copy is `replayed`).
    */
   verify(route: IterationRoute, request: AgentRequest, properties: Readonly<Record<string, string | undefined>>): Verdict {
-    if (request.history.length === 0) return 'ok';
+    // A subagent's first request continues its supervisor's conversation: it must be signed like a `next`.
+    if (request.history.length === 0 && request.correlation_id === '') return 'ok';
     const signature = properties[SIGNATURE_PROPERTY];
     const signedAt = properties[SIGNED_AT_PROPERTY];
     if (!signature) return 'missing';

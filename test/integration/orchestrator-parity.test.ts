@@ -62,8 +62,6 @@ const PARTS: readonly Part[] = ['outline', 'prompts', 'requests', 'responses'];
  * docs/trustgraph-compatibility.md ("Compared with TrustGraph 2.11.1's orchestrator").
  */
 const KNOWN_DIFFERENCES: Readonly<Record<string, readonly Part[]>> = {
-  'supervisor.json': PARTS,
-  'supervisor-streaming.json': PARTS,
 };
 
 function partOf(sequence: NormalisedSequence, part: Part): unknown {

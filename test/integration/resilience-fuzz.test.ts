@@ -136,7 +136,7 @@ describe('property-based fuzz of every consumed topic (real broker)', () => {
         } else if (last.message_type === 'error' && request.correlation_id !== '') {
           // A request with a correlation id is a subagent's: its answer goes back as a completion, which no
           // supervisor here is waiting for, and the conversation ends with that error.
-          expect(last.error?.message).toMatch(/^a subagent completion for correlation .* arrived, but this agent does not run the supervisor pattern/);
+          expect(last.error?.message).toMatch(/^a subagent completion for correlation .* arrived, but no supervisor is waiting for it/);
         } else if (last.message_type === 'error') {
           // The only other way a decodable request may end in error: it is too large for what the transport
           // carries (the request itself, or a message derived from it), reported as such with the remedy.

@@ -36,6 +36,13 @@ export interface RestartableBroker {
   resume(): void;
   /** Stop the broker process (SIGTERM, then SIGKILL after 30 s). Safe when already stopped. */
   stop(): Promise<void>;
+  /**
+   * Kill the broker process at once (SIGKILL), as a crash does: its connections drop, nothing is unloaded.
+   * A broker stopped with SIGTERM unloads its topics first and takes reconnects meanwhile, so what a client
+   * publishes in that moment can be lost when it exits (docs/reliability.md); a test that must see every
+   * conversation end crashes the broker instead. Safe when already stopped.
+   */
+  crash(): Promise<void>;
   /** Start it again on the same ports; resolves once it is ready. */
   start(): Promise<void>;
   /** Stop it for good (idempotent); call in afterAll. */
@@ -98,6 +105,15 @@ export async function startRestartableBroker(options: RestartableBrokerOptions =
       if (paused) signal('SIGCONT');
       running = false;
       await runLauncher('stop', env);
+    },
+    async crash() {
+      const pid = brokerPid(webPort);
+      if (pid !== undefined) {
+        process.kill(pid, 'SIGKILL');
+        paused = false;
+        while (brokerPid(webPort) === pid) await new Promise((r) => setTimeout(r, 50));
+      }
+      await broker.stop();
     },
     async close() {
       if (closed) return;

@@ -1,12 +1,13 @@
 /**
  * One consumed AgentRequest, run by the pattern it names, as TrustGraph's orchestrator dispatches it:
  *
- * - a subagent's completion message goes to the aggregation (supervisor);
+ * - a subagent's completion message is forwarded to the aggregation topic, keyed by its correlation id, where
+ *   the owner of that key collects its siblings (fan-in.ts);
  * - a first request without a `pattern` is routed by the meta-router (meta-router.ts) when the workspace
  *   configures `agent-pattern` / `agent-task-type`; the decision travels in the `next` requests;
  * - the first iteration of an orchestrated conversation emits the pattern-decision explain entity;
- * - `plan-then-execute` runs plan-then-execute.ts, everything else ReAct (iteration.ts), as TrustGraph falls
- *   back to ReAct for a pattern it does not know.
+ * - `plan-then-execute` runs plan-then-execute.ts, `supervisor` supervisor.ts, everything else ReAct
+ *   (iteration.ts), as TrustGraph falls back to ReAct for a pattern it does not know.
  *
  * Without pattern config the meta-router decides `react` / `general` without asking the model, as
  * TrustGraph's does. A later iteration without a pattern (a client that keeps its own history, or TrustGraph's
@@ -17,12 +18,13 @@ import { makeAgentRequest, type AgentRequest } from '../../wire/index.js';
 import { DialogError } from '../errors.js';
 import { sessionUriKey, provenanceUris } from '../explainability.js';
 import { explain, runIteration, withErrorResponse, type IterationContext, type IterationResult } from '../iteration.js';
-import { buildPatternCatalog, isPatternId, type PatternCatalog } from './catalog.js';
+import { buildPatternCatalog, isPatternId, type PatternCatalog, type PatternId } from './catalog.js';
 import { routeQuestion } from './meta-router.js';
 import { SUBAGENT_COMPLETION, type OrchestrationContext } from './orchestration.js';
 import { patternDecisionTriples, patternUris } from './pattern-explain.js';
 import type { PatternContext } from './pattern-context.js';
 import { runPlanIteration } from './plan-then-execute.js';
+import { runSupervisorIteration } from './supervisor.js';
 import { UsageTracker } from './usage.js';
 
 const DEFAULT_CATALOG = buildPatternCatalog();
@@ -39,11 +41,15 @@ export async function runAgentRequest(
   const patterns = catalog ?? DEFAULT_CATALOG;
   const received = receivedAsk.request;
   if (isSubagentCompletion(received)) {
-    return withErrorResponse(ctx, receivedAsk, () => {
-      throw new DialogError(
-        `a subagent completion for correlation ${received.correlation_id} arrived, but this agent does not run the ` +
-          'supervisor pattern yet, so no supervisor is waiting for it; the conversation ends here',
-      );
+    return withErrorResponse(ctx, receivedAsk, async (result) => {
+      if (!ctx.output.aggregate) {
+        throw new DialogError(
+          `a subagent completion for correlation ${received.correlation_id} arrived, but this flow has no aggregation ` +
+            'topic, so no supervisor can collect it; the conversation ends here',
+        );
+      }
+      await ctx.output.aggregate('completion', received);
+      return { ...result, outcome: 'next', action: 'subagent-completion' };
     });
   }
   const usage = new UsageTracker();
@@ -86,11 +92,12 @@ export async function runAgentRequest(
   // Routing changed only the orchestration fields, never the groups or the state.
   const ask: AgentAsk = { ...receivedAsk, request };
   if (runs === 'plan-then-execute') return withErrorResponse(ctx, ask, (result) => runPlanIteration(patternCtx, request, result));
+  if (runs === 'supervisor') return withErrorResponse(ctx, ask, (result) => runSupervisorIteration(patternCtx, request, result));
   return runIteration(patternCtx, ask);
 }
 
 /** The pattern that runs a request: its own when this agent runs it, else ReAct. */
-function runnablePattern(pattern: string): 'react' | 'plan-then-execute' {
-  return isPatternId(pattern) && pattern === 'plan-then-execute' ? 'plan-then-execute' : 'react';
+function runnablePattern(pattern: string): PatternId {
+  return isPatternId(pattern) ? pattern : 'react';
 }
 

@@ -8,6 +8,7 @@
 import { DEFAULT_PATTERN, DEFAULT_TASK_TYPE, type PatternCatalog } from './catalog.js';
 import { callTemplate, type PromptClient } from './template-prompt.js';
 import type { UsageTracker } from './usage.js';
+import { errorMessage } from '../../errors/error-text.js';
 
 export const TASK_TYPE_CLASSIFY_TEMPLATE = 'task-type-classify';
 export const PATTERN_SELECT_TEMPLATE = 'pattern-select';
@@ -23,10 +24,6 @@ export interface RouteDecision {
 /** TrustGraph's normalisation of the model's one-word reply. */
 function normalise(text: string): string {
   return text.trim().toLowerCase().replace(/["']/g, '');
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 export async function routeQuestion(
@@ -52,7 +49,7 @@ export async function routeQuestion(
       if (catalog.taskTypes.has(selected)) taskType = selected;
       else fallbacks.push(`the model named the unknown task type "${selected}"; using "${DEFAULT_TASK_TYPE}"`);
     } catch (error) {
-      fallbacks.push(`task type classification failed (${errorText(error)}); using "${DEFAULT_TASK_TYPE}"`);
+      fallbacks.push(`task type classification failed (${errorMessage(error)}); using "${DEFAULT_TASK_TYPE}"`);
     }
   }
   const task = catalog.taskTypes.get(taskType);
@@ -81,7 +78,7 @@ export async function routeQuestion(
     if (valid.includes(selected)) pattern = selected;
     else fallbacks.push(`the model named the pattern "${selected}", not one of ${valid.join(', ')}; using "${first}"`);
   } catch (error) {
-    fallbacks.push(`pattern selection failed (${errorText(error)}); using "${first}"`);
+    fallbacks.push(`pattern selection failed (${errorMessage(error)}); using "${first}"`);
   }
   return { pattern, taskType, framing, fallbacks };
 }

@@ -6,6 +6,7 @@
 import { checkJsonLimits } from '../../wire/json-limits.js';
 import { describeValue } from '../describe-value.js';
 import type { ProblemDetail } from './problems.js';
+import { errorMessage } from '../../errors/error-text.js';
 
 /** Largest config value (JSON text) accepted for one tool, tool service or MCP entry. */
 export const MAX_CONFIG_VALUE_CHARS = 1_048_576;
@@ -25,8 +26,7 @@ export function decodeEntry(raw: unknown): DecodedEntry {
     try {
       value = JSON.parse(raw) as unknown;
     } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      return { ok: false, detail: { message: `invalid JSON: ${reason}` } };
+      return { ok: false, detail: { message: `invalid JSON: ${errorMessage(error)}` } };
     }
   } else if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     return { ok: false, detail: { message: `expected a JSON string holding an object, got ${describeValue(raw)}` } };

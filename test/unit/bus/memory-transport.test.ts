@@ -78,6 +78,31 @@ describe('MemoryTransport', () => {
     expect(b.seen.map(text)).toEqual(['2', '4']);
   });
 
+  it('hands every message of one key to one Key_Shared consumer, and a closing consumer’s held keys to the others', async () => {
+    const a = collector(false);
+    const b = collector(false);
+    const consumerA = await bus.subscribe({ topic: P, subscription: 'k', subscriptionType: 'Key_Shared', handler: a.handler });
+    await bus.subscribe({ topic: P, subscription: 'k', subscriptionType: 'Key_Shared', handler: b.handler });
+    const producer = await bus.createProducer(P);
+    const keys = ['c1', 'c2', 'c3', 'c4', 'c5', 'c6'];
+    for (const round of ['x', 'y']) for (const key of keys) await producer.send({ payload: Buffer.from(`${key}-${round}`), key });
+    await settle();
+    const keysOf = (seen: IncomingMessage[]) => new Set(seen.map((m) => text(m).split('-')[0] ?? ''));
+    // Each key went to exactly one consumer, both rounds, in order.
+    for (const key of keys) expect(keysOf(a.seen).has(key) !== keysOf(b.seen).has(key)).toBe(true);
+    for (const seen of [a.seen, b.seen]) {
+      for (const key of keysOf(seen)) expect(seen.filter((m) => text(m).startsWith(key)).map(text)).toEqual([`${key}-x`, `${key}-y`]);
+    }
+    expect(a.seen.length).toBeGreaterThan(0);
+    expect(b.seen.length).toBeGreaterThan(0);
+    // A's unacknowledged messages go to B when A closes: its keys now belong to B.
+    const heldByA = a.seen.map(text);
+    await consumerA.close();
+    await settle();
+    expect(b.seen.map(text)).toEqual(expect.arrayContaining(heldByA));
+    expect(b.seen).toHaveLength(keys.length * 2);
+  });
+
   it('refuses a second Exclusive consumer and a consumer of another type with a retriable 409', async () => {
     await bus.subscribe({ topic: NP, subscription: 'x', subscriptionType: 'Exclusive', handler: () => undefined });
     const second = bus.subscribe({ topic: NP, subscription: 'x', subscriptionType: 'Exclusive', handler: () => undefined });

@@ -1,0 +1,42 @@
+/**
+ * The messages of the aggregation topic: an AgentRequest as TrustGraph writes it, keyed by its
+ * `correlation_id`, with the property `tg-agent-fan-in` saying what it is:
+ *
+ * - `fan-out`: the supervisor's request (the synthesis template) with the fan-out's `correlation_id` and
+ *   `expected_siblings`, and `tg-agent-fan-out-at` the time of the fan-out (ms since the epoch);
+ * - `completion`: a subagent's `subagent-completion` request, forwarded as it arrived on the request topic.
+ *
+ * The `id` property is the client's, as on every message of the conversation.
+ */
+import type { IncomingMessage, OutgoingMessage, Properties } from '../../bus/transport.js';
+import { agentRequestCodec, type AgentRequest } from '../../wire/index.js';
+import type { Completion, FanOutRecord } from './fan-in.js';
+
+export type FanInKind = 'fan-out' | 'completion';
+
+export const FAN_IN_PROPERTY = 'tg-agent-fan-in';
+export const FAN_OUT_AT_PROPERTY = 'tg-agent-fan-out-at';
+
+export function fanInMessage(kind: FanInKind, request: AgentRequest, properties: Properties, now: number): OutgoingMessage {
+  return {
+    payload: agentRequestCodec.encode(request),
+    properties: { ...properties, [FAN_IN_PROPERTY]: kind, ...(kind === 'fan-out' ? { [FAN_OUT_AT_PROPERTY]: String(now) } : {}) },
+    key: request.correlation_id,
+  };
+}
+
+export type DecodedFanIn = { kind: 'fan-out'; record: FanOutRecord } | { kind: 'completion'; completion: Completion };
+
+/** Read one message of the aggregation topic; throws (with what is wrong) when it is not one. */
+export function readFanInMessage(message: Pick<IncomingMessage, 'payload' | 'properties'>): DecodedFanIn {
+  const kind = message.properties[FAN_IN_PROPERTY];
+  const request = agentRequestCodec.decode(message.payload);
+  const id = message.properties.id ?? '';
+  if (request.correlation_id === '') throw new Error('an aggregation message without a correlation_id');
+  if (kind === 'completion') return { kind, completion: { correlationId: request.correlation_id, id, request } };
+  if (kind !== 'fan-out') throw new Error(`an aggregation message whose ${FAN_IN_PROPERTY} property is ${JSON.stringify(kind ?? null)}`);
+  const createdAt = Number(message.properties[FAN_OUT_AT_PROPERTY]);
+  if (!Number.isFinite(createdAt)) throw new Error(`a fan-out record without a valid ${FAN_OUT_AT_PROPERTY} property`);
+  const expectedSiblings = Math.max(1, request.expected_siblings);
+  return { kind, record: { correlationId: request.correlation_id, id, createdAt, template: request, expectedSiblings } };
+}

@@ -1,0 +1,142 @@
+/**
+ * The fan-in across replicas on the in-process bus: two consumers of one Key_Shared aggregation subscription
+ * (two replicas), fan-outs whose completions arrive while one replica leaves. Every fan-out is synthesised once,
+ * by whichever replica owns its key at the end; what the leaving replica held is rebuilt by the next owner.
+ */
+import { pino } from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { fanInMessage } from '../../../src/agent/patterns/fan-in-messages.js';
+import { MemoryTransport } from '../../../src/bus/memory-transport.js';
+import type { IncomingMessage, Producer, SubscribeOptions, Transport } from '../../../src/bus/transport.js';
+import { FanInConsumer } from '../../../src/flow/fan-in-consumer.js';
+import type { FlowOutput } from '../../../src/flow/iteration-output.js';
+import { PublishPolicy } from '../../../src/flow/publish-policy.js';
+import { agentRequestCodec, agentResponseCodec, makeAgentRequest, makeAgentStep, type AgentRequest, type AgentResponse } from '../../../src/wire/index.js';
+
+const AGGREGATION = 'persistent://tg/request/agent:default:default-aggregation';
+const NEXT = 'persistent://tg/request/agent:default:default';
+const RESPONSE = 'persistent://tg/response/agent:default:default';
+const logger = pino({ level: 'silent' });
+
+function template(correlationId: string, expected: number): AgentRequest {
+  return makeAgentRequest({ question: `parent of ${correlationId}`, group: ['read-only'], session_id: `parent-${correlationId}`, pattern: 'supervisor', correlation_id: correlationId, expected_siblings: expected });
+}
+
+function completion(correlationId: string, goal: string): AgentRequest {
+  return makeAgentRequest({
+    question: goal,
+    correlation_id: correlationId,
+    subagent_goal: goal,
+    session_id: `sub-${correlationId}-${goal}`,
+    history: [makeAgentStep({ thought: 'Subagent completed', action: 'complete', observation: `answer ${goal}`, step_type: 'subagent-completion' })],
+  });
+}
+
+/** Count the messages a replica's consumers take. */
+function counting(transport: Transport): { transport: Transport; taken: () => number } {
+  let taken = 0;
+  const wrapped = new Proxy(transport, {
+    get(target, property) {
+      if (property === 'subscribe') {
+        return (options: SubscribeOptions) =>
+          target.subscribe({
+            ...options,
+            handler: (message: IncomingMessage) => {
+              taken++;
+              return options.handler(message);
+            },
+          });
+      }
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { transport: wrapped, taken: () => taken };
+}
+
+describe('FanInConsumer on a Key_Shared subscription shared by two replicas', () => {
+  let bus: MemoryTransport;
+  beforeEach(() => {
+    bus = new MemoryTransport();
+  });
+  afterEach(async () => bus.close());
+
+  async function replica(transport: Transport, timeoutMs = 60_000): Promise<FanInConsumer> {
+    const producer = (topic: string): Promise<Producer> => bus.createProducer(topic);
+    const output: FlowOutput = {
+      definition: { workspace: 'default', flow: 'default', topics: {}, parameters: {}, fingerprint: 'f' },
+      transport: bus,
+      logger,
+      producers: { response: await producer(RESPONSE), next: await producer(NEXT), aggregation: await producer(AGGREGATION) },
+      publisher: new PublishPolicy(bus, 1_000, logger),
+    };
+    const consumer = new FanInConsumer(output, { topic: AGGREGATION, subscription: 'agent-manager--default--default--aggregation', timeoutMs });
+    await consumer.start(transport);
+    return consumer;
+  }
+
+  async function observe(topic: string): Promise<IncomingMessage[]> {
+    const seen: IncomingMessage[] = [];
+    await bus.subscribe({ topic, subscription: `observer-${topic}`, subscriptionType: 'Exclusive', handler: async (m) => { seen.push(m); await m.ack(); } });
+    return seen;
+  }
+
+  const settle = async (): Promise<void> => {
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+  };
+
+  it('synthesises every fan-out once although the owner of some of them left halfway', async () => {
+    const next = await observe(NEXT);
+    const responses = await observe(RESPONSE);
+    const a = counting(bus);
+    const first = await replica(a.transport);
+    const second = await replica(bus);
+    const aggregation = await bus.createProducer(AGGREGATION);
+    const ids = Array.from({ length: 10 }, (_, i) => `corr-${i}`);
+    for (const id of ids) await aggregation.send(fanInMessage('fan-out', template(id, 2), { id: `client-${id}` }, Date.now()));
+    for (const id of ids) await aggregation.send(fanInMessage('completion', completion(id, 'g1'), { id: `client-${id}` }, Date.now()));
+    // A duplicate completion is ignored wherever it lands.
+    await aggregation.send(fanInMessage('completion', completion('corr-0', 'g1'), { id: 'client-corr-0' }, Date.now()));
+    await settle();
+    const heldByFirst = a.taken();
+    expect(heldByFirst).toBeGreaterThan(0);
+    expect(heldByFirst).toBeLessThan(21);
+    expect(next).toEqual([]);
+
+    await first.close();
+    for (const id of ids) await aggregation.send(fanInMessage('completion', completion(id, 'g2'), { id: `client-${id}` }, Date.now()));
+    await settle();
+
+    const synthesis = next.map((m) => ({ id: m.properties.id, request: agentRequestCodec.decode(m.payload) }));
+    expect(synthesis.map((s) => s.id).sort()).toEqual(ids.map((id) => `client-${id}`).sort());
+    for (const { id, request } of synthesis) {
+      const correlation = id!.replace('client-', '');
+      expect(request).toMatchObject({ pattern: 'supervisor', session_id: `parent-${correlation}`, correlation_id: '', group: ['read-only'] });
+      expect(request.history.at(-1)!.subagent_results).toEqual({ g1: 'answer g1', g2: 'answer g2' });
+    }
+    // Two findings per fan-out, on the client's response stream, and nothing else.
+    const findings: AgentResponse[] = responses.map((m) => agentResponseCodec.decode(m.payload));
+    expect(findings).toHaveLength(ids.length * 2);
+    expect(findings.every((r) => r.message_type === 'explain' && /\/finding\/[01]$/.test(r.explain_id ?? ''))).toBe(true);
+    expect(bus.subscriptions(AGGREGATION).find((s) => s.name.endsWith('--aggregation'))).toMatchObject({ backlog: 0, unacked: 0 });
+    await second.close();
+  });
+
+  it('ends a stalled fan-out with one error to the client once the timeout passes, and acknowledges what it held', async () => {
+    const responses = await observe(RESPONSE);
+    const owner = await replica(bus, 200);
+    const aggregation = await bus.createProducer(AGGREGATION);
+    await aggregation.send(fanInMessage('fan-out', template('stalled', 3), { id: 'client-stalled' }, Date.now()));
+    await aggregation.send(fanInMessage('completion', completion('stalled', 'g1'), { id: 'client-stalled' }, Date.now()));
+    const deadline = Date.now() + 5_000;
+    while (responses.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(responses).toHaveLength(1);
+    const error = agentResponseCodec.decode(responses[0]!.payload);
+    expect(error).toMatchObject({ message_type: 'error', end_of_dialog: true });
+    expect(error.error?.message).toContain('1 of 3 completed');
+    expect(responses[0]!.properties.id).toBe('client-stalled');
+    expect(bus.subscriptions(AGGREGATION).find((s) => s.name.endsWith('--aggregation'))).toMatchObject({ unacked: 0 });
+    await owner.close();
+  });
+});
