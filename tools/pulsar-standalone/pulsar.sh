@@ -286,13 +286,26 @@ websocket_roundtrip() {
   ' >/dev/null 2>&1)
 }
 
+# PUT that creates an admin resource: 204 created, 409 already there. A loaded broker can take longer than
+# curl's limit to answer (HTTP 000); the PUT is create-only, so trying again is safe (a creation that did
+# happen answers 409 the next time).
+put_created() {
+  local status attempt
+  for attempt in 1 2 3 4 5; do
+    status="$(curl -s -o /dev/null -w '%{http_code}' --max-time 20 "${AUTH_CURL[@]}" -X PUT \
+      -H 'Content-Type: application/json' "$@" || true)"
+    [[ "$status" == 000 ]] || break
+    sleep 2
+  done
+  echo "$status"
+}
+
 # Tenant tg and namespaces flow/request/response/notify, as TrustGraph's bootstrapper (PulsarTopology) does.
 create_tg_topology() {
   local clusters status
   clusters="$(curl -sf --max-time 10 "${AUTH_CURL[@]}" "$WEB_URL/admin/v2/clusters")" || die "GET /admin/v2/clusters failed"
   # PUT is create-only: 204 created, 409 already there.
-  status="$(http_status -X PUT -H 'Content-Type: application/json' \
-    --data "{\"adminRoles\":[],\"allowedClusters\":$clusters}" "$WEB_URL/admin/v2/tenants/tg")"
+  status="$(put_created --data "{\"adminRoles\":[],\"allowedClusters\":$clusters}" "$WEB_URL/admin/v2/tenants/tg")"
   [[ "$status" == 204 || "$status" == 409 ]] || die "creating tenant tg failed: HTTP $status"
   local ns body
   for ns in flow request response notify; do
@@ -301,7 +314,7 @@ create_tg_topology() {
       notify) body='{"retention_policies":{"retentionSizeInMB":-1,"retentionTimeInMinutes":3,"subscriptionExpirationTimeMinutes":5}}' ;;
       *) body='{}' ;;
     esac
-    status="$(http_status -X PUT -H 'Content-Type: application/json' --data "$body" "$WEB_URL/admin/v2/namespaces/tg/$ns")"
+    status="$(put_created --data "$body" "$WEB_URL/admin/v2/namespaces/tg/$ns")"
     [[ "$status" == 204 || "$status" == 409 ]] || die "creating namespace tg/$ns failed: HTTP $status"
   done
 }
