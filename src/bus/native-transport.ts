@@ -82,6 +82,7 @@ interface NativeClientConfig {
   tlsValidateHostname?: boolean;
   log?: (level: NativeLogLevel, file: string, line: number, message: string) => void;
   logLevel?: NativeLogLevel;
+  statsIntervalInSeconds?: number;
 }
 
 interface NativeClient {
@@ -205,6 +206,9 @@ export class NativeTransport implements Transport {
       // Without a handler the C++ client prints its own lines on stdout, between our JSON log lines.
       log: (level, file, line, message) => clientLogger[LOG_METHODS[level] ?? 'warn']({ file, line }, message),
       logLevel: logger.isLevelEnabled('debug') ? 0 : 2,
+      // The client's own statistics (kept per message under a lock, printed at INFO every 10 minutes, which
+      // the WARN level above never shows) are off.
+      statsIntervalInSeconds: 0,
     });
     this.statusTimer = setInterval(() => this.sampleStatus(), STATUS_SAMPLE_MS);
     this.statusTimer.unref();
