@@ -21,6 +21,11 @@
 #                                 default <repo>/../shared/pulsar-client-cpp-4.2.0/include
 #   TG_AGENT_NATIVE_CACHE         cache root (default ${XDG_CACHE_HOME:-~/.cache}/tg-agent)
 #   TG_AGENT_NATIVE_REBUILD=1     ignore a cached build
+#
+# Patches: scripts/native-patches/pulsar-client-<binding version>.patch, when present, is applied to the
+# binding's source before it is compiled (what it changes and why: the patch's comments and
+# docs/benchmarks.md). The cache directory's name carries a hash of the patch, so a changed patch builds anew
+# and an unpatched build elsewhere in the cache stays as it is.
 set -euo pipefail
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -37,23 +42,38 @@ loads() {
   node -e "const p = require('pulsar-client'); if (typeof p.Client !== 'function') process.exit(1)" >/dev/null 2>&1
 }
 
-if loads && [[ "${TG_AGENT_NATIVE_REBUILD:-}" != 1 ]]; then
-  say "pulsar-client already loads here ($(node -p "require('pulsar-client/package.json').version")); nothing to do"
-  exit 0
-fi
-
 BINDING_VERSION="$(node -p "require('./package-lock.json').packages['node_modules/pulsar-client'].version")"
 [[ "$BINDING_VERSION" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "no pulsar-client version in package-lock.json"
 NODE_ABI="$(node -p 'process.versions.modules')"
 CACHE_ROOT="${TG_AGENT_NATIVE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tg-agent}"
-CACHE="$CACHE_ROOT/pulsar-client-$BINDING_VERSION-libpulsar-$CPP_VERSION-node-abi$NODE_ABI-$(uname -m)"
+PATCH="$REPO_ROOT/scripts/native-patches/pulsar-client-$BINDING_VERSION.patch"
+PATCH_TAG=""
+[[ -f "$PATCH" ]] && PATCH_TAG="-patch-$(sha256sum "$PATCH" | cut -c1-8)"
+CACHE="$CACHE_ROOT/pulsar-client-$BINDING_VERSION-libpulsar-$CPP_VERSION-node-abi$NODE_ABI-$(uname -m)$PATCH_TAG"
 TARGET="$REPO_ROOT/node_modules/pulsar-client"
+# Which build an installed binding is (written by install_from_cache); absent in a prebuilt one from npm.
+MARKER="$TARGET/.tg-agent-build"
+# An install by an older version of this script has no marker, but its rpath points into the cache.
+built_here() { [[ -f "$MARKER" ]] || grep -qF "$CACHE_ROOT/" "$TARGET/lib/binding/pulsar.node" 2>/dev/null; }
+
+if loads && [[ "${TG_AGENT_NATIVE_REBUILD:-}" != 1 ]]; then
+  if ! built_here; then
+    say "pulsar-client already loads here ($(node -p "require('pulsar-client/package.json').version"), not built by this script); nothing to do"
+    exit 0
+  fi
+  if [[ "$(cat "$MARKER" 2>/dev/null)" == "$(basename "$CACHE")" ]]; then
+    say "pulsar-client $BINDING_VERSION ($(basename "$CACHE")) is installed already; nothing to do"
+    exit 0
+  fi
+  say "node_modules/pulsar-client is another build ($(cat "$MARKER" 2>/dev/null || echo 'unmarked')); installing $(basename "$CACHE")"
+fi
 
 install_from_cache() {
   rm -rf "$TARGET.tmp.$$"
   cp -a "$CACHE/package" "$TARGET.tmp.$$"
   rm -rf "$TARGET"
   mv "$TARGET.tmp.$$" "$TARGET"
+  basename "$CACHE" >"$MARKER"
   loads || die "the cached build in $CACHE does not load; rerun with TG_AGENT_NATIVE_REBUILD=1"
   say "pulsar-client $BINDING_VERSION (libpulsar $CPP_VERSION from $CACHE/lib) installed in node_modules/pulsar-client"
 }
@@ -80,7 +100,7 @@ NODE_PREFIX="$(dirname "$(dirname "$(readlink -f "$(command -v node)")")")"
   die "no Node headers at $NODE_PREFIX/include/node (node-gyp would try to download them); install Node with its headers (e.g. the nodesource nodejs package)"
 missing=()
 python3 -m pip --version >/dev/null 2>&1 || missing+=("python3 + pip (apt-get install python3-pip)")
-for tool in unzip g++ make; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
+for tool in unzip g++ make patch; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
 ((${#missing[@]} == 0)) || die "missing build tools: ${missing[*]}"
 
 WORK="$CACHE.build.$$"
@@ -104,6 +124,10 @@ say "downloading the pulsar-client $BINDING_VERSION source (npm registry)"
 (cd "$WORK" && npm pack --silent "pulsar-client@$BINDING_VERSION" >/dev/null && tar xzf "pulsar-client-$BINDING_VERSION.tgz")
 grep -q "CPP_CLIENT_VERSION=$CPP_VERSION" "$WORK/package/pulsar-client-cpp.txt" ||
   die "pulsar-client $BINDING_VERSION pins another C++ client than $CPP_VERSION ($(cat "$WORK/package/pulsar-client-cpp.txt")); update CPP_VERSION/WHEEL_VERSION here"
+if [[ -n "$PATCH_TAG" ]]; then
+  say "applying $(basename "$PATCH")"
+  (cd "$WORK/package" && patch --quiet -p1 --forward <"$PATCH") || die "$PATCH does not apply to pulsar-client $BINDING_VERSION"
+fi
 (cd "$WORK/package" && npm install --silent --ignore-scripts --omit=dev --no-audit --no-fund --no-package-lock >&2)
 
 # The rpath points at the cache, where the library stays (node_modules may be wiped; the cache is not).

@@ -12,7 +12,10 @@
  * once instead of waiting up to the batching delay; consumers keep the client's default ack grouping (acks
  * are sent in groups every 100 ms without delaying the handler), and a message on a non-persistent topic is
  * not acknowledged at all: the broker stores nothing there to acknowledge (nor counts it as unacknowledged),
- * and each call would cost the binding a thread-safe callback.
+ * and each call would cost the binding a thread-safe callback. The client's statistics are off
+ * (`statsIntervalInSeconds: 0`). `npm run native:build` patches the binding (scripts/native-patches/) so that
+ * a send's promise needs no async handle of its own and the listener thread does not wait for each JS call;
+ * this file works the same with the unpatched binding (a prebuilt one), only at a higher CPU cost.
  */
 import { pino, type Logger } from 'pino';
 import { deliver } from './deliver.js';
@@ -82,6 +85,7 @@ interface NativeClientConfig {
   tlsValidateHostname?: boolean;
   log?: (level: NativeLogLevel, file: string, line: number, message: string) => void;
   logLevel?: NativeLogLevel;
+  statsIntervalInSeconds?: number;
 }
 
 interface NativeClient {
@@ -205,6 +209,9 @@ export class NativeTransport implements Transport {
       // Without a handler the C++ client prints its own lines on stdout, between our JSON log lines.
       log: (level, file, line, message) => clientLogger[LOG_METHODS[level] ?? 'warn']({ file, line }, message),
       logLevel: logger.isLevelEnabled('debug') ? 0 : 2,
+      // The client's own statistics (kept per message under a lock, printed at INFO every 10 minutes, which
+      // the WARN level above never shows) are off.
+      statsIntervalInSeconds: 0,
     });
     this.statusTimer = setInterval(() => this.sampleStatus(), STATUS_SAMPLE_MS);
     this.statusTimer.unref();

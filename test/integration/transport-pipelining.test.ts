@@ -1,0 +1,90 @@
+/**
+ * Many publishes in flight at once, as the agent hands them over (it does not await each acknowledgement
+ * before the next publish): on every transport that runs here, each one is acknowledged and the consumer
+ * gets them all, in the order they were handed over. On native this is what the build's patch to the binding
+ * (scripts/native-patches/) changes: one thread-safe function per JS thread settles every send's promise, and
+ * the listener thread queues messages for the JS listener instead of waiting for each call.
+ */
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { IncomingMessage, Transport } from '../../src/bus/transport.js';
+import { brokerUrls } from '../support/transport-contract.js';
+import { createTestTransport, testTransports } from '../support/transports.js';
+
+const { webSocketUrl, serviceUrl } = brokerUrls();
+const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
+const MESSAGES = 400;
+
+describe.each(testTransports())('pipelined publishes (%s)', (kind) => {
+  const open: Transport[] = [];
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((t) => t.close()));
+  });
+
+  const transport = (): Transport => {
+    const created = createTestTransport(kind, { webSocketUrl, serviceUrl, logger });
+    open.push(created);
+    return created;
+  };
+
+  it.each(['non-persistent', 'persistent'])('delivers %s messages in the order they were sent, each send acknowledged', async (domain) => {
+    const topic = `${domain}://public/default/pipelining-${randomUUID()}`;
+    const consumerSide = transport();
+    const received: IncomingMessage[] = [];
+    let allArrived: () => void = () => undefined;
+    const arrived = new Promise<void>((resolve) => (allArrived = resolve));
+    const consumer = await consumerSide.subscribe({
+      topic,
+      subscription: `pipelining-${randomUUID()}`,
+      subscriptionType: 'Exclusive',
+      handler: async (message) => {
+        received.push(message);
+        if (received.length === MESSAGES) allArrived();
+        // A handler that is still busy must not hold the next message back.
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        await message.ack();
+      },
+    });
+    const producer = await transport().createProducer(topic);
+
+    const sends = Array.from({ length: MESSAGES }, (_, seq) =>
+      producer.send({ payload: Buffer.from(`message ${seq}`), properties: { seq: String(seq) } }),
+    );
+    const outcomes = await Promise.allSettled(sends);
+    expect(outcomes.filter((o) => o.status === 'rejected')).toEqual([]);
+    await Promise.race([
+      arrived,
+      new Promise((_, reject) => setTimeout(() => reject(new Error(`only ${received.length} of ${MESSAGES} arrived`)), 20_000)),
+    ]);
+
+    expect(received.map((m) => m.properties.seq)).toEqual(Array.from({ length: MESSAGES }, (_, seq) => String(seq)));
+    expect(received.map((m) => m.payload.toString('utf8'))).toEqual(Array.from({ length: MESSAGES }, (_, seq) => `message ${seq}`));
+    await producer.close();
+    await consumer.close();
+  });
+});
+
+describe.runIf(testTransports().includes('native'))('the native binding with nothing else to keep the process alive', () => {
+  it('stays alive until a pending send is acknowledged, then exits by itself', async () => {
+    // A child with only a producer: between send() and its receipt the pending promise alone keeps the event
+    // loop alive (the binding's C++ threads do not). If it did not, the child would exit before "sent".
+    const script = `
+      const { Client } = require('pulsar-client');
+      (async () => {
+        const client = new Client({ serviceUrl: process.argv[1], log: () => undefined });
+        const producer = await client.createProducer({ topic: process.argv[2], batchingEnabled: false });
+        await producer.send({ data: Buffer.from('x') });
+        console.log('sent');
+        await producer.close();
+        await client.close();
+        console.log('closed');
+      })().catch((err) => { console.error(err); process.exit(2); });
+    `;
+    const topic = `non-persistent://public/default/alive-${randomUUID()}`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['-e', script, serviceUrl, topic], { timeout: 30_000 });
+    expect(stdout.trim().split('\n')).toEqual(['sent', 'closed']);
+  });
+});
