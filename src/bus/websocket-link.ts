@@ -72,7 +72,7 @@ export class Link {
     const { connectAttempts, logger } = this.settings;
     let attempts = 0;
     try {
-      const ws = await retry(
+      await retry(
         (attempt) => {
           attempts = attempt;
           return this.connectOnce().catch((err: unknown) => {
@@ -89,7 +89,6 @@ export class Link {
           signal: this.closing.signal,
         },
       );
-      this.attach(ws);
     } catch (err) {
       if (this.isClosed()) throw new TransportClosedError(this.label);
       const failure = toFailure(err);
@@ -180,11 +179,17 @@ export class Link {
     return this.closedPromise;
   }
 
+  /** One upgrade; on success the socket is attached (in its `open` event, see openWebSocket). */
   private connectOnce(): Promise<WebSocket> {
-    return openWebSocket(this.url, this.settings, (ws) => {
-      this.socket = ws;
-      if (this.state === 'closed') ws.terminate();
-    });
+    return openWebSocket(
+      this.url,
+      this.settings,
+      (ws) => {
+        this.socket = ws;
+        if (this.state === 'closed') ws.terminate();
+      },
+      (ws) => this.attach(ws),
+    );
   }
 
   private attach(ws: WebSocket): void {
@@ -242,10 +247,7 @@ export class Link {
       if (this.state === 'closed') return;
       const attempt = this.reconnects.attempt;
       this.connectOnce().then(
-        (ws) => {
-          this.settings.logger.info({ link: this.label, attempt }, 'reconnected');
-          this.attach(ws);
-        },
+        () => this.settings.logger.info({ link: this.label, attempt }, 'reconnected'),
         (err: unknown) => {
           const failure = toFailure(err);
           this.lastError = failure.message;

@@ -38,12 +38,19 @@ function zeroMask(mask: Buffer): void {
   mask.fill(0);
 }
 
-/** Opens one WebSocket; a refused or failed upgrade rejects with an UpgradeFailure. */
+/**
+ * Opens one WebSocket; a refused or failed upgrade rejects with an UpgradeFailure. `opened` runs inside the
+ * socket's `open` event, before the promise settles: frames that came in the same read as the upgrade's answer
+ * (a consumer's backlog, pushed by the broker at once) are emitted on the next tick, before any `.then` of the
+ * promise runs, so their listeners must be in place by then or those messages are lost.
+ */
 export function openWebSocket(
   url: string,
   settings: UpgradeSettings,
   /** Called with the socket once its listeners are set, so that a close meanwhile can terminate it. */
   track: (ws: WebSocket) => void,
+  /** Called in the `open` event: attach the `message`, `close` and `error` listeners here. */
+  opened: (ws: WebSocket) => void,
 ): Promise<WebSocket> {
   return new Promise<WebSocket>((resolve, reject) => {
     const headers: Record<string, string> = {};
@@ -88,6 +95,7 @@ export function openWebSocket(
     ws.once('open', () => {
       ws.removeAllListeners('unexpected-response');
       ws.removeAllListeners('close');
+      opened(ws);
       resolve(ws);
     });
     ws.once('close', () => {

@@ -3,19 +3,17 @@
  * transports.ts: native only where the binding loads, and always under CI=true). A transport that cannot run
  * is listed as a skipped test whose title says why.
  */
-import { pino } from 'pino';
 import { NativeTransport } from '../../src/bus/native-transport.js';
 import { WebSocketTransport } from '../../src/bus/websocket-transport.js';
 import { brokerUrls, describeTransportContract } from '../support/transport-contract.js';
 import { pulsarClientModule, skippedTransports, testTransports } from '../support/transports.js';
 
-const { webSocketUrl, serviceUrl } = brokerUrls();
-const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
+const { webSocketUrl, serviceUrl, webServiceUrl } = brokerUrls();
 const transports = testTransports();
 
 /** The broker's own `maxMessageSize`, the binary protocol's limit. */
 async function brokerMaxMessageSize(): Promise<number> {
-  const url = `${webSocketUrl.replace(/^ws/, 'http')}/admin/v2/brokers/configuration/runtime`;
+  const url = `${webServiceUrl}/admin/v2/brokers/configuration/runtime`;
   const response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
   if (!response.ok) throw new Error(`GET ${url} answered HTTP ${response.status}`);
   const value = Number(((await response.json()) as Record<string, string>).maxMessageSize);
@@ -33,14 +31,14 @@ console.info(
 if (transports.includes('websocket')) {
   describeTransportContract(
     'websocket',
-    () =>
+    (logger) =>
       new WebSocketTransport({
         url: webSocketUrl,
         logger,
         reconnect: { initialDelayMs: 100, maxDelayMs: 1000 },
         connectAttempts: 4,
       }),
-    { frameLimitBytes: 1_048_576, quietMs: 500 },
+    { frameLimitBytes: 1_048_576, quietMs: 500, webServiceUrl },
   );
 }
 
@@ -49,9 +47,10 @@ if (transports.includes('native')) {
   const pulsar = pulsarClientModule();
   describeTransportContract(
     'native',
-    () => new NativeTransport(pulsar, { serviceUrl, logger, maxMessageBytes }),
+    (logger) => new NativeTransport(pulsar, { serviceUrl, logger, maxMessageBytes }),
     {
       quietMs: 500,
+      webServiceUrl,
       frameLimitBytes: maxMessageBytes,
       framePayloadBytes: { tooLarge: maxMessageBytes + 1, justUnder: maxMessageBytes - 1024 },
       // A producer with chunking enabled, as TrustGraph's Python producers may be configured, splits a

@@ -50,11 +50,16 @@ export function logLines(capture: LogCapture, ids: readonly string[] = [], limit
   return picked.length > limit ? [`(${picked.length - limit} earlier lines left out)`, ...shown] : shown;
 }
 
-/** Runs `body`; when it throws, the error's message gets `report()`'s sections appended (report failures too). */
-export async function explained<T>(body: () => Promise<T>, report: () => Record<string, readonly string[]>): Promise<T> {
-  const render = (): string => {
+export type Report = Record<string, readonly string[]>;
+
+/**
+ * Runs `body`; when it throws, the error's message gets `report()`'s sections appended (report failures too).
+ * The report may be asynchronous (asking the broker's admin API, say).
+ */
+export async function explained<T>(body: () => Promise<T>, report: () => Report | Promise<Report>): Promise<T> {
+  const render = async (): Promise<string> => {
     try {
-      return Object.entries(report())
+      return Object.entries(await report())
         .map(([title, lines]) => `--- ${title} (${lines.length})\n${lines.join('\n')}`)
         .join('\n');
     } catch (reportError) {
@@ -64,14 +69,97 @@ export async function explained<T>(body: () => Promise<T>, report: () => Record<
   try {
     const result = await body();
     // To see the timings of a run that passed (e.g. how long reconnecting took on a loaded machine).
-    if (process.env.TG_TEST_REPORT === 'always') console.error(`report of a passing run:\n${render()}`);
+    if (process.env.TG_TEST_REPORT === 'always') console.error(`report of a passing run:\n${await render()}`);
     return result;
   } catch (error) {
-    const text = render();
+    const text = await render();
     if (error instanceof Error) {
       error.message = `${error.message}\n\nat ${elapsed()}; failure report:\n${text}`;
       throw error;
     }
     throw new Error(`${String(error)}\n\nfailure report:\n${text}`, { cause: error });
   }
+}
+
+/** The parts of the admin API's topic `stats` and `internalStats` that say where a subscription's messages are. */
+interface TopicStats {
+  msgInCounter?: number;
+  subscriptions?: Record<
+    string,
+    {
+      type?: string;
+      msgBacklog?: number;
+      unackedMessages?: number;
+      msgOutCounter?: number;
+      consumers?: Array<{
+        consumerName?: string;
+        connectedSince?: string;
+        msgOutCounter?: number;
+        availablePermits?: number;
+        unackedMessages?: number;
+      }>;
+    }
+  >;
+}
+interface TopicInternalStats {
+  cursors?: Record<
+    string,
+    {
+      markDeletePosition?: string;
+      readPosition?: string;
+      individuallyDeletedMessages?: string;
+      waitingReadOp?: boolean;
+      subscriptionHavePendingRead?: boolean;
+    }
+  >;
+}
+
+/**
+ * What the broker knows of each subscription of a topic, one line per subscription, consumer and cursor: its
+ * type, backlog and unacked count, what it sent to each consumer (so a message the broker delivered but the
+ * client never handed over shows as sent and not acked) and, on a persistent topic, the cursor's positions.
+ * `webServiceUrl` is the broker's admin API (http://host:8080). Never throws: a failed request is a line.
+ */
+export async function subscriptionStats(webServiceUrl: string, topic: string): Promise<string[]> {
+  const [, domain, name] = /^(persistent|non-persistent):\/\/(.+)$/.exec(topic) ?? [];
+  if (domain === undefined || name === undefined) return [`${topic}: not a full topic name`];
+  const path = `${webServiceUrl.replace(/\/+$/, '')}/admin/v2/${domain}/${name.split('/').map(encodeURIComponent).join('/')}`;
+  const get = async <T>(what: string): Promise<T | string> => {
+    try {
+      const response = await fetch(`${path}/${what}`, { signal: AbortSignal.timeout(5000) });
+      if (!response.ok) return `GET ${what} answered HTTP ${response.status}: ${(await response.text()).slice(0, 200)}`;
+      return (await response.json()) as T;
+    } catch (err) {
+      return `GET ${what} failed: ${String(err)}`;
+    }
+  };
+  const stats = await get<TopicStats>('stats');
+  if (typeof stats === 'string') return [`${topic}: ${stats}`];
+  const lines = [`${topic}: ${stats.msgInCounter ?? '?'} messages in`];
+  for (const [name, sub] of Object.entries(stats.subscriptions ?? {})) {
+    lines.push(
+      `  subscription ${name}: ${sub.type ?? '?'}, backlog ${sub.msgBacklog ?? '?'}, unacked ${sub.unackedMessages ?? '?'}, ` +
+        `sent ${sub.msgOutCounter ?? '?'}, ${sub.consumers?.length ?? 0} consumer(s)`,
+    );
+    for (const c of sub.consumers ?? []) {
+      lines.push(
+        `    consumer ${c.consumerName ?? '?'} since ${c.connectedSince ?? '?'}: sent ${c.msgOutCounter ?? '?'}, ` +
+          `unacked ${c.unackedMessages ?? '?'}, permits ${c.availablePermits ?? '?'}`,
+      );
+    }
+  }
+  if (domain === 'persistent') {
+    const internal = await get<TopicInternalStats>('internalStats');
+    if (typeof internal === 'string') lines.push(`  ${internal}`);
+    else {
+      for (const [name, cursor] of Object.entries(internal.cursors ?? {})) {
+        lines.push(
+          `  cursor ${name}: mark-delete ${cursor.markDeletePosition ?? '?'}, read ${cursor.readPosition ?? '?'}, ` +
+            `acked beyond mark-delete ${cursor.individuallyDeletedMessages ?? '?'}, waiting read ${String(cursor.waitingReadOp)}, ` +
+            `pending read ${String(cursor.subscriptionHavePendingRead)}`,
+        );
+      }
+    }
+  }
+  return lines;
 }

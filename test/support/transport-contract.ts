@@ -4,18 +4,25 @@
  * run here is still listed, as a skipped test whose title says why.
  *
  * Every test uses its own topics and subscriptions, so tests never see each other's messages, and a fresh
- * transport from the factory, closed afterwards.
+ * transport from the factory, closed afterwards. A failing test explains itself: what it did when (subscribe,
+ * close, send, receive), the transport's status history and log, and with `webServiceUrl` the broker's own view
+ * of the test's topics (each subscription's type, backlog, what it sent to which consumer, the cursor).
  */
 import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
 import { afterEach, beforeEach, describe, expect, inject, it, vi } from 'vitest';
 import { ConnectError, FrameTooLargeError, TransportError } from '../../src/bus/errors.js';
 import type {
   Consumer,
   IncomingMessage,
   MessageHandler,
+  OutgoingMessage,
+  Producer,
   SubscribeOptions,
   Transport,
 } from '../../src/bus/transport.js';
+import { elapsed, explained, logLines, recordStatus, subscriptionStats, type Report, type StatusHistory } from './failure-report.js';
+import { capturingLogger, type LogCapture } from './log-capture.js';
 
 export interface TransportContractOptions {
   /** When set, the suite is reported as one skipped test whose title gives this reason. */
@@ -42,13 +49,15 @@ export interface TransportContractOptions {
   quietMs?: number;
   /** How long to wait for an expected delivery. Default 15000 ms. */
   deliveryTimeoutMs?: number;
+  /** The broker's admin API (http://host:8080): a failing test's report then holds the stats of its topics. */
+  webServiceUrl?: string;
 }
 
 /**
  * The test broker's URLs: from the integration project's globalSetup (`inject`), else from `PULSAR_URL`
  * (a running broker's web service URL) and `PULSAR_SERVICE_URL`.
  */
-export function brokerUrls(): { webSocketUrl: string; serviceUrl: string } {
+export function brokerUrls(): { webSocketUrl: string; serviceUrl: string; webServiceUrl: string } {
   const injected = (key: 'pulsarWebSocketUrl' | 'pulsarServiceUrl'): string | undefined => {
     try {
       return inject(key);
@@ -68,7 +77,7 @@ export function brokerUrls(): { webSocketUrl: string; serviceUrl: string } {
     injected('pulsarServiceUrl') ??
     process.env.PULSAR_SERVICE_URL?.trim() ??
     `pulsar://${new URL(webSocketUrl).hostname}:6650`;
-  return { webSocketUrl, serviceUrl };
+  return { webSocketUrl, serviceUrl, webServiceUrl: webSocketUrl.replace(/^ws/, 'http') };
 }
 
 /** A topic or subscription name no other test uses. */
@@ -105,11 +114,15 @@ export class Inbox {
 }
 
 const ack = (m: IncomingMessage): Promise<void> => m.ack();
+/** A payload as a report shows it: its text, or its size when it is long. */
+const shortText = (payload: Buffer): string =>
+  payload.length <= 40 ? JSON.stringify(payload.toString('utf8')) : `${payload.length} bytes`;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 export function describeTransportContract(
   name: string,
-  factory: () => Promise<Transport> | Transport,
+  /** A fresh transport that logs to `logger` (the suite keeps its lines for a failing test's report). */
+  factory: (logger: Logger) => Promise<Transport> | Transport,
   options: TransportContractOptions = {},
 ): void {
   if (options.skip !== undefined) {
@@ -127,12 +140,45 @@ export function describeTransportContract(
     let consumers: Consumer[];
     /** Durable subscriptions to remove after the test. */
     let durable: Array<{ topic: string; subscription: string }>;
+    /** For the failure report: the transport's log and status changes, what the test did, what it used. */
+    let log: LogCapture;
+    let history: StatusHistory;
+    let timeline: string[];
+    let topics: Set<string>;
+    let subscriptions: Set<string>;
+    const note = (line: string): void => {
+      timeline.push(`${elapsed()} ${line}`);
+    };
 
     beforeEach(async () => {
-      transport = await factory();
+      log = capturingLogger('debug');
+      transport = await factory(log.logger);
+      history = recordStatus(transport, name);
       consumers = [];
       durable = [];
+      timeline = [];
+      topics = new Set();
+      subscriptions = new Set();
     });
+
+    async function report(): Promise<Report> {
+      const url = options.webServiceUrl;
+      const broker: Report =
+        url === undefined
+          ? {}
+          : { "the broker's view of the test's topics": (await Promise.all([...topics].map((t) => subscriptionStats(url, t)))).flat() };
+      return {
+        'what the test did': timeline,
+        'transport status': history.lines,
+        "transport log (warnings, and lines naming the test's subscriptions)": logLines(log, [...subscriptions]),
+        ...broker,
+      };
+    }
+
+    /** A contract test: when it fails, its error carries the report above. */
+    const contract = (title: string, body: () => Promise<void>): void => {
+      it(title, () => explained(body, report));
+    };
 
     /** Closes every consumer, then removes the durable subscriptions the test created. */
     async function cleanUp(): Promise<void> {
@@ -144,6 +190,7 @@ export function describeTransportContract(
     }
 
     afterEach(async () => {
+      history.stop();
       await cleanUp().catch(() => undefined);
       await transport.close();
     });
@@ -157,15 +204,52 @@ export function describeTransportContract(
       inbox: Inbox,
       extra: Partial<SubscribeOptions> = {},
     ): Promise<Consumer> {
-      const consumer = await transport.subscribe({
+      const type = extra.subscriptionType ?? 'Shared';
+      const label = `${type} consumer of ${subscription}`;
+      topics.add(topic);
+      subscriptions.add(subscription);
+      note(`${label}: subscribing`);
+      const consumer = await transport
+        .subscribe({
+          topic,
+          subscription,
+          subscriptionType: type,
+          handler: async (m) => {
+            note(`${label}: received ${shortText(m.payload)} (redelivery ${m.redeliveryCount})`);
+            await inbox.handler(m);
+          },
+          ...extra,
+        })
+        .catch((err: unknown) => {
+          note(`${label}: subscribe failed: ${String(err)}`);
+          throw err;
+        });
+      note(`${label}: subscribed`);
+      const tracked: Consumer = {
+        topic: consumer.topic,
+        subscription: consumer.subscription,
+        close: async (closeOptions) => {
+          note(`${label}: closing${closeOptions?.unsubscribe ? ' (unsubscribe)' : ''}`);
+          await consumer.close(closeOptions);
+          note(`${label}: closed`);
+        },
+      };
+      consumers.push(tracked);
+      return tracked;
+    }
+
+    /** A producer whose sends go into the failure report's timeline. */
+    async function createProducer(topic: string): Promise<Producer> {
+      topics.add(topic);
+      const producer = await transport.createProducer(topic);
+      return {
         topic,
-        subscription,
-        subscriptionType: 'Shared',
-        handler: inbox.handler,
-        ...extra,
-      });
-      consumers.push(consumer);
-      return consumer;
+        send: async (message: OutgoingMessage) => {
+          await producer.send(message);
+          note(`sent ${shortText(message.payload)} to ${topic}`);
+        },
+        close: () => producer.close(),
+      };
     }
 
     /** Subscribes, and removes the (durable) subscription at the end of the test. */
@@ -180,11 +264,11 @@ export function describeTransportContract(
       return consumer;
     }
 
-    it('delivers a published message with its payload bytes and properties', async () => {
+    contract('delivers a published message with its payload bytes and properties', async () => {
       const topic = persistentTopic('ct-roundtrip');
       const inbox = new Inbox(ack);
       await subscribeDurable(topic, uniqueName('sub'), inbox);
-      const producer = await transport.createProducer(topic);
+      const producer = await createProducer(topic);
       const payload = Buffer.concat([Buffer.from('{"text":"héllo ✓"}', 'utf8'), Buffer.from([0, 255, 1, 128])]);
       await producer.send({ payload, properties: { id: 'req-1', note: 'a: b / c' } });
 
@@ -198,7 +282,7 @@ export function describeTransportContract(
       await producer.close();
     });
 
-    it('splits the messages of a Shared subscription between its consumers', async () => {
+    contract('splits the messages of a Shared subscription between its consumers', async () => {
       const topic = persistentTopic('ct-shared');
       const subscription = uniqueName('sub');
       const slowAck = async (m: IncomingMessage): Promise<void> => {
@@ -209,7 +293,7 @@ export function describeTransportContract(
       const second = new Inbox(slowAck);
       await subscribeDurable(topic, subscription, first, { receiverQueueSize: 5 });
       await subscribe(topic, subscription, second, { receiverQueueSize: 5 });
-      const producer = await transport.createProducer(topic);
+      const producer = await createProducer(topic);
       const sent = Array.from({ length: 40 }, (_, i) => `m${i}`);
       for (const text of sent) await producer.send({ payload: Buffer.from(text) });
 
@@ -223,7 +307,7 @@ export function describeTransportContract(
       expect([...first.texts(), ...second.texts()].sort()).toEqual([...sent].sort());
     });
 
-    it('refuses a second consumer on an Exclusive subscription, and accepts one after the first closes', async () => {
+    contract('refuses a second consumer on an Exclusive subscription, and accepts one after the first closes', async () => {
       const topic = nonPersistentTopic('ct-exclusive');
       const subscription = uniqueName('sub');
       const first = await subscribe(topic, subscription, new Inbox(ack), { subscriptionType: 'Exclusive' });
@@ -238,19 +322,19 @@ export function describeTransportContract(
       await first.close();
       const inbox = new Inbox(ack);
       await subscribe(topic, subscription, inbox, { subscriptionType: 'Exclusive' });
-      const producer = await transport.createProducer(topic);
+      const producer = await createProducer(topic);
       await producer.send({ payload: Buffer.from('to the new owner') });
       await inbox.waitFor(1, timeoutMs);
     });
 
-    it('does not deliver an acknowledged message again, but does deliver an unacknowledged one', async () => {
+    contract('does not deliver an acknowledged message again, but does deliver an unacknowledged one', async () => {
       const topic = persistentTopic('ct-ack');
       const subscription = uniqueName('sub');
       const inbox = new Inbox(async (m) => {
         if (m.payload.toString() === 'acked') await m.ack();
       });
       const consumer = await subscribeDurable(topic, subscription, inbox);
-      const producer = await transport.createProducer(topic);
+      const producer = await createProducer(topic);
       await producer.send({ payload: Buffer.from('acked') });
       await producer.send({ payload: Buffer.from('not acked') });
       await inbox.waitFor(2, timeoutMs);
@@ -264,14 +348,14 @@ export function describeTransportContract(
       expect(again.texts()).toEqual(['not acked']);
     });
 
-    it('redelivers a nacked message after the nack delay with a higher redeliveryCount', async () => {
+    contract('redelivers a nacked message after the nack delay with a higher redeliveryCount', async () => {
       const topic = persistentTopic('ct-nack');
       const inbox = new Inbox(async (m) => {
         if (m.redeliveryCount === 0) await m.nack();
         else await m.ack();
       });
       await subscribeDurable(topic, uniqueName('sub'), inbox, { negativeAckRedeliveryDelayMs: 100 });
-      const producer = await transport.createProducer(topic);
+      const producer = await createProducer(topic);
       await producer.send({ payload: Buffer.from('try again'), properties: { id: 'n-1' } });
 
       const [first, second] = await inbox.waitFor(2, timeoutMs);
@@ -281,14 +365,14 @@ export function describeTransportContract(
       expect(second?.properties).toEqual({ id: 'n-1' });
     });
 
-    it('nacks the message when the handler throws, and keeps delivering', async () => {
+    contract('nacks the message when the handler throws, and keeps delivering', async () => {
       const topic = persistentTopic('ct-throw');
       const inbox = new Inbox(async (m) => {
         if (m.payload.toString() === 'poison' && m.redeliveryCount === 0) throw new Error('handler failed');
         await m.ack();
       });
       await subscribeDurable(topic, uniqueName('sub'), inbox, { negativeAckRedeliveryDelayMs: 100 });
-      const producer = await transport.createProducer(topic);
+      const producer = await createProducer(topic);
       await producer.send({ payload: Buffer.from('poison') });
       await producer.send({ payload: Buffer.from('next') });
 
@@ -298,20 +382,20 @@ export function describeTransportContract(
       expect(redelivered[1]?.redeliveryCount).toBeGreaterThanOrEqual(1);
     });
 
-    it('does not redeliver a nacked message on a non-persistent topic (nothing is stored)', async () => {
+    contract('does not redeliver a nacked message on a non-persistent topic (nothing is stored)', async () => {
       const topic = nonPersistentTopic('ct-np-nack');
       const inbox = new Inbox((m) => m.nack());
       await subscribe(topic, uniqueName('sub'), inbox, { negativeAckRedeliveryDelayMs: 100 });
-      const producer = await transport.createProducer(topic);
+      const producer = await createProducer(topic);
       await producer.send({ payload: Buffer.from('once') });
       await inbox.waitFor(1, timeoutMs);
       await sleep(Math.max(quietMs, 100) * 2);
       expect(inbox.texts()).toEqual(['once']);
     });
 
-    it('drops messages published to a non-persistent topic while nobody subscribes', async () => {
+    contract('drops messages published to a non-persistent topic while nobody subscribes', async () => {
       const topic = nonPersistentTopic('ct-drop');
-      const producer = await transport.createProducer(topic);
+      const producer = await createProducer(topic);
       await producer.send({ payload: Buffer.from('nobody hears this') });
       const inbox = new Inbox(ack);
       await subscribe(topic, uniqueName('sub'), inbox);
@@ -321,13 +405,13 @@ export function describeTransportContract(
       expect(inbox.texts()).toEqual(['heard']);
     });
 
-    it('keeps messages on a persistent topic for an existing durable subscription', async () => {
+    contract('keeps messages on a persistent topic for an existing durable subscription', async () => {
       const topic = persistentTopic('ct-durable');
       const subscription = uniqueName('sub');
       const before = await subscribeDurable(topic, subscription, new Inbox(ack));
       await before.close();
 
-      const producer = await transport.createProducer(topic);
+      const producer = await createProducer(topic);
       for (const text of ['one', 'two', 'three']) await producer.send({ payload: Buffer.from(text) });
       const inbox = new Inbox(ack);
       await subscribe(topic, subscription, inbox, { subscriptionType: 'Exclusive' });
@@ -335,12 +419,12 @@ export function describeTransportContract(
       expect(inbox.texts()).toEqual(['one', 'two', 'three']);
     });
 
-    it('carries topic and subscription names that contain colons', async () => {
+    contract('carries topic and subscription names that contain colons', async () => {
       const id = randomBytes(4).toString('hex');
       const topic = `non-persistent://tg/request/agent:ws-${id}:flow-${id}`;
       const inbox = new Inbox(ack);
       await subscribe(topic, `agent-manager--ws:${id}--flow-${id}--request`, inbox);
-      const producer = await transport.createProducer(topic);
+      const producer = await createProducer(topic);
       await producer.send({ payload: Buffer.from('colons'), properties: { id } });
       const [message] = await inbox.waitFor(1, timeoutMs);
       expect(message?.topic).toBe(topic);
@@ -354,7 +438,7 @@ export function describeTransportContract(
         const topic = nonPersistentTopic('ct-frame');
         const inbox = new Inbox(ack);
         await subscribe(topic, uniqueName('sub'), inbox);
-        const producer = await transport.createProducer(topic);
+        const producer = await createProducer(topic);
 
         const sizes = options.framePayloadBytes ?? {
           tooLarge: Math.ceil((limit * 3) / 4),
@@ -382,7 +466,7 @@ export function describeTransportContract(
         await (options.publishChunked as NonNullable<TransportContractOptions['publishChunked']>)(topic, payload, {
           id: 'chunked-1',
         });
-        const after = await transport.createProducer(topic);
+        const after = await createProducer(topic);
         await after.send({ payload: Buffer.from('after the chunked one') });
 
         const [whole, next] = await inbox.waitFor(2, timeoutMs);
@@ -395,11 +479,11 @@ export function describeTransportContract(
       },
     );
 
-    it('stops delivering once a consumer is closed, and refuses work once the transport is closed', async () => {
+    contract('stops delivering once a consumer is closed, and refuses work once the transport is closed', async () => {
       const topic = persistentTopic('ct-close');
       const inbox = new Inbox(ack);
       const consumer = await subscribeDurable(topic, uniqueName('sub'), inbox);
-      const producer = await transport.createProducer(topic);
+      const producer = await createProducer(topic);
       await producer.send({ payload: Buffer.from('before close') });
       await inbox.waitFor(1, timeoutMs);
 

@@ -6,12 +6,16 @@
 #   pulsar.sh stop     stop the broker this script started (recorded pid only), remove its data dir
 #   pulsar.sh run      start, print URLs, wait; Ctrl-C stops it   (npm run pulsar)
 #   pulsar.sh status   say whether the recorded broker is running and ready
+#   pulsar.sh topology create tenant tg + namespaces on the broker at PULSAR_WEB_PORT, as start does (safe to
+#                      repeat: what exists already is kept)
 #
 # Environment:
 #   PULSAR_BROKER_PORT     binary protocol port              (default 6650)
 #   PULSAR_WEB_PORT        admin REST + WebSocket port        (default 8080)
 #   PULSAR_BOOKIE_PORT     embedded bookie port; 0 = any free (default 0)
 #   PULSAR_START_TIMEOUT   seconds to wait for readiness      (default 180)
+#   PULSAR_ADMIN_TIMEOUT   seconds curl waits for each tenant/namespace PUT (default 20); no answer
+#                          in time (HTTP 000) is tried again, up to 5 attempts
 #   PULSAR_LOG_LEVEL       root log level of the broker       (default INFO)
 #   PULSAR_JAVA            java binary                         (default: java on PATH, or $JAVA_HOME/bin/java)
 #   PULSAR_MVN             mvn binary                          (default: mvn)
@@ -32,6 +36,7 @@ BROKER_PORT="${PULSAR_BROKER_PORT:-6650}"
 WEB_PORT="${PULSAR_WEB_PORT:-8080}"
 BOOKIE_PORT="${PULSAR_BOOKIE_PORT:-0}"
 START_TIMEOUT="${PULSAR_START_TIMEOUT:-180}"
+ADMIN_TIMEOUT="${PULSAR_ADMIN_TIMEOUT:-20}"
 AUTH="${PULSAR_AUTH:-none}"
 # curl arguments that authenticate (token mode), and the token itself.
 AUTH_CURL=()
@@ -59,7 +64,7 @@ log() { printf 'pulsar.sh: %s\n' "$*" >&2; }
 die() { printf 'pulsar.sh: ERROR: %s\n' "$*" >&2; exit 1; }
 
 usage() {
-  sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,28p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -292,9 +297,10 @@ websocket_roundtrip() {
 put_created() {
   local status attempt
   for attempt in 1 2 3 4 5; do
-    status="$(curl -s -o /dev/null -w '%{http_code}' --max-time 20 "${AUTH_CURL[@]}" -X PUT \
+    status="$(curl -s -o /dev/null -w '%{http_code}' --max-time "$ADMIN_TIMEOUT" "${AUTH_CURL[@]}" -X PUT \
       -H 'Content-Type: application/json' "$@" || true)"
-    [[ "$status" == 000 ]] || break
+    [[ "$status" == 000 && "$attempt" -lt 5 ]] || break
+    log "PUT ${*: -1}: no answer within $ADMIN_TIMEOUT s (attempt $attempt of 5), trying again"
     sleep 2
   done
   echo "$status"
@@ -529,6 +535,13 @@ cmd_stop() {
   log "stopped"
 }
 
+cmd_topology() {
+  check_port_number PULSAR_WEB_PORT "$WEB_PORT"
+  read_state || true # a token broker started here: its token
+  create_tg_topology
+  log "tenant tg and namespaces tg/flow, tg/request, tg/response, tg/notify exist on $WEB_URL"
+}
+
 cmd_status() {
   if ! read_state; then
     echo "not running (no broker recorded for web port $WEB_PORT)"
@@ -566,6 +579,7 @@ case "${1:-}" in
   stop) cmd_stop ;;
   run) cmd_run ;;
   status) cmd_status ;;
+  topology) cmd_topology ;;
   -h | --help | help) usage ;;
   *) usage ;;
 esac

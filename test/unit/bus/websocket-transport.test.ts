@@ -31,6 +31,11 @@ class FakeBroker {
   /** Return an HTTP status to refuse the upgrade. */
   refuse: (url: string) => number | undefined = () => undefined;
   autoAck = true;
+  /**
+   * Frames to send in the same TCP write as the upgrade's answer, as the broker does with a subscription's
+   * backlog when the client's process is slow to read: they arrive in one read with the 101 response.
+   */
+  greet: (url: string) => string[] = () => [];
   private readonly http: Server;
   private readonly wss: WebSocketServer;
 
@@ -49,9 +54,12 @@ class FakeBroker {
         socket.end(`HTTP/1.1 ${status} Refused\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
         return;
       }
+      socket.cork();
       this.wss.handleUpgrade(req, socket, head, (ws) => {
         const session: Session = { ws, url, headers: req.headers, frames: [] };
         this.sessions.push(session);
+        for (const frame of this.greet(url)) ws.send(frame);
+        socket.uncork();
         ws.on('message', (data) => {
           const frame = JSON.parse(String(data)) as Record<string, unknown>;
           session.frames.push(frame);
@@ -98,6 +106,18 @@ describe('WebSocketTransport (against a scripted broker)', () => {
     await transport.close();
     await broker.close();
   });
+
+  /** A consumer on persistent://tg/flow/t that records each payload's text in `seen` and acks it. */
+  const subscribeAcking = (subscription: string, subscriptionType: 'Shared' | 'Exclusive', seen: string[]) =>
+    transport.subscribe({
+      topic: 'persistent://tg/flow/t',
+      subscription,
+      subscriptionType,
+      handler: async (m) => {
+        seen.push(m.payload.toString());
+        await m.ack();
+      },
+    });
 
   it('builds producer and consumer URLs with encoded segments, query parameters and the bearer token', async () => {
     await transport.createProducer('non-persistent://tg/request/agent:ws-x:flow-y');
@@ -220,19 +240,27 @@ describe('WebSocketTransport (against a scripted broker)', () => {
     ]);
   });
 
+  it('delivers the frames that arrive together with the upgrade answer, on the first connect and after a reconnect', async () => {
+    const seen: string[] = [];
+    let backlog = ['b1', 'b2', 'b3'];
+    broker.greet = () =>
+      backlog.splice(0).map((id) => JSON.stringify({ messageId: id, payload: Buffer.from(id).toString('base64') }));
+    await subscribeAcking('backlog', 'Shared', seen);
+    await vi.waitFor(() => expect(seen).toEqual(['b1', 'b2', 'b3']));
+    await vi.waitFor(() => expect(broker.last().frames).toHaveLength(3));
+
+    backlog = ['r1', 'r2'];
+    broker.last().ws.terminate();
+    await vi.waitFor(() => expect(broker.sessions).toHaveLength(2));
+    await vi.waitFor(() => expect(seen).toEqual(['b1', 'b2', 'b3', 'r1', 'r2']));
+    await vi.waitFor(() => expect(broker.last().frames).toEqual([{ messageId: 'r1' }, { messageId: 'r2' }]));
+  });
+
   it('re-subscribes under the same name after the connection drops and keeps delivering', async () => {
     const seen: string[] = [];
     const events: { connected: boolean; epoch: number }[] = [];
     transport.onStatus(({ connected, epoch }) => events.push({ connected, epoch }));
-    await transport.subscribe({
-      topic: 'persistent://tg/flow/t',
-      subscription: 'same',
-      subscriptionType: 'Exclusive',
-      handler: async (m) => {
-        seen.push(m.payload.toString());
-        await m.ack();
-      },
-    });
+    await subscribeAcking('same', 'Exclusive', seen);
     let busy = true;
     broker.refuse = () => (busy ? 409 : undefined);
     broker.last().ws.terminate();
@@ -255,7 +283,8 @@ describe('WebSocketTransport (against a scripted broker)', () => {
     expect(new Set(broker.upgrades).size).toBe(1);
     broker.last().ws.send(JSON.stringify({ messageId: 'n1', payload: Buffer.from('after').toString('base64') }));
     await vi.waitFor(() => expect(seen).toEqual(['after']));
-    expect(broker.last().frames).toEqual([{ messageId: 'n1' }]);
+    // The ack is written after the handler ran; the broker reads it some time later.
+    await vi.waitFor(() => expect(broker.last().frames).toEqual([{ messageId: 'n1' }]));
   });
 
   it('fails unacknowledged sends with a retriable error when the connection drops, then sends again', async () => {
