@@ -40,6 +40,7 @@ import { propertySeed } from '../support/fast-check-seed.js';
 import { fitsInFrame, hostilePayload, hugeString } from '../support/fuzz-payloads.js';
 import { startGatewayClient, type GatewayClient } from '../support/gateway-client.js';
 import { brokerUrls } from '../support/transport-contract.js';
+import { testTransports } from '../support/transports.js';
 import { ORPHAN_GRACE_MS } from '../../src/flow/fan-in-consumer.js';
 import type { ServiceStandIn, StandInHandler } from '../../dev/stand-ins/service-stand-in.js';
 
@@ -116,12 +117,13 @@ const REQUEST_BASES = [
   ),
 ];
 
-describe('property-based fuzz of every consumed topic (real broker)', () => {
+describe.each(testTransports())('property-based fuzz of every consumed topic (real broker) [%s]', (transportKind) => {
   let h: AgentHarness;
   let gateway: GatewayClient;
 
   beforeAll(async () => {
     h = await startAgentHarness({
+      transport: transportKind,
       webSocketUrl,
       ...THREE_TOOLS,
       settings: { requestTimeoutSeconds: TIMEOUT_S, maxIterations: MAX_ITERATIONS, concurrency: 4 },
@@ -171,7 +173,7 @@ describe('property-based fuzz of every consumed topic (real broker)', () => {
           // The only other way a decodable request may end in error: it is too large for what the transport
           // carries (the request itself, or a message derived from it), reported as such with the remedy.
           expect(last.error?.message).toMatch(TOO_LARGE);
-          expect(last.error?.message).toMatch(/webSocketMaxTextFrameSize/);
+          expect(last.error?.message).toMatch(transportKind === 'websocket' ? /webSocketMaxTextFrameSize/ : /maxMessageSize/);
           expect(payload.length).toBeGreaterThan(100_000);
         } else {
           expect(last).toMatchObject({ message_type: 'answer', end_of_dialog: true, error: null });
