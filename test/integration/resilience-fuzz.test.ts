@@ -91,6 +91,8 @@ const REQUEST_REGRESSIONS: Buffer[] = [
   Buffer.from(JSON.stringify({ ...subagentOf('fuzz-claimed-subagent'), group: hugeString('\u{1F600}') }), 'utf8'),
   // A completion for a fan-out nobody made, twice (two conversations): each ends with one error.
   ...[1, 2].map(() => Buffer.from(JSON.stringify(subagentOf('fuzz-orphan-completion', true)), 'utf8')),
+  // A completion whose ~500 KB correlation_id is the aggregation message's key as well as in its payload.
+  Buffer.from(JSON.stringify(subagentOf(hugeString('a'), true)), 'utf8'),
 ];
 
 /** A request as a supervisor's subagent sends it (or its completion), for a correlation nobody started. */

@@ -17,6 +17,7 @@
  * by another conversation, or of one that already ended — cannot join it: it is rejected at once, and its own
  * conversation ends with an error saying why.
  */
+import { createHash } from 'node:crypto';
 import type { AgentRequest } from '../../wire/index.js';
 import { SUBAGENT_COMPLETION } from './orchestration.js';
 
@@ -93,7 +94,7 @@ const FINISHED_REMEMBERED = 10_000;
 
 export class FanIn<H> {
   private readonly pending = new Map<string, Pending<H>>();
-  /** Finished correlations → the conversations (`id`s) they ended. */
+  /** Finished correlations (by `finishedKey`) → the conversations (`id`s) they ended. */
   private readonly finished = new Map<string, Set<string>>();
 
   /**
@@ -110,7 +111,7 @@ export class FanIn<H> {
   }
 
   addRecord(record: FanOutRecord, handle: H): FanInStep<H> {
-    if (this.finished.has(record.correlationId)) return { kind: 'ignored', handle, reason: 'the correlation already ended' };
+    if (this.finished.has(finishedKey(record.correlationId))) return { kind: 'ignored', handle, reason: 'the correlation already ended' };
     const entry = this.entry(record.correlationId);
     if (entry.record) {
       if (!this.same(entry.record.handle, handle)) return { kind: 'ignored', handle, reason: 'a second fan-out record' };
@@ -129,7 +130,7 @@ export class FanIn<H> {
 
   addCompletion(completion: Completion, handle: H): FanInStep<H> {
     const { correlationId, id } = completion;
-    const ended = this.finished.get(correlationId);
+    const ended = this.finished.get(finishedKey(correlationId));
     if (ended) {
       if (id === '' || ended.has(id)) return { kind: 'ignored', handle, reason: 'the correlation already ended' };
       ended.add(id);
@@ -190,7 +191,7 @@ export class FanIn<H> {
 
   /** A finished correlation whose end could not be published: its redelivered messages rebuild it. */
   reopen(correlationId: string): void {
-    this.finished.delete(correlationId);
+    this.finished.delete(finishedKey(correlationId));
   }
 
   private entry(correlationId: string): Pending<H> {
@@ -216,12 +217,17 @@ export class FanIn<H> {
 
   private finish(correlationId: string, id: string): void {
     this.pending.delete(correlationId);
-    this.finished.set(correlationId, new Set([id]));
+    this.finished.set(finishedKey(correlationId), new Set([id]));
     if (this.finished.size > FINISHED_REMEMBERED) {
       const oldest = this.finished.keys().next().value;
       if (oldest !== undefined) this.finished.delete(oldest);
     }
   }
+}
+
+/** A long correlation id (anyone can send one) is remembered by its digest, so the memory stays bounded. */
+function finishedKey(correlationId: string): string {
+  return correlationId.length <= 128 ? correlationId : `sha256-${createHash('sha256').update(correlationId, 'utf8').digest('hex')}`;
 }
 
 function handlesOf<H>(entry: Pending<H>): H[] {

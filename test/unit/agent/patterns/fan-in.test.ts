@@ -161,6 +161,18 @@ describe('FanIn: the aggregation state one key owner rebuilds from its messages'
       expect(fanIn.size).toBe(0);
     });
 
+    it('remembers a long correlation id that ended as well (by its digest)', () => {
+      let now = 0;
+      const fanIn = new FanIn<Handle>(sameMessage, () => now);
+      const long = 'c'.repeat(100_000);
+      fanIn.addCompletion(completion(long, 'g', 'x'), { messageId: 'a' });
+      now = 6_000;
+      expect(fanIn.expire(300_000, 5_000).map((e) => e.correlationId)).toEqual([long]);
+      expect(fanIn.addCompletion(completion(long, 'g', 'x'), { messageId: 'a2' }).kind).toBe('ignored');
+      expect(fanIn.addCompletion(completion(long, 'g', 'x', 's', 'client-2'), { messageId: 'b' }).kind).toBe('rejected');
+      expect(fanIn.addCompletion(completion(`${long}d`, 'g', 'x', 's', 'client-2'), { messageId: 'c' }).kind).toBe('waiting');
+    });
+
     it('a completion from another conversation cannot join a held fan-out: rejected at once, the fan-out still completes', () => {
       const fanIn = new FanIn<Handle>(sameMessage);
       fanIn.addRecord(record('c1', 2), { messageId: 'r' });
