@@ -12,6 +12,7 @@ import { readFanInMessage } from '../agent/patterns/fan-in-messages.js';
 import { emitFanIn } from '../agent/patterns/supervisor.js';
 import { errorResponse } from '../agent/responses.js';
 import { describeFailure } from '../agent/failure.js';
+import { clipText } from '../errors/error-text.js';
 import { newDialog, settleAll } from './dialog.js';
 import { iterationOutput, type FlowOutput } from './iteration-output.js';
 
@@ -19,6 +20,14 @@ import { iterationOutput, type FlowOutput } from './iteration-output.js';
 export const DEFAULT_AGGREGATION_TIMEOUT_MS = 300_000;
 /** How long completions without a fan-out record wait for it before their dialog ends with an error. */
 export const ORPHAN_GRACE_MS = 5_000;
+
+/** The final error of a conversation whose subagent completion no supervisor is waiting for. */
+export function unclaimedCompletionText(correlationId: string, reason: string): string {
+  return (
+    `a subagent completion for correlation ${clipText(correlationId, 120, { sayLength: true })} arrived, but no supervisor ` +
+    `is waiting for it (${reason}); the conversation ends here`
+  );
+}
 
 export interface FanInSettings {
   topic: string;
@@ -85,17 +94,29 @@ export class FanInConsumer {
   private async handle(message: IncomingMessage): Promise<void> {
     const { logger } = this.flow;
     let step: FanInStep<IncomingMessage>;
+    let correlationId: string;
     try {
       const decoded = readFanInMessage(message);
+      correlationId = decoded.kind === 'fan-out' ? decoded.record.correlationId : decoded.completion.correlationId;
       step = decoded.kind === 'fan-out' ? this.fanIn.addRecord(decoded.record, message) : this.fanIn.addCompletion(decoded.completion, message);
     } catch (error) {
-      logger.error({ err: error, messageId: message.messageId }, `Dropping an aggregation message that cannot be read: ${describeFailure(error).text}`);
+      const reason = describeFailure(error).text;
+      logger.error({ err: error, messageId: message.messageId }, `Dropping an aggregation message that cannot be read: ${reason}`);
+      // It can never join a fan-in: the conversation it names (if any) ends now rather than waiting for nothing.
+      await this.endConversation('', message.properties.id ?? '', `the supervisor aggregation message of this conversation cannot be read (${reason}); the conversation ends here`);
       await message.ack();
       return;
     }
     if (step.kind === 'ignored') {
       logger.info({ messageId: message.messageId }, `Aggregation message ignored: ${step.reason}`);
       await step.handle.ack();
+      return;
+    }
+    if (step.kind === 'rejected') {
+      const text = unclaimedCompletionText(correlationId, step.reason);
+      logger.warn({ correlationId, id: step.id, messages: step.handles.length }, `Subagent completion rejected: ${text}`);
+      await this.endConversation(correlationId, step.id, text);
+      await Promise.all(step.handles.map((h) => h.ack()));
       return;
     }
     if (step.kind === 'waiting') return;
@@ -123,19 +144,22 @@ export class FanInConsumer {
       const text = stalled.record
         ? `the supervisor's subagents did not all finish within ${this.settings.timeoutMs / 1000} s ` +
           `(${stalled.received} of ${stalled.record.expectedSiblings} completed; --aggregation-timeout); the conversation ends here`
-        : `a subagent completion for correlation ${stalled.correlationId} arrived, but no supervisor is waiting for it ` +
-          '(its fan-out ended, timed out, or was never made); the conversation ends here';
+        : unclaimedCompletionText(stalled.correlationId, 'its fan-out ended, timed out, or was never made');
       this.flow.logger.warn({ correlationId: stalled.correlationId }, `Aggregation timed out: ${text}`);
       this.ended?.('timed-out');
-      if (stalled.id !== '') {
-        const dialog = newDialog();
-        await iterationOutput(this.flow, stalled.id, dialog).respond(errorResponse(text));
-        await settleAll(dialog);
-        if (dialog.failure !== undefined) {
-          this.flow.logger.error({ err: dialog.failure, correlationId: stalled.correlationId }, 'Could not send the aggregation timeout error');
-        }
-      }
+      await this.endConversation(stalled.correlationId, stalled.id, text);
       await Promise.all(stalled.handles.map((h) => h.ack()));
+    }
+  }
+
+  /** End the conversation `id` (none when '') with one error message. */
+  private async endConversation(correlationId: string, id: string, text: string): Promise<void> {
+    if (id === '') return;
+    const dialog = newDialog();
+    await iterationOutput(this.flow, id, dialog).respond(errorResponse(text));
+    await settleAll(dialog);
+    if (dialog.failure !== undefined) {
+      this.flow.logger.error({ err: dialog.failure, correlationId }, `Could not send the error ending conversation ${id}: ${text}`);
     }
   }
 }

@@ -2,19 +2,23 @@
  * The supervisor pattern end to end on the real broker, with a scripted model behind the prompt stand-in:
  * decomposition, one ReAct subagent per goal, the fan-in on the aggregation topic (Key_Shared, keyed by
  * correlation id), findings and the synthesis. Also: the meta-router choosing supervisor; subagents served by
- * two agent replicas on one subscription (aggregated once, answered once); and, with signing, a subagent
- * request asking for more groups than its parent refused before it runs.
+ * two agent replicas on one subscription (aggregated once, answered once); with signing, a subagent
+ * request asking for more groups than its parent refused before it runs; and clients that claim to be
+ * subagents of fan-outs nobody started (or that already ended) each get exactly one error, within the bound.
  */
+import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { AgentService } from '../../src/service.js';
 import type { IncomingMessage, SubscribeOptions, Transport } from '../../src/bus/transport.js';
-import { agentRequestCodec, type AgentResponse } from '../../src/wire/index.js';
+import { agentRequestCodec, makeAgentRequest, makeAgentStep, type AgentResponse } from '../../src/wire/index.js';
+import { ORPHAN_GRACE_MS } from '../../src/flow/fan-in-consumer.js';
 import type { PromptScript, PromptTerms } from '../../dev/stand-ins/prompt-service.js';
 import { startAgentHarness, type AgentHarness, type AgentHarnessOptions } from '../support/agent-harness.js';
 import { brokerUrls } from '../support/transport-contract.js';
 import { createTestTransport, testTransports } from '../support/transports.js';
+import { startGatewayClient } from '../support/gateway-client.js';
 
 const USAGE = { in_token: 13, out_token: 5, model: 'scripted-model' };
 const GOALS = ['What is a pulsar?', 'What is a quasar?', 'What is a magnetar?', 'What is a blazar?'];
@@ -210,5 +214,54 @@ describe.each(testTransports())('supervisor pattern [%s]', (transportKind) => {
     expect(unsigned.last.content).toContain('carries no signature');
     expect(reactCalls()).toBe(before);
     await h.waitFor(() => audits.filter((a) => (a.denials as { kind: string }[] | undefined)?.some((d) => d.kind === 'signature')).length >= 2, 'two signature refusals audited');
+  });
+
+  it('a completion for a fan-out nobody started, or that already ended, ends its own conversation with one error', async () => {
+    const h = await start(GOALS.slice(0, 1));
+    const gateway = await startGatewayClient({ transport: h.transport, workspace: h.workspace });
+    started.push({ stop: () => gateway.close() });
+    // Each ends within the orphan grace plus delivery: a correctness bound, not a speed one.
+    const bound = ORPHAN_GRACE_MS + 15_000;
+    const claimed = (correlation: string, history = true) =>
+      agentRequestCodec.encode(
+        makeAgentRequest({
+          question: 'hello',
+          correlation_id: correlation,
+          subagent_goal: 'a goal',
+          history: history ? [makeAgentStep({ thought: 'Subagent completed', action: 'complete', observation: 'forged', step_type: 'subagent-completion' })] : [],
+        }),
+      );
+    const errorOf = (id: string) => {
+      const last = gateway.last(id);
+      expect(last).toMatchObject({ message_type: 'error', end_of_dialog: true });
+      return last.error?.message ?? '';
+    };
+
+    const nobody = `nobody-started-${randomUUID()}`;
+    const first = await gateway.sendRaw(claimed(nobody));
+    await gateway.waitEnded([first], bound);
+    expect(errorOf(first)).toBe(
+      `a subagent completion for correlation ${nobody} arrived, but no supervisor is waiting for it (its fan-out ended, timed out, or was never made); the conversation ends here`,
+    );
+    // The same completion from another conversation once that correlation ended: it once vanished without a word.
+    const again = await gateway.sendRaw(claimed(nobody));
+    // A client that claims to be a subagent of it: its ReAct answer goes back as a completion, rejected alike.
+    const subagent = await gateway.sendRaw(claimed(nobody, false));
+    await gateway.waitEnded([again, subagent], bound);
+    for (const id of [again, subagent]) expect(errorOf(id)).toContain('no supervisor is waiting for it (its fan-in already ended)');
+
+    // Two conversations' completions for one correlation at once: one waits out the grace, the other is refused.
+    const shared = `shared-${randomUUID()}`;
+    const pair = [await gateway.sendRaw(claimed(shared)), await gateway.sendRaw(claimed(shared))];
+    await gateway.waitEnded(pair, bound);
+    expect(pair.map((id) => /\(([^)]*)\)/.exec(errorOf(id))![1]).sort()).toEqual(
+      ["another conversation's completions for it are already waiting", 'its fan-out ended, timed out, or was never made'],
+    );
+
+    // Nothing answered twice, even late; a genuine fan-out still aggregates.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect([first, again, subagent, ...pair].map((id) => gateway.conversation(id).ends)).toEqual([1, 1, 1, 1, 1]);
+    const genuine = await h.ask({ question: 'One thing', group: ['default'], pattern: 'supervisor', session_id: 'sup-after' }, { timeoutMs: 60_000 });
+    expect(genuine.answer).toBe(`Synthesis: ${GOALS[0]} => answer to ${GOALS[0]}`);
   });
 });

@@ -10,7 +10,14 @@
  * completion of the same goal (a redelivery, a retried subagent) is a duplicate and is acknowledged at once.
  * The fan-out record is normally first (the supervisor publishes it before the subagent requests), but a
  * completion that comes before it waits for it as well.
+ *
+ * Every conversation that sent a completion ends with exactly one final message. A genuine fan-out's subagents
+ * carry their supervisor's client `id`, so the fan-in ends that one conversation (the synthesis, or one
+ * timeout error). A completion under any other `id` — a client that claims to be a subagent of a fan-out made
+ * by another conversation, or of one that already ended — cannot join it: it is rejected at once, and its own
+ * conversation ends with an error saying why.
  */
+import { createHash } from 'node:crypto';
 import type { AgentRequest } from '../../wire/index.js';
 import { SUBAGENT_COMPLETION } from './orchestration.js';
 
@@ -44,8 +51,13 @@ export interface SiblingResult {
 export type FanInStep<H> =
   /** Held: acknowledge nothing yet. */
   | { readonly kind: 'waiting' }
-  /** Nothing to hold (a duplicate, or a correlation already finished): acknowledge this message now. */
+  /** Nothing to hold (a duplicate of a conversation that ended or is held): acknowledge this message now. */
   | { readonly kind: 'ignored'; readonly handle: H; readonly reason: string }
+  /**
+   * Completions no supervisor of theirs is waiting for: end the conversation `id` with an error naming
+   * `reason`, then acknowledge `handles`. Whatever else is held stays held.
+   */
+  | { readonly kind: 'rejected'; readonly id: string; readonly reason: string; readonly handles: readonly H[] }
   /** Every sibling is in: synthesise, then acknowledge every held message. */
   | { readonly kind: 'complete'; readonly record: FanOutRecord; readonly results: readonly SiblingResult[]; readonly handles: readonly H[] };
 
@@ -70,12 +82,20 @@ interface Pending<H> {
   readonly firstSeen: number;
 }
 
+/** Why a completion cannot join its correlation's fan-in (the final error names it). */
+export const REJECTED = {
+  ended: 'its fan-in already ended',
+  otherConversation: 'its fan-out was made by another conversation',
+  otherCompletions: "another conversation's completions for it are already waiting",
+} as const;
+
 /** Correlations finished on this replica, remembered so that a late duplicate is acknowledged, not held. */
 const FINISHED_REMEMBERED = 10_000;
 
 export class FanIn<H> {
   private readonly pending = new Map<string, Pending<H>>();
-  private readonly finished = new Set<string>();
+  /** Finished correlations (by `finishedKey`) → the conversations (`id`s) they ended. */
+  private readonly finished = new Map<string, Set<string>>();
 
   /**
    * `same` tells whether two handles are one message (a redelivery after a reconnect): the newer handle
@@ -91,7 +111,7 @@ export class FanIn<H> {
   }
 
   addRecord(record: FanOutRecord, handle: H): FanInStep<H> {
-    if (this.finished.has(record.correlationId)) return { kind: 'ignored', handle, reason: 'the correlation already ended' };
+    if (this.finished.has(finishedKey(record.correlationId))) return { kind: 'ignored', handle, reason: 'the correlation already ended' };
     const entry = this.entry(record.correlationId);
     if (entry.record) {
       if (!this.same(entry.record.handle, handle)) return { kind: 'ignored', handle, reason: 'a second fan-out record' };
@@ -99,13 +119,29 @@ export class FanIn<H> {
       return { kind: 'waiting' };
     }
     entry.record = { value: record, handle };
+    // Completions held before the record (a redelivery out of order) that another conversation sent.
+    const foreign = [...entry.completions].filter(([, held]) => held.value.id !== record.id);
+    if (foreign.length > 0) {
+      for (const [goal] of foreign) entry.completions.delete(goal);
+      return { kind: 'rejected', id: foreign[0]![1].value.id, reason: REJECTED.otherConversation, handles: foreign.map(([, held]) => held.handle) };
+    }
     return this.settle(record.correlationId, entry);
   }
 
   addCompletion(completion: Completion, handle: H): FanInStep<H> {
-    const { correlationId } = completion;
-    if (this.finished.has(correlationId)) return { kind: 'ignored', handle, reason: 'the correlation already ended' };
+    const { correlationId, id } = completion;
+    const ended = this.finished.get(finishedKey(correlationId));
+    if (ended) {
+      if (id === '' || ended.has(id)) return { kind: 'ignored', handle, reason: 'the correlation already ended' };
+      ended.add(id);
+      return { kind: 'rejected', id, reason: REJECTED.ended, handles: [handle] };
+    }
     const entry = this.entry(correlationId);
+    const owner = entry.record?.value.id ?? [...entry.completions.values()][0]?.value.id;
+    if (owner !== undefined && owner !== id) {
+      const reason = entry.record ? REJECTED.otherConversation : REJECTED.otherCompletions;
+      return { kind: 'rejected', id, reason, handles: [handle] };
+    }
     const goal = completion.request.subagent_goal;
     const held = entry.completions.get(goal);
     if (held) {
@@ -131,11 +167,12 @@ export class FanIn<H> {
       const record = entry.record?.value;
       const age = now - (record?.createdAt ?? entry.firstSeen);
       if (age <= (record ? timeoutMs : orphanMs)) continue;
-      this.finish(correlationId);
       const first = [...entry.completions.values()][0]?.value;
+      const id = record?.id ?? first?.id ?? '';
+      this.finish(correlationId, id);
       expired.push({
         correlationId,
-        id: record?.id ?? first?.id ?? '',
+        id,
         ...(record ? { record } : {}),
         received: entry.completions.size,
         handles: handlesOf(entry),
@@ -156,7 +193,7 @@ export class FanIn<H> {
 
   /** A finished correlation whose end could not be published: its redelivered messages rebuild it. */
   reopen(correlationId: string): void {
-    this.finished.delete(correlationId);
+    this.finished.delete(finishedKey(correlationId));
   }
 
   private entry(correlationId: string): Pending<H> {
@@ -171,7 +208,7 @@ export class FanIn<H> {
   private settle(correlationId: string, entry: Pending<H>): FanInStep<H> {
     const record = entry.record?.value;
     if (!record || entry.completions.size < record.expectedSiblings) return { kind: 'waiting' };
-    this.finish(correlationId);
+    this.finish(correlationId, record.id);
     const results = [...entry.completions.values()].map(({ value }) => ({
       goal: value.request.subagent_goal,
       answer: completionAnswer(value.request),
@@ -180,14 +217,19 @@ export class FanIn<H> {
     return { kind: 'complete', record, results, handles: handlesOf(entry) };
   }
 
-  private finish(correlationId: string): void {
+  private finish(correlationId: string, id: string): void {
     this.pending.delete(correlationId);
-    this.finished.add(correlationId);
+    this.finished.set(finishedKey(correlationId), new Set([id]));
     if (this.finished.size > FINISHED_REMEMBERED) {
-      const oldest = this.finished.values().next().value;
+      const oldest = this.finished.keys().next().value;
       if (oldest !== undefined) this.finished.delete(oldest);
     }
   }
+}
+
+/** A long correlation id (anyone can send one) is remembered by its digest, so the memory stays bounded. */
+function finishedKey(correlationId: string): string {
+  return correlationId.length <= 128 ? correlationId : `sha256-${createHash('sha256').update(correlationId, 'utf8').digest('hex')}`;
 }
 
 function handlesOf<H>(entry: Pending<H>): H[] {

@@ -201,4 +201,18 @@ describe('FanInConsumer on a Key_Shared subscription shared by two replicas', ()
     expect(bus.subscriptions(AGGREGATION).find((s) => s.name.endsWith('--aggregation'))).toMatchObject({ unacked: 0 });
     await owner.close();
   });
+
+  it('ends the conversation of an aggregation message it cannot read with one error, and acknowledges it', async () => {
+    const responses = await observe(RESPONSE);
+    const owner = await replica(bus);
+    const aggregation = await bus.createProducer(AGGREGATION);
+    await aggregation.send({ payload: Buffer.from('not json'), properties: { id: 'client-garbage', 'tg-agent-fan-in': 'completion' }, key: 'k' });
+    await settle();
+    expect(responses.map((m) => m.properties.id)).toEqual(['client-garbage']);
+    const error = agentResponseCodec.decode(responses[0]!.payload);
+    expect(error).toMatchObject({ message_type: 'error', end_of_dialog: true });
+    expect(error.error?.message).toMatch(/^the supervisor aggregation message of this conversation cannot be read \(.+\); the conversation ends here$/);
+    expect(bus.subscriptions(AGGREGATION).find((s) => s.name.endsWith('--aggregation'))).toMatchObject({ unacked: 0 });
+    await owner.close();
+  });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FanIn, type Completion, type FanOutRecord } from '../../../../src/agent/patterns/fan-in.js';
+import { FanIn, REJECTED, type Completion, type FanOutRecord } from '../../../../src/agent/patterns/fan-in.js';
 import { makeAgentRequest, makeAgentStep } from '../../../../src/wire/index.js';
 
 interface Handle {
@@ -13,7 +13,7 @@ function record(correlationId: string, expected: number, createdAt = 1_000): Fan
   return { correlationId, id: 'client-1', createdAt, template, expectedSiblings: expected };
 }
 
-function completion(correlationId: string, goal: string, answer: string, session = `s-${goal}`): Completion {
+function completion(correlationId: string, goal: string, answer: string, session = `s-${goal}`, id = 'client-1'): Completion {
   const request = makeAgentRequest({
     question: goal,
     correlation_id: correlationId,
@@ -21,7 +21,7 @@ function completion(correlationId: string, goal: string, answer: string, session
     session_id: session,
     history: [makeAgentStep({ thought: 'Subagent completed', action: 'complete', observation: answer, step_type: 'subagent-completion' })],
   });
-  return { correlationId, id: 'client-1', request };
+  return { correlationId, id, request };
 }
 
 describe('FanIn: the aggregation state one key owner rebuilds from its messages', () => {
@@ -141,5 +141,79 @@ describe('FanIn: the aggregation state one key owner rebuilds from its messages'
     fanIn.addRecord(record('c1', 2), { messageId: 'r' });
     fanIn.addCompletion(completion('c1', 'g1', 'x'), { messageId: 'a' });
     expect(fanIn.addCompletion(completion('c1', 'g2', 'y'), { messageId: 'b' }).kind).toBe('complete');
+  });
+
+  describe('every conversation that sent a completion gets one end', () => {
+    it('a completion from another conversation after the correlation ended is rejected (its own dialog ends), a late one of the same conversation ignored', () => {
+      let now = 0;
+      const fanIn = new FanIn<Handle>(sameMessage, () => now);
+      fanIn.addCompletion(completion('c1', '', 'x'), { messageId: 'a' });
+      now = 6_000;
+      expect(fanIn.expire(300_000, 5_000).map((e) => e.id)).toEqual(['client-1']);
+      // The same payload sent again by another client (or replayed): it must not vanish.
+      expect(fanIn.addCompletion(completion('c1', '', 'x', 's', 'client-2'), { messageId: 'b' })).toEqual({
+        kind: 'rejected',
+        id: 'client-2',
+        reason: REJECTED.ended,
+        handles: [{ messageId: 'b' }],
+      });
+      expect(fanIn.addCompletion(completion('c1', '', 'x', 's', 'client-2'), { messageId: 'b2' }).kind).toBe('ignored');
+      expect(fanIn.addCompletion(completion('c1', 'g', 'late'), { messageId: 'c' }).kind).toBe('ignored');
+      expect(fanIn.size).toBe(0);
+    });
+
+    it('remembers a long correlation id that ended as well (by its digest)', () => {
+      let now = 0;
+      const fanIn = new FanIn<Handle>(sameMessage, () => now);
+      const long = 'c'.repeat(100_000);
+      fanIn.addCompletion(completion(long, 'g', 'x'), { messageId: 'a' });
+      now = 6_000;
+      expect(fanIn.expire(300_000, 5_000).map((e) => e.correlationId)).toEqual([long]);
+      expect(fanIn.addCompletion(completion(long, 'g', 'x'), { messageId: 'a2' }).kind).toBe('ignored');
+      expect(fanIn.addCompletion(completion(long, 'g', 'x', 's', 'client-2'), { messageId: 'b' }).kind).toBe('rejected');
+      expect(fanIn.addCompletion(completion(`${long}d`, 'g', 'x', 's', 'client-2'), { messageId: 'c' }).kind).toBe('waiting');
+    });
+
+    it('a completion from another conversation cannot join a held fan-out: rejected at once, the fan-out still completes', () => {
+      const fanIn = new FanIn<Handle>(sameMessage);
+      fanIn.addRecord(record('c1', 2), { messageId: 'r' });
+      fanIn.addCompletion(completion('c1', 'g1', 'x'), { messageId: 'a' });
+      expect(fanIn.addCompletion(completion('c1', 'g2', 'forged', 's', 'intruder'), { messageId: 'f' })).toMatchObject({
+        kind: 'rejected',
+        id: 'intruder',
+        reason: REJECTED.otherConversation,
+      });
+      const done = fanIn.addCompletion(completion('c1', 'g2', 'y'), { messageId: 'b' });
+      if (done.kind !== 'complete') throw new Error(`expected complete, got ${done.kind}`);
+      expect(done.results.map((r) => r.answer)).toEqual(['x', 'y']);
+    });
+
+    it('without a record, completions of a second conversation are rejected at once; the first waits out its grace', () => {
+      let now = 0;
+      const fanIn = new FanIn<Handle>(sameMessage, () => now);
+      expect(fanIn.addCompletion(completion('c1', '', 'x'), { messageId: 'a' }).kind).toBe('waiting');
+      expect(fanIn.addCompletion(completion('c1', '', 'x', 's', 'client-2'), { messageId: 'b' })).toMatchObject({
+        kind: 'rejected',
+        id: 'client-2',
+        reason: REJECTED.otherCompletions,
+      });
+      now = 6_000;
+      expect(fanIn.expire(300_000, 5_000)).toEqual([expect.objectContaining({ id: 'client-1', handles: [{ messageId: 'a' }] })]);
+    });
+
+    it("a record that arrives after another conversation's completions rejects them and waits for its own", () => {
+      const fanIn = new FanIn<Handle>(sameMessage);
+      fanIn.addCompletion(completion('c1', 'g1', 'forged', 's', 'intruder'), { messageId: 'f1' });
+      fanIn.addCompletion(completion('c1', 'g2', 'forged', 's', 'intruder'), { messageId: 'f2' });
+      expect(fanIn.addRecord(record('c1', 1), { messageId: 'r' })).toEqual({
+        kind: 'rejected',
+        id: 'intruder',
+        reason: REJECTED.otherConversation,
+        handles: [{ messageId: 'f1' }, { messageId: 'f2' }],
+      });
+      const done = fanIn.addCompletion(completion('c1', 'g1', 'real'), { messageId: 'a' });
+      if (done.kind !== 'complete') throw new Error(`expected complete, got ${done.kind}`);
+      expect(done.handles.map((h) => h.messageId)).toEqual(['r', 'a']);
+    });
   });
 });
