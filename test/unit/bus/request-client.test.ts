@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConnectionLostError, RequestTimeoutError, TransportClosedError } from '../../../src/bus/errors.js';
 import { MemoryTransport } from '../../../src/bus/memory-transport.js';
 import { RequestClient } from '../../../src/bus/request-client.js';
@@ -17,6 +17,10 @@ interface Answer {
 const REQUEST = 'non-persistent://tg/request/echo';
 const RESPONSE = 'non-persistent://tg/response/echo';
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+/** Waits, turn by turn of the event loop (no timers: they may be fake), until `done` holds. */
+async function until(done: () => boolean): Promise<void> {
+  while (!done()) await new Promise((resolve) => setImmediate(resolve));
+}
 
 describe('RequestClient', () => {
   let bus: MemoryTransport;
@@ -107,17 +111,34 @@ describe('RequestClient', () => {
   });
 
   it('applies the timeout to each wait in a stream, not to the whole exchange', async () => {
-    await startResponder(async (m) => {
-      for (const answer of ['a', 'b', 'c', 'd']) {
-        await sleep(40);
-        await reply(m.properties.id, { answer, end: answer === 'd' });
+    // A fake clock: each reply comes 60 ms after the one before (under the 100 ms timeout), 240 ms in all (over
+    // it), however busy the machine is.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      let request: IncomingMessage | undefined;
+      await startResponder((m) => {
+        request = m;
+      });
+      const answers: Array<string | null> = [];
+      let ended = false;
+      const streamed = (async () => {
+        for await (const res of client.stream({ question: 'q' }, { isLast: (r) => r.end, timeoutMs: 100 })) {
+          answers.push(res.answer);
+        }
+      })().finally(() => {
+        ended = true;
+      });
+      await until(() => request !== undefined);
+      for (const [index, answer] of ['a', 'b', 'c', 'd'].entries()) {
+        await vi.advanceTimersByTimeAsync(60);
+        await reply(request?.properties.id, { answer, end: answer === 'd' });
+        await until(() => answers.length === index + 1 || ended);
       }
-    });
-    const answers: Array<string | null> = [];
-    for await (const res of client.stream({ question: 'q' }, { isLast: (r) => r.end, timeoutMs: 100 })) {
-      answers.push(res.answer);
+      await streamed;
+      expect(answers).toEqual(['a', 'b', 'c', 'd']);
+    } finally {
+      vi.useRealTimers();
     }
-    expect(answers).toEqual(['a', 'b', 'c', 'd']);
   });
 
   it('fails a stream that goes quiet with a RequestTimeoutError saying how many replies came', async () => {
