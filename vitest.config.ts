@@ -10,6 +10,11 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
           environment: 'node',
+          // A unit test's timeout only catches a hang: none is a bound on time. vitest's 5 s default was too short
+          // on a loaded machine (load 20+ on 2 cores) for tests that start a worker thread through tsx or run a
+          // fast-check property, which then failed for no fault of the code.
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
         },
       },
       {
