@@ -39,12 +39,12 @@ export class ToolIndex {
     membership: ToolMembership = runToEnd(membershipSteps(tools, Number.POSITIVE_INFINITY)),
   ) {
     const { groups, states, everyState, named } = membership;
-    this.positions = new Map(tools.map((tool, position) => [tool.name, position]));
+    this.positions = membership.positions;
     this.groupMembers = toTyped(groups);
     this.stateMembers = toTyped(states);
     this.everyState = Uint32Array.from(everyState);
-    this.toolList = [...tools];
-    this.allNames = this.toolList.map((tool) => tool.name);
+    this.toolList = membership.toolList;
+    this.allNames = membership.names;
     this.groups = frozenSet(groups.keys());
     this.states = frozenSet([...states.keys(), ...named]);
   }
@@ -141,12 +141,29 @@ export interface ToolMembership {
   readonly everyState: number[];
   /** States named as a `state` target. */
   readonly named: Set<string>;
+  /** Tool position by name. */
+  readonly positions: Map<string, number>;
+  /** The tools and their names, by position (unfrozen copies: see `ToolIndex.toolList`). */
+  readonly toolList: Tool[];
+  readonly names: string[];
 }
 
 function* membershipSteps(tools: readonly Tool[], toolsPerStep: number): Steps<ToolMembership> {
-  const membership: ToolMembership = { groups: new Map(), states: new Map(), everyState: [], named: new Set() };
+  const membership: ToolMembership = {
+    groups: new Map(),
+    states: new Map(),
+    everyState: [],
+    named: new Set(),
+    positions: new Map(),
+    toolList: [],
+    names: [],
+  };
   for (let position = 0; position < tools.length; position++) {
     const tool = tools[position]!;
+    membership.positions.set(tool.name, position);
+    // Pushed, not assigned by index: packed arrays keep the selection loop on V8's fast path.
+    membership.toolList.push(tool);
+    membership.names.push(tool.name);
     for (const group of tool.groups) push(membership.groups, group, position);
     if (tool.states === 'all') membership.everyState.push(position);
     else for (const state of tool.states) push(membership.states, state, position);
