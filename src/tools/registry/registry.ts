@@ -24,7 +24,7 @@ import {
   type RequestState,
 } from './selection.js';
 import type { Tool, ToolServiceDescriptor } from '../tool.js';
-import { ToolIndex } from './tool-index.js';
+import { ToolIndex, type ToolAvailability } from './tool-index.js';
 import { runInSlices, runToEnd, type Steps } from './time-slices.js';
 import type { ToolSet } from './tool-set.js';
 
@@ -90,6 +90,8 @@ export interface ToolRegistry {
   nextState(tool: Tool, currentState: RequestState): string;
   /** Groups, states, tools and problems, as plain JSON for the HTTP listing. Computed once. */
   listing(): RegistryListing;
+  /** How many tools are in each known group and offered in each known state (from the index, no pass over the tools). Computed once. */
+  availability(): ToolAvailability;
   cacheStats(): ToolSetCacheStats;
 }
 
@@ -280,6 +282,7 @@ function* registrySteps(input: BuildRegistryInput): Steps<BuildRegistryResult> {
   const cache = new LruCache<string, ToolSet>(cacheCapacity(input.cacheSize));
   const frozenProblems = deepFreeze(problems);
   let listing: RegistryListing | undefined;
+  let availability: ToolAvailability | undefined;
   yield;
 
   const registry: ToolRegistry = Object.freeze({
@@ -311,6 +314,10 @@ function* registrySteps(input: BuildRegistryInput): Steps<BuildRegistryResult> {
     listing(): RegistryListing {
       listing ??= buildListing(registry, index);
       return listing;
+    },
+    availability(): ToolAvailability {
+      availability ??= index.availability(registry.knownGroups, registry.knownStates);
+      return availability;
     },
     cacheStats: (): ToolSetCacheStats =>
       Object.freeze({ size: cache.size, capacity: cache.capacity, hits: cache.hits, misses: cache.misses }),

@@ -56,6 +56,15 @@ export class ToolIndex {
     return new ToolIndex(tools, membership);
   }
 
+  /** How many tools are in each of `groups` and offered in each of `states` (listing it, or every state). */
+  availability(groups: Iterable<string>, states: Iterable<string>): ToolAvailability {
+    const inGroups = new Map<string, number>();
+    for (const group of groups) inGroups.set(group, this.groupMembers.get(group)?.length ?? 0);
+    const inStates = new Map<string, number>();
+    for (const state of states) inStates.set(state, this.everyState.length + (this.stateMembers.get(state)?.length ?? 0));
+    return { groups: inGroups, states: inStates };
+  }
+
   /** Names of the tools in a group, in config-key order. */
   membersOfGroup(group: string): readonly string[] {
     return [...(this.groupMembers.get(group) ?? [])].map((position) => this.allNames[position] ?? '');
@@ -132,6 +141,12 @@ export class ToolIndex {
       get: (name: string): Tool | undefined => (has(name) ? tools[positions.get(name)!] : undefined),
     });
   }
+}
+
+/** Tools per group and per state. */
+export interface ToolAvailability {
+  readonly groups: ReadonlyMap<string, number>;
+  readonly states: ReadonlyMap<string, number>;
 }
 
 /** Which tools are in each group and state, by position. */
