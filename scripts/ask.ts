@@ -16,7 +16,7 @@ import { errorMessage } from '../src/errors/error-text.js';
 
 const STATE_FILE = fileURLToPath(new URL('../.pulsar/local.json', import.meta.url));
 
-const USAGE = `usage: npm run ask -- "question" [--group a,b] [--state s] [--pattern react|plan-then-execute|supervisor] [--no-streaming] [--workspace default] [--flow default] [--transport auto|native|websocket] [--verbose]`;
+const USAGE = `usage: npm run ask -- "question" [--group a,b] [--state s] [--pattern react|plan-then-execute|supervisor] [--no-streaming] [--workspace default] [--flow default] [--transport auto|native|websocket] [--timeout 120] [--verbose]`;
 
 async function main(): Promise<number> {
   const { values, positionals } = parseArgs({

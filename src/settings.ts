@@ -81,7 +81,10 @@ export const SettingsSchema = z.object({
   /** Also publish each audit record to this TrustGraph queue id or Pulsar topic. */
   auditTopic: z.string().min(1).optional(),
   /** The supervisor's aggregation topic of each flow: `{tenant}`, `{namespace}`, `{topic}` of its request topic. */
-  aggregationTopic: z.string().min(1).default(DEFAULT_AGGREGATION_TOPIC),
+  aggregationTopic: z
+    .string()
+    .startsWith('persistent://', 'must start with persistent:// (the messages held there unacknowledged are the fan-in state)')
+    .default(DEFAULT_AGGREGATION_TOPIC),
   /** Seconds a supervisor's fan-out waits for all its subagents before its dialog ends with an error. */
   aggregationTimeoutSeconds: z.coerce.number().positive().max(86_400).default(300),
   /** Requests waiting for a concurrency slot beyond which new ones are refused with an error response. */

@@ -134,7 +134,10 @@ export function aggregationTopic(requestTopic: string, template: string = DEFAUL
   const parts = splitPulsarTopic(requestTopic);
   const topic = template.replaceAll('{tenant}', parts.tenant).replaceAll('{namespace}', parts.namespace).replaceAll('{topic}', parts.topic);
   if (!topic.startsWith('persistent://')) {
-    throw new TopicError(`The aggregation topic ${JSON.stringify(topic)} must be persistent:// (its unacknowledged messages are the fan-in's state)`);
+    throw new TopicError(
+      `The aggregation topic ${JSON.stringify(topic)} must be persistent:// (its unacknowledged messages are the fan-in's state); ` +
+        'set --aggregation-topic to a persistent:// topic or template',
+    );
   }
   splitPulsarTopic(topic);
   return topic;

@@ -33,6 +33,7 @@ export class FanInConsumer {
   private readonly fanIn = new FanIn<IncomingMessage>((a, b) => a.messageId === b.messageId);
   private consumer: Consumer | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private unwatch: (() => void) | undefined;
 
   constructor(
     private readonly flow: FlowOutput,
@@ -47,6 +48,14 @@ export class FanInConsumer {
       subscriptionType: 'Key_Shared',
       handler: (message) => this.handle(message),
     });
+    // After a lost connection the broker may give this replica's keys, and the messages held here, to another
+    // replica; what is held here would then time out with an error after that replica answered the client.
+    let epoch = transport.status().epoch;
+    this.unwatch = transport.onStatus((status) => {
+      if (status.epoch === epoch) return;
+      epoch = status.epoch;
+      this.giveBack();
+    });
     const every = Math.max(50, Math.floor(Math.min(this.settings.timeoutMs, this.orphanMs) / 4));
     this.timer = setInterval(() => void this.expire(), every);
     this.timer.unref();
@@ -58,10 +67,19 @@ export class FanInConsumer {
 
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    this.unwatch?.();
     await this.consumer?.close();
     this.consumer = undefined;
     // What was held goes back to the broker with the closed consumer; it rebuilds wherever it lands.
     this.fanIn.reset();
+  }
+
+  /** Forget what is held and hand it back (nack): the broker gives it to whoever owns its keys now, who rebuilds it. */
+  private giveBack(): void {
+    const handles = this.fanIn.reset();
+    if (handles.length === 0) return;
+    this.flow.logger.info({ messages: handles.length }, 'Broker connection lost: the aggregation messages held here go back to the broker');
+    for (const handle of handles) handle.nack().catch(() => undefined);
   }
 
   private async handle(message: IncomingMessage): Promise<void> {

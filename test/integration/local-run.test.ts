@@ -81,6 +81,12 @@ describe.each(testTransports())('npm run local + npm run ask [%s]', (kind) => {
         expect(planned.stdout).toContain('calling Complex Analysis Tool');
         expect(planned.stdout).toContain('answer     > (scripted model) From the plan:');
         expect(planned.code).toBe(0);
+
+        // And as a supervisor (the README's `--pattern supervisor`): two subagents, then one synthesis.
+        const supervised = await ask(env, ['Analyse Company X', '--group', 'read-only,advanced,compute,admin', '--state', 'undefined', '--pattern', 'supervisor'], runs);
+        expect(supervised.stdout).toContain('thought    > Decomposed into 2 sub-goals');
+        expect(supervised.stdout).toContain('answer     > (scripted model) From the subagents:');
+        expect(supervised.code).toBe(0);
       } finally {
         // If local ended by itself, its group is gone (ESRCH): the check below then fails showing its output.
         try {

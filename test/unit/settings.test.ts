@@ -57,6 +57,13 @@ describe('settings', () => {
     expect(() => loadSettings(['--transport', 'carrier-pigeon'], {})).toThrow(/--transport.*accepted: auto \| native \| websocket/s);
   });
 
+  it('refuses an aggregation topic that is not persistent at start, not when each flow starts', () => {
+    expect(() => loadSettings(['--aggregation-topic', 'non-persistent://tg/request/{topic}-aggregation'], {})).toThrow(
+      /--aggregation-topic \(TG_AGENT_AGGREGATION_TOPIC\): must start with persistent:\/\//,
+    );
+    expect(loadSettings(['--aggregation-topic', 'persistent://tg/fan-in/{topic}'], {}).settings?.aggregationTopic).toBe('persistent://tg/fan-in/{topic}');
+  });
+
   it('refuses unknown flags with a pointer to --help', () => {
     expect(() => loadSettings(['--max-iteration', '3'], {})).toThrow(/--help/);
   });

@@ -145,11 +145,13 @@ export class FanIn<H> {
   }
 
   /**
-   * Forget what is held (the consumer closed or lost its connection: the broker redelivers those messages).
-   * Finished correlations stay remembered.
+   * Forget what is held (the consumer closed or lost its connection: the broker redelivers those messages)
+   * and return their handles. Finished correlations stay remembered.
    */
-  reset(): void {
+  reset(): H[] {
+    const handles = [...this.pending.values()].flatMap(handlesOf);
     this.pending.clear();
+    return handles;
   }
 
   /** A finished correlation whose end could not be published: its redelivered messages rebuild it. */

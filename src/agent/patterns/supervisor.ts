@@ -8,7 +8,8 @@
  *   2. each subagent runs as a ReAct conversation of its own; its answer comes back as a `subagent-completion`
  *      request, which the replica that receives it forwards to the aggregation topic.
  *   3. the aggregation's owner, once every sibling is in, emits the findings and the synthesis request
- *      (fan-in-output.ts); `supervisor-synthesise` writes the answer from the results.
+ *      (`emitFanIn` below, called by src/flow/fan-in-consumer.ts); `supervisor-synthesise` writes the answer
+ *      from the results.
  */
 import { randomUUID } from 'node:crypto';
 import { makeAgentRequest, makeAgentStep, pythonJsonDumps, pythonRepr, type AgentRequest, type AgentStep } from '../../wire/index.js';

@@ -45,6 +45,21 @@ describe('WebSocket frames decoded off the event loop when large', () => {
     expect(log.lines.filter((line) => line.level === 40)).toEqual([]);
   });
 
+  it('decodes large frames in the worker once it is ready, small ones and those before on the event loop', async () => {
+    const probe = new URL('./fixtures/frame-probe-worker.ts', import.meta.url);
+    const out: DecodedFrame[] = [];
+    const decoder = new FrameDecoder(capturingLogger().logger, (f) => out.push(f), 1000, probe);
+    const large = frame('1', big);
+    // Not started yet: decoded here (the real frame), and the worker starts.
+    decoder.push(large);
+    expect(out.map(comparable)).toEqual(expected([large]));
+    await decoder.warmUp();
+    decoder.push(large);
+    decoder.push(frame('2', 'small'));
+    while (out.length < 3) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(out.slice(1).map((f) => ('message' in f ? f.message.messageId : f))).toEqual([{ notMessage: 'worker' }, '2']);
+  });
+
   it('decodes here, with the same result and in order, when the worker fails mid-call, and says so', async () => {
     const log = capturingLogger();
     const frames = [frame('1', big), Buffer.from('{"messageId": 5}'), Buffer.from('null'), frame('2', 'x')];

@@ -7,7 +7,8 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fanInMessage } from '../../../src/agent/patterns/fan-in-messages.js';
 import { MemoryTransport } from '../../../src/bus/memory-transport.js';
-import type { IncomingMessage, Producer, SubscribeOptions, Transport } from '../../../src/bus/transport.js';
+import { ConnectionStatus } from '../../../src/bus/connection-status.js';
+import type { Consumer, IncomingMessage, Producer, StatusListener, SubscribeOptions, Transport } from '../../../src/bus/transport.js';
 import { FanInConsumer } from '../../../src/flow/fan-in-consumer.js';
 import type { FlowOutput } from '../../../src/flow/iteration-output.js';
 import { PublishPolicy } from '../../../src/flow/publish-policy.js';
@@ -52,6 +53,22 @@ function counting(transport: Transport): { transport: Transport; taken: () => nu
     },
   });
   return { transport: wrapped, taken: () => taken };
+}
+
+/** A replica's own view of the bus: its consumers, and a connection status the test breaks (the bus stays up). */
+function ownView(bus: MemoryTransport): { transport: Transport; status: ConnectionStatus; consumers: Consumer[] } {
+  const consumers: Consumer[] = [];
+  const status = new ConnectionStatus();
+  const transport = new Proxy(bus, {
+    get(target, property) {
+      if (property === 'subscribe') return async (options: SubscribeOptions) => { const c = await target.subscribe(options); consumers.push(c); return c; };
+      if (property === 'status') return () => status.get();
+      if (property === 'onStatus') return (listener: StatusListener) => status.on(listener);
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { transport, status, consumers };
 }
 
 describe('FanInConsumer on a Key_Shared subscription shared by two replicas', () => {
@@ -120,6 +137,51 @@ describe('FanInConsumer on a Key_Shared subscription shared by two replicas', ()
     expect(findings.every((r) => r.message_type === 'explain' && /\/finding\/[01]$/.test(r.explain_id ?? ''))).toBe(true);
     expect(bus.subscriptions(AGGREGATION).find((s) => s.name.endsWith('--aggregation'))).toMatchObject({ backlog: 0, unacked: 0 });
     await second.close();
+  });
+
+  it('a replica that lost its broker connection gives back what it held: no late timeout error after another completed it', async () => {
+    const next = await observe(NEXT);
+    const responses = await observe(RESPONSE);
+    const { transport: aTransport, status, consumers } = ownView(bus);
+    const a = await replica(aTransport, 200);
+    const aggregation = await bus.createProducer(AGGREGATION);
+    await aggregation.send(fanInMessage('fan-out', template('moved', 2), { id: 'client-moved' }, Date.now()));
+    await aggregation.send(fanInMessage('completion', completion('moved', 'g1'), { id: 'client-moved' }, Date.now()));
+    await settle();
+    // A's connection drops: the broker takes its consumer's messages back and gives them to B, the key's new owner.
+    status.lost('connection dropped');
+    await consumers[0]!.close();
+    // B's own timeout is long: what A gives back reaches it after the nack delay, after the last completion.
+    const b = await replica(bus);
+    await aggregation.send(fanInMessage('completion', completion('moved', 'g2'), { id: 'client-moved' }, Date.now()));
+    const deadline = Date.now() + 5_000;
+    while (next.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(next).toHaveLength(1);
+    // Past A's timeout: A holds nothing of it any more, so the client gets no error after its synthesis.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(responses.map((m) => agentResponseCodec.decode(m.payload).message_type)).toEqual(['explain', 'explain']);
+    await a.close();
+    await b.close();
+  });
+
+  it('after a lost connection whose consumer stayed, what it held comes back to it and the fan-out completes', async () => {
+    const next = await observe(NEXT);
+    const { transport, status } = ownView(bus);
+    const owner = await replica(transport);
+    const aggregation = await bus.createProducer(AGGREGATION);
+    await aggregation.send(fanInMessage('fan-out', template('kept', 2), { id: 'client-kept' }, Date.now()));
+    await aggregation.send(fanInMessage('completion', completion('kept', 'g1'), { id: 'client-kept' }, Date.now()));
+    await settle();
+    // Another of its links dropped; this consumer's did not, so the broker would not redeliver on its own.
+    status.lost('a producer link dropped');
+    status.set(true);
+    await aggregation.send(fanInMessage('completion', completion('kept', 'g2'), { id: 'client-kept' }, Date.now()));
+    const deadline = Date.now() + 5_000;
+    while (next.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(next).toHaveLength(1);
+    expect(agentRequestCodec.decode(next[0]!.payload).history.at(-1)!.subagent_results).toEqual({ g1: 'answer g1', g2: 'answer g2' });
+    expect(bus.subscriptions(AGGREGATION).find((s) => s.name.endsWith('--aggregation'))).toMatchObject({ backlog: 0, unacked: 0 });
+    await owner.close();
   });
 
   it('ends a stalled fan-out with one error to the client once the timeout passes, and acknowledges what it held', async () => {

@@ -77,6 +77,14 @@ describe('iteration signatures', () => {
     expect(signer.verify(route, { ...request, history: [] }, {})).toBe('ok');
   });
 
+  it("requires one on a subagent's first request too: it continues its supervisor's conversation", () => {
+    const { signer } = clocked();
+    const subagent: AgentRequest = { ...request, history: [], correlation_id: 'corr-1', subagent_goal: 'g', expected_siblings: 2 };
+    expect(signer.verify(route, subagent, {})).toBe('missing');
+    expect(signer.verify(route, subagent, signer.sign(route, subagent))).toBe('ok');
+    expect(signer.verify(route, { ...subagent, group: ['read-only', 'admin'] }, signer.sign(route, subagent))).toBe('bad');
+  });
+
   it('refuses a signature older than the age limit, or from too far in the future', () => {
     const { signer, clock } = clocked(1_700_000_000_000, { maxAgeMs: 60_000 });
     const fresh = signer.sign(route, request);

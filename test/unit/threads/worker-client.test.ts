@@ -1,3 +1,6 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WorkerFailedError } from '../../../src/threads/errors.js';
 import { WorkerClient } from '../../../src/threads/worker-client.js';
@@ -45,6 +48,13 @@ describe('WorkerClient', () => {
     await expect(c.call({ echo: 'again' })).resolves.toBe('echo: again');
     expect(c.ready).toBe(true);
   });
+
+  it('does not keep the process alive once its calls are answered', async () => {
+    const script = fileURLToPath(new URL('./fixtures/exits-after-call.ts', import.meta.url));
+    // The timeout only ends a process that would otherwise never exit.
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', script], { timeout: 60_000 });
+    expect(stdout.trim()).toBe('echo: done');
+  }, 90_000);
 
   it('rejects a worker module that does not exist, and calls after close', async () => {
     const missing = new WorkerClient<Call, string>(new URL('./fixtures/no-such-worker.js', import.meta.url), 'missing');

@@ -131,11 +131,12 @@ describe('FanIn: the aggregation state one key owner rebuilds from its messages'
     expect(fanIn.expire(300_000, 2_000)[0]?.record).toBeUndefined();
   });
 
-  it('reset forgets what is held (it goes back to the broker) and the redelivery rebuilds it', () => {
+  it('reset forgets what is held, returning it (it goes back to the broker), and the redelivery rebuilds it', () => {
     const fanIn = new FanIn<Handle>(sameMessage);
     fanIn.addRecord(record('c1', 2), { messageId: 'r' });
     fanIn.addCompletion(completion('c1', 'g1', 'x'), { messageId: 'a' });
-    fanIn.reset();
+    fanIn.addCompletion(completion('c2', 'g1', 'y'), { messageId: 'b' });
+    expect(fanIn.reset().map((h) => h.messageId)).toEqual(['r', 'a', 'b']);
     expect(fanIn.size).toBe(0);
     fanIn.addRecord(record('c1', 2), { messageId: 'r' });
     fanIn.addCompletion(completion('c1', 'g1', 'x'), { messageId: 'a' });
