@@ -38,6 +38,7 @@
  *        --cpu-prof (the agent writes a V8 CPU profile per concurrency next to its log; add --keep-logs)
  *        --keep-logs (keep the log directory, removed at the end otherwise)
  *        --in-process-only (only the in-process runs: no broker, no TrustGraph)
+ *        --timeline N (after the window at concurrency 1: N conversations one at a time, each hop stamped)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -47,6 +48,8 @@ import { AgentProcess, startEcho } from './support/agent-process.js';
 import { buildAgent } from './support/build.js';
 import { measureInProcess, type InProcessResult } from './support/in-process.js';
 import { startBenchBroker, type BenchBroker } from './support/broker.js';
+import { HopTimeline } from './support/timeline.js';
+import { readBrokerTraffic, trafficBetween, type TopicTraffic } from './support/broker-traffic.js';
 import { coreShare, CpuMeter, loadAverage, processMemory, waitForLowLoad, type CpuReading } from './support/proc.js';
 import { header, log, withCleanup, writeJson } from './support/run.js';
 import { measureWindow } from './support/window.js';
@@ -92,6 +95,8 @@ const KEEP_LOGS = COMMON.keepLogs;
 const TRUSTGRAPH = flags.get('trustgraph') !== 'off';
 const TRUSTGRAPH_DURATION_S = numberFlag(flags, 'trustgraph-duration', DURATION_S);
 const TRUSTGRAPH_WARMUP_S = numberFlag(flags, 'trustgraph-warmup', 5);
+/** `--timeline N`: after the window at concurrency 1, N conversations one at a time, every hop stamped. */
+const TIMELINE = numberFlag(flags, 'timeline', 0);
 
 /** What every measured window reports, for tg-agent and TrustGraph's agent alike. */
 interface WindowFigures {
@@ -119,10 +124,17 @@ interface ConcurrencyResult extends WindowFigures {
   /** CPU per iteration after subtracting the idle CPU of the window. */
   agentCpuMsPerIterationNetOfIdle: number;
   publishesPerIteration: number;
+  /** Messages and bytes published to the broker in the window (its own counters, every client), per iteration. */
+  brokerMessagesPerIteration: number;
+  brokerBytesPerIteration: number;
+  /** The same by topic (short name), per iteration, largest first. */
+  brokerTopics: [string, TopicTraffic][];
   cpu: CpuReading;
   floorCpu: CpuReading;
   peakRssBytes: number;
   eventLoop: { p99: number; max: number };
+  /** The hop-by-hop timeline (`--timeline`), at concurrency 1. */
+  timeline?: string;
 }
 
 const METRICS = [
@@ -179,13 +191,19 @@ async function measureConcurrency(ctx: Context, floor: FloorClient, echoPid: num
       before: async () => {
         const metrics = await agent.metrics(METRICS);
         await agent.sample({ reset: true });
-        return metrics;
+        return { metrics, traffic: await readBrokerTraffic(ctx.broker.webServiceUrl) };
       },
-      after: async () => ({ metrics: await agent.metrics(METRICS), probe: await agent.sample() }),
+      after: async () => ({ traffic: await readBrokerTraffic(ctx.broker.webServiceUrl), metrics: await agent.metrics(METRICS), probe: await agent.sample() }),
     });
-    const { records: done, cpu, before } = window;
+    const { records: done, cpu } = window;
+    const before = window.before.metrics;
     const { metrics: after, probe } = window.after;
     const peakRssBytes = agent.memory().peakRss;
+    const timeline = concurrency === 1 && TIMELINE > 0 ? new HopTimeline() : undefined;
+    if (timeline) {
+      log(`concurrency 1: timeline of ${TIMELINE} conversations`);
+      await timeline.take(ctx.client, ctx.workload, TIMELINE);
+    }
     await agent.stop();
 
     const failed = done.filter((r) => r.failed).length;
@@ -198,6 +216,9 @@ async function measureConcurrency(ctx: Context, floor: FloorClient, echoPid: num
       1000 /
       iterations;
     const publishes = (after.tg_producer_messages_total! - before.tg_producer_messages_total!) / iterations;
+    const topics = trafficBetween(window.before.traffic, window.after.traffic).map(
+      ([topic, t]): [string, TopicTraffic] => [topic.replace(/^[a-z-]+:\/\/[^/]+\//, ''), { messages: t.messages / iterations, bytes: t.bytes / iterations }],
+    );
 
     // The floor at the same concurrency, the agent stopped.
     log(`concurrency ${concurrency}: floor (echo, no agent)`);
@@ -240,10 +261,14 @@ async function measureConcurrency(ctx: Context, floor: FloorClient, echoPid: num
       agentIdleCpu,
       agentCpuMsPerIterationNetOfIdle: (((cpu.processes.agent ?? Number.NaN) - agentIdleCpu * cpu.wall) * 1000) / iterations,
       publishesPerIteration: publishes,
+      brokerMessagesPerIteration: topics.reduce((sum, [, t]) => sum + t.messages, 0),
+      brokerBytesPerIteration: topics.reduce((sum, [, t]) => sum + t.bytes, 0),
+      brokerTopics: topics,
       cpu,
       floorCpu,
       peakRssBytes,
       eventLoop: { p99: probe.eld.p99, max: probe.eld.max },
+      ...(timeline ? { timeline: timeline.report(floorSummary.p50) } : {}),
     };
   } finally {
     if (agent.running) await agent.stop();
@@ -333,7 +358,7 @@ function printResults(results: ConcurrencyResult[], acks: { nonPersistent: Summa
   out.push('\n### Where the time and the CPU go (measured window)\n');
   out.push(
     table(
-      ['concurrency', 'agent own time/iteration (metrics, mean)', 'agent CPU/iteration', '… net of idle', 'agent idle CPU', 'publishes/iteration', 'CPU: agent', 'broker', 'load generator + stand-ins', 'everything else', 'floor CPU: broker / echo', 'event-loop delay p99 / max', 'load average start → end'],
+      ['concurrency', 'agent own time/iteration (metrics, mean)', 'agent CPU/iteration', '… net of idle', 'agent idle CPU', 'publishes/iteration', 'broker in: messages / bytes per iteration', 'CPU: agent', 'broker', 'load generator + stand-ins', 'everything else', 'floor CPU: broker / echo', 'event-loop delay p99 / max', 'load average start → end'],
       results.map((r) => [
         String(r.concurrency),
         ms(r.agentOwnTimeMs),
@@ -341,6 +366,7 @@ function printResults(results: ConcurrencyResult[], acks: { nonPersistent: Summa
         ms(r.agentCpuMsPerIterationNetOfIdle),
         `${(r.agentIdleCpu * 100).toFixed(1)} %`,
         num(r.publishesPerIteration, 1),
+        `${num(r.brokerMessagesPerIteration, 1)} / ${num(r.brokerBytesPerIteration, 0)} B`,
         coreShare(r.cpu.processes.agent ?? Number.NaN, r.cpu.wall),
         coreShare(r.cpu.processes.broker ?? Number.NaN, r.cpu.wall),
         coreShare(r.cpu.processes.generator ?? Number.NaN, r.cpu.wall),
@@ -349,6 +375,14 @@ function printResults(results: ConcurrencyResult[], acks: { nonPersistent: Summa
         `${ms(r.eventLoop.p99, 1)} / ${ms(r.eventLoop.max, 1)}`,
         `${r.loadAverage.start} → ${r.loadAverage.end}`,
       ]),
+    ),
+  );
+  for (const r of results) if (r.timeline) out.push('\n### Timeline of one conversation at concurrency 1 (--timeline)\n', r.timeline);
+  out.push('\n### Published to the broker per iteration, by topic (the broker\'s counters, every client)\n');
+  out.push(
+    table(
+      ['concurrency', 'topic', 'messages', 'bytes'],
+      results.flatMap((r) => r.brokerTopics.map(([topic, t]) => [String(r.concurrency), topic, num(t.messages, 2), num(t.bytes, 0)])),
     ),
   );
   out.push('\n### Publish → broker acknowledgement, one producer, sequential (what each awaited publish of the agent costs)\n');

@@ -65,6 +65,8 @@ export interface Workload {
   readonly entries: { type: string; key: string; value: string }[];
   readonly topics: Record<string, string>;
   readonly counts: { prompt: number; tool: number; librarian: number };
+  /** The stand-ins' hops (bench:iteration --timeline). */
+  readonly hops: HopTap;
   stop(): Promise<void>;
 }
 
@@ -73,8 +75,25 @@ interface LeanStandIn {
   stop(): Promise<void>;
 }
 
+/**
+ * Told of each step of a conversation, by its `id`: the gateway's request and responses, each stand-in's
+ * request received and reply sent (`bench:iteration --timeline`; everything in this process, one clock).
+ */
+export type HopListener = (id: string, event: string) => void;
+
+/** Where the stand-ins and the gateway report their hops; `listener` is set only while a timeline is taken. */
+export interface HopTap {
+  listener?: HopListener | undefined;
+}
+
 /** Subscribe (Shared) to a request topic, answer each message with `reply(payload)` on the response topic. */
-async function leanStandIn(transport: Transport, requestQueue: string, responseQueue: string, reply: (payload: Buffer) => Buffer): Promise<LeanStandIn> {
+async function leanStandIn(
+  transport: Transport,
+  requestQueue: string,
+  responseQueue: string,
+  reply: (payload: Buffer) => Buffer,
+  tap: { name: string; hops: HopTap },
+): Promise<LeanStandIn> {
   const producer = await transport.createProducer(queueToTopic(responseQueue));
   const state: LeanStandIn = {
     count: 0,
@@ -87,9 +106,13 @@ async function leanStandIn(transport: Transport, requestQueue: string, responseQ
     subscription: `bench-stand-in-${uniqueSuffix(4)}`,
     subscriptionType: 'Shared',
     handler: async (message) => {
+      const id = message.properties.id ?? '';
+      tap.hops.listener?.(id, `${tap.name} request received`);
       await message.ack();
       state.count++;
-      await producer.send({ payload: reply(message.payload), properties: { id: message.properties.id ?? '' } });
+      const payload = reply(message.payload);
+      tap.hops.listener?.(id, `${tap.name} reply sent`);
+      await producer.send({ payload, properties: { id } });
     },
   });
   return state;
@@ -120,13 +143,20 @@ export async function startWorkload(options: WorkloadOptions): Promise<Workload>
   const actionReply = promptResponseCodec.encode(makePromptResponse({ text: ACTION_TEXT, end_of_stream: true }));
   const finalReply = promptResponseCodec.encode(makePromptResponse({ text: FINAL_TEXT, end_of_stream: true }));
   const toolReply = toolResponseCodec.encode(makeToolResponse({ text: OBSERVATION_TEXT }));
-  const prompt = await leanStandIn(transport, topics['prompt-request']!, topics['prompt-response']!, (payload) => {
-    const request = JSON.parse(payload.toString('utf8')) as { terms?: { history?: string } };
-    return request.terms?.history === '[]' ? actionReply : finalReply;
-  });
-  const tool = await leanStandIn(transport, topics['mcp-tool-request']!, topics['mcp-tool-response']!, () => toolReply);
+  const hops: HopTap = {};
+  const prompt = await leanStandIn(
+    transport,
+    topics['prompt-request']!,
+    topics['prompt-response']!,
+    (payload) => {
+      const request = JSON.parse(payload.toString('utf8')) as { terms?: { history?: string } };
+      return request.terms?.history === '[]' ? actionReply : finalReply;
+    },
+    { name: 'prompt', hops },
+  );
+  const tool = await leanStandIn(transport, topics['mcp-tool-request']!, topics['mcp-tool-response']!, () => toolReply, { name: 'tool', hops });
   const librarianReply = Buffer.from(librarianResponse(null), 'utf8');
-  const librarian = await leanStandIn(transport, topics['librarian-request']!, topics['librarian-response']!, () => librarianReply);
+  const librarian = await leanStandIn(transport, topics['librarian-request']!, topics['librarian-response']!, () => librarianReply, { name: 'librarian', hops });
 
   const entries: (ConfigEntry & { value: string })[] = [
     { type: 'processor:agent-manager', key: flow, value: agentFlowConfig(workspace, flow) },
@@ -143,6 +173,7 @@ export async function startWorkload(options: WorkloadOptions): Promise<Workload>
     config,
     entries,
     topics,
+    hops,
     counts: {
       get prompt() {
         return prompt.count;
@@ -189,6 +220,8 @@ export class ConversationClient {
   private consumer: Consumer | undefined;
   private readonly pending = new Map<string, Pending>();
   timeouts = 0;
+  /** Told of each request sent and each response received, while a timeline is taken. */
+  hops: HopTap = {};
 
   constructor(
     private readonly transport: Transport,
@@ -217,6 +250,7 @@ export class ConversationClient {
       error?: unknown;
       end_of_dialog?: boolean;
     };
+    this.hops.listener?.(message.properties.id ?? '', `gateway got ${response.message_type ?? 'a response'}${response.end_of_dialog ? ' (end of dialog)' : ''}`);
     if (response.error) pending.failed = true;
     if (response.message_type === 'answer') pending.answer += response.content ?? '';
     if (response.end_of_dialog) {
@@ -243,6 +277,7 @@ export class ConversationClient {
         resolve({ start, end: performance.now(), responses: -1, failed: true });
       }, this.timeoutMs);
       this.pending.set(id, { start, responses: 0, failed: false, answer: '', resolve, timer });
+      this.hops.listener?.(id, 'gateway request sent');
       this.producer!.send({ payload: REQUEST_BODY, properties: { id } }).catch(() => undefined);
     });
   }

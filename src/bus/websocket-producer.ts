@@ -8,6 +8,9 @@ import { FrameTooLargeError, ProducerSendError, TransportClosedError, TransportE
 import type { OutgoingMessage, Producer } from './transport.js';
 import { Link, type LinkSettings } from './websocket-link.js';
 
+/** `{"payload":"` */
+const FRAME_HEAD_BYTES = 12;
+
 interface PendingSend {
   resolve(): void;
   reject(err: Error): void;
@@ -45,13 +48,12 @@ export class WebSocketProducer implements Producer {
   async send(message: OutgoingMessage): Promise<void> {
     if (this.closed) throw new TransportClosedError(`producer for ${this.topic}`);
     const context = String(++this.nextContext);
-    const frame = JSON.stringify({
-      payload: message.payload.toString('base64'),
-      properties: message.properties ?? {},
-      ...(message.key !== undefined ? { key: message.key } : {}),
-      context,
-    });
-    const frameBytes = Buffer.byteLength(frame, 'utf8');
+    // Base64 needs no JSON escaping and is one byte per character: the frame is put together around it
+    // instead of JSON.stringify scanning (and Buffer.byteLength measuring) the payload's text again.
+    const payload = message.payload.toString('base64');
+    const rest = `","properties":${JSON.stringify(message.properties ?? {})}${message.key !== undefined ? `,"key":${JSON.stringify(message.key)}` : ''},"context":"${context}"}`;
+    const frame = `{"payload":"${payload}${rest}`;
+    const frameBytes = FRAME_HEAD_BYTES + payload.length + Buffer.byteLength(rest, 'utf8');
     if (frameBytes > this.maxFrameBytes) {
       throw new FrameTooLargeError(this.topic, frameBytes, this.maxFrameBytes, message.payload.length);
     }

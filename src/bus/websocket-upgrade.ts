@@ -34,6 +34,10 @@ export function isRetriableFailure(failure: UpgradeFailure): boolean {
   return isRetriableStatus(failure.status);
 }
 
+function zeroMask(mask: Buffer): void {
+  mask.fill(0);
+}
+
 /** Opens one WebSocket; a refused or failed upgrade rejects with an UpgradeFailure. */
 export function openWebSocket(
   url: string,
@@ -46,7 +50,15 @@ export function openWebSocket(
     if (settings.token) headers.Authorization = `Bearer ${settings.token}`;
     // No permessage-deflate (ws enables it by default on clients): compressing every small frame doubled the
     // agent's CPU per iteration (bench/iteration.ts, docs/benchmarks.md).
-    const ws = new WebSocket(url, { headers, handshakeTimeout: settings.handshakeTimeoutMs, perMessageDeflate: false });
+    // A zero masking key (RFC 6455 §5.3 lets the client pick any key): ws then writes each frame's text as it
+    // is instead of copying it into a buffer and XOR-ing every byte in JavaScript. The mask protects proxies
+    // from script-controlled bytes in browsers; this client's frames are its own JSON.
+    const ws = new WebSocket(url, {
+      headers,
+      handshakeTimeout: settings.handshakeTimeoutMs,
+      perMessageDeflate: false,
+      generateMask: zeroMask,
+    });
     let status: number | undefined;
     let refusal = '';
     let lastError: Error | undefined;

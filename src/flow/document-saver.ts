@@ -10,6 +10,7 @@ import type { RequestClient } from '../bus/request-client.js';
 import { addDocumentRequest, type AgentDocument, type DocumentSink } from '../agent/agent-documents.js';
 import type { LibrarianRequest, LibrarianResponse } from '../wire/index.js';
 import { errorMessage } from '../errors/error-text.js';
+import { offCriticalPath } from './off-critical-path.js';
 
 /** `saved`: the librarian confirmed; `failed`: error reply, timeout or publish failure; `skipped`: too many in flight. */
 export type DocumentSaveOutcome = 'saved' | 'failed' | 'skipped';
@@ -41,7 +42,7 @@ export class DocumentSaver implements DocumentSink {
       this.options.onOutcome?.('skipped');
       return false;
     }
-    const saving = this.run(document).finally(() => this.inFlight.delete(saving));
+    const saving = offCriticalPath(() => this.run(document)).finally(() => this.inFlight.delete(saving));
     this.inFlight.add(saving);
     return true;
   }

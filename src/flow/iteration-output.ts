@@ -12,6 +12,7 @@ import { budgetFor, checkFits, fitResponse, fitTriples, type MessageBudget } fro
 import { fanInMessage, type FanInKind } from '../agent/patterns/fan-in-messages.js';
 import { agentRequestCodec, triplesCodec, type AgentRequest, type AgentResponse } from '../wire/index.js';
 import { settle, track, type DialogState } from './dialog.js';
+import { offCriticalPath } from './off-critical-path.js';
 import type { FlowTelemetry, RequestGate } from './ports.js';
 import type { PublishPolicy } from './publish-policy.js';
 
@@ -81,17 +82,17 @@ export function iterationOutput(flow: FlowOutput, id: string, dialog: DialogStat
       : {}),
     ...(explainability && request
       ? {
-          explain: (triples) => {
-            const payload = fitTriples((t) => triplesCodec.encode(t), triples, budget, warn);
-            if (!payload) return Promise.resolve();
-            return track(
+          explain: (triples) =>
+            track(
               dialog.background,
-              explainability.send({ payload, properties }).catch((error: unknown) => {
+              offCriticalPath(() => {
+                const payload = fitTriples((t) => triplesCodec.encode(t), triples, budget, warn);
+                return payload ? explainability.send({ payload, properties }) : Promise.resolve();
+              }).catch((error: unknown) => {
                 // Provenance never fails a dialog.
                 logger.warn({ err: error, id }, 'Could not publish explainability triples; the dialog goes on');
               }),
-            );
-          },
+            ),
         }
       : {}),
   };

@@ -54,7 +54,8 @@ export class RequestHandler {
     // holds the broker's flow-control window shut, and the broker drops what it cannot deliver (a burst, our
     // own `next` messages). So such requests are acked on arrival and wait here for a slot, up to `maxQueued`.
     const ackedOnArrival = message.topic.startsWith('non-persistent://');
-    if (ackedOnArrival) await message.ack().catch(() => {});
+    // Not awaited: nothing waits for the ack frame to be written.
+    if (ackedOnArrival) message.ack().catch(() => {});
     const overloaded = deps.limit.queued >= (deps.maxQueued ?? DEFAULT_MAX_QUEUED);
     try {
       if (overloaded) await this.refuseOverloaded(id, dialog);

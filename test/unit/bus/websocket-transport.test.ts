@@ -143,6 +143,22 @@ describe('WebSocketTransport (against a scripted broker)', () => {
     await expect(producer.send({ payload: Buffer.alloc(600) })).resolves.toBeUndefined();
   });
 
+  it('measures a frame exactly, key and non-ASCII properties included, and the broker reads it as JSON', async () => {
+    const message = { payload: Buffer.from('ünïcode payload'), properties: { id: 'ß-"quoted"-✓' }, key: 'k-✓' };
+    const expected = JSON.stringify({ payload: message.payload.toString('base64'), properties: message.properties, key: message.key, context: '1' });
+    const size = Buffer.byteLength(expected, 'utf8');
+    await transport.close();
+    transport = new WebSocketTransport({ ...fast, url, maxFrameBytes: size });
+    const producer = await transport.createProducer('persistent://tg/flow/t');
+    await expect(producer.send(message)).resolves.toBeUndefined();
+    expect(broker.last().frames).toEqual([JSON.parse(expected)]);
+    // The same message one byte over the limit (the next context, "2", is as long as "1").
+    await transport.close();
+    transport = new WebSocketTransport({ ...fast, url, maxFrameBytes: size - 1 });
+    const tight = await transport.createProducer('persistent://tg/flow/t');
+    await expect(tight.send(message)).rejects.toMatchObject({ frameBytes: size });
+  });
+
   it('fails at once on a refusal that retrying cannot fix (404)', async () => {
     broker.refuse = () => 404;
     const creating = transport.createProducer('persistent://tg/nope/t');

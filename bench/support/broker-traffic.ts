@@ -1,0 +1,47 @@
+/**
+ * What went through the broker in a window, by topic: messages and bytes published to it, read from the
+ * broker's own Prometheus endpoint (`pulsar_in_messages_total`, `pulsar_in_bytes_total`, one series per topic,
+ * non-persistent topics included). Independent of the agent's code, so two trees compare on the same count.
+ */
+export interface TopicTraffic {
+  messages: number;
+  bytes: number;
+}
+
+export type BrokerTraffic = Map<string, TopicTraffic>;
+
+const SERIES = /^pulsar_in_(messages|bytes)_total\{([^}]*)\}\s+(\S+)/;
+
+/** The broker's per-topic counters now (an empty map when its metrics cannot be read). */
+export async function readBrokerTraffic(webServiceUrl: string): Promise<BrokerTraffic> {
+  const traffic: BrokerTraffic = new Map();
+  let text: string;
+  try {
+    const response = await fetch(`${webServiceUrl}/metrics/`, { signal: AbortSignal.timeout(10_000) });
+    text = await response.text();
+  } catch {
+    return traffic;
+  }
+  for (const line of text.split('\n')) {
+    const match = SERIES.exec(line);
+    if (!match) continue;
+    const topic = /topic="([^"]*)"/.exec(match[2]!)?.[1];
+    if (topic === undefined) continue;
+    const entry = traffic.get(topic) ?? { messages: 0, bytes: 0 };
+    if (match[1] === 'messages') entry.messages += Number(match[3]);
+    else entry.bytes += Number(match[3]);
+    traffic.set(topic, entry);
+  }
+  return traffic;
+}
+
+/** Per-topic difference `after − before`, topics with no traffic left out, largest byte count first. */
+export function trafficBetween(before: BrokerTraffic, after: BrokerTraffic): [string, TopicTraffic][] {
+  const out: [string, TopicTraffic][] = [];
+  for (const [topic, now] of after) {
+    const then = before.get(topic) ?? { messages: 0, bytes: 0 };
+    const delta = { messages: now.messages - then.messages, bytes: now.bytes - then.bytes };
+    if (delta.messages > 0 || delta.bytes > 0) out.push([topic, delta]);
+  }
+  return out.sort((a, b) => b[1].bytes - a[1].bytes);
+}
