@@ -37,6 +37,7 @@
  *        --trace-gc (the agent logs every garbage collection, node --trace-gc; add --keep-logs to keep it)
  *        --cpu-prof (the agent writes a V8 CPU profile into the log directory; add --keep-logs to keep it)
  *        --keep-logs (keep the agent's log directory; it grows by ~120 KB per iteration with 10 000 tools)
+ *        --in-process-only (only the reload path in this process, no broker: bench/reload-in-process.ts) --reloads 8
  */
 import { createReadStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -50,6 +51,7 @@ import type { Block, ProbeSample } from './support/agent-probe.js';
 import type { ReloadKind } from './support/config-process.js';
 import { AgentProcess, startConfigProcess } from './support/agent-process.js';
 import { buildAgent } from './support/build.js';
+import { runInProcess } from './reload-in-process.js';
 import { startBenchBroker } from './support/broker.js';
 import { coreShare, CpuMeter, loadAverage, waitForLowLoad, type CpuReading } from './support/proc.js';
 import { header, log, withCleanup, writeJson } from './support/run.js';
@@ -82,6 +84,9 @@ const CPU_PROFILE = flags.has('cpu-prof');
 const TRACE_GC = flags.has('trace-gc');
 /** The agent's log grows by ~120 KB per iteration with 10 000 tools (the audit line); removed unless asked. */
 const KEEP_LOGS = flags.has('keep-logs');
+/** Only the reload path in this process (bench/reload-in-process.ts): no broker, no agent process. */
+const IN_PROCESS_ONLY = flags.has('in-process-only');
+const RELOADS = numberFlag(flags, 'reloads', 8);
 const FRAME_LIMIT = 16 * 1024 * 1024;
 const BLOCK_THRESHOLD_MS = 10;
 const GOAL_MS = 50;
@@ -183,6 +188,21 @@ async function rebuildTimes(logFile: string): Promise<Map<number, number>> {
     }
   }
   return out;
+}
+
+if (IN_PROCESS_ONLY) {
+  const loadAtStart = loadAverage();
+  const { text, readings } = await runInProcess({ transport: TRANSPORT, tools: TOOLS, reloads: RELOADS, cases: CASES });
+  console.log(
+    [
+      `## tg-agent reload path in-process: ${num(TOOLS)} tools, as the ${TRANSPORT} transport hands the answer over, ${RELOADS} reloads per case`,
+      `load average: ${loadAtStart} before, ${loadAverage()} after; blocks: gaps between ticks of a 1 ms timer on the event loop`,
+      '',
+      text,
+    ].join('\n'),
+  );
+  writeJson(JSON_OUT, { kind: 'reload-in-process', transport: TRANSPORT, cases: CASES, readings });
+  process.exit(0);
 }
 
 await withCleanup(async (defer) => {

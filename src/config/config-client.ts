@@ -31,8 +31,8 @@ const undecoded: Codec<Buffer> = {
   decode: (payload) => (typeof payload === 'string' ? Buffer.from(payload, 'utf8') : payload),
 };
 
-/** Above this many values, building the key map and using it are split into two macrotasks. */
-const MANY_VALUES = 1000;
+/** From answers this large (~1 000 tools) on, taking the values and using them are split into two macrotasks. */
+const MANY_VALUES_BYTES = 256 * 1024;
 
 export class ConfigClient {
   private readonly client: RequestClient<ConfigRequest, Buffer>;
@@ -71,19 +71,24 @@ export class ConfigClient {
     return { workspaces: [...workspaces].sort(), version: answer.version };
   }
 
-  /** Every key → value of `type` in one workspace, and the version. */
-  async values(workspace: string, type: string): Promise<{ values: Record<string, string>; version: number }> {
-    const answer = await this.call(makeConfigRequest({ operation: 'getvalues', workspace, type }));
-    // A null prototype: a key "__proto__" is an entry like any other, not the prototype.
-    const values: Record<string, string> = Object.create(null) as Record<string, string>;
-    const { entries } = answer;
-    for (let i = 1; i < entries.length; i += FIELDS_PER_ENTRY) {
-      const key = entries[i];
-      if (key !== null && key !== undefined) values[key] = entries[i + 1] ?? '';
-    }
+  /**
+   * Every key → value of `type` in one workspace (frozen, null prototype: a key "__proto__" is an entry like
+   * any other), and the version. Values unchanged since the previous call for this workspace and type are
+   * the same strings as then.
+   */
+  async values(workspace: string, type: string): Promise<{ values: Readonly<Record<string, string>>; version: number }> {
+    const request = makeConfigRequest({ operation: 'getvalues', workspace, type });
+    const payload = await this.client.request(request);
+    const answer = await this.decoder.values(payload, streamOf(workspace, type));
+    if (answer.error) throw refused(request, answer.error);
     // With thousands of values, the caller's work on them (the workspace snapshot, the registry build) goes into a macrotask of its own.
-    if (entries.length > MANY_VALUES * FIELDS_PER_ENTRY) await nextMacrotask();
-    return { values, version: answer.version };
+    if (payload.length >= MANY_VALUES_BYTES) await nextMacrotask();
+    return { values: answer.values, version: answer.version };
+  }
+
+  /** Forget what was kept of a workspace's previous answers (the workspace is gone). */
+  forget(workspace: string, types: readonly string[]): void {
+    for (const type of types) this.decoder.forget(streamOf(workspace, type));
   }
 
   /** Write values (used by tests and the local run; the agent itself only reads). */
@@ -100,12 +105,19 @@ export class ConfigClient {
   private async call(request: ConfigRequest): Promise<ConfigAnswer> {
     const payload = await this.client.request(request);
     const response = await this.decoder.decode(payload);
-    if (response.error) {
-      throw new ConfigServiceError(
-        `config service refused ${request.operation} (workspace "${request.workspace ?? ''}", type "${request.type ?? ''}"): ` +
-          `${response.error.type}: ${response.error.message}`,
-      );
-    }
+    if (response.error) throw refused(request, response.error);
     return response;
   }
+}
+
+function refused(request: ConfigRequest, error: NonNullable<ConfigAnswer['error']>): ConfigServiceError {
+  return new ConfigServiceError(
+    `config service refused ${request.operation} (workspace "${request.workspace ?? ''}", type "${request.type ?? ''}"): ` +
+      `${error.type}: ${error.message}`,
+  );
+}
+
+/** The decoder's name for the answers of one workspace and type (NUL: in neither name). */
+function streamOf(workspace: string, type: string): string {
+  return `${workspace}\u0000${type}`;
 }

@@ -271,6 +271,7 @@ export class ConfigWatcher {
     }
     for (const workspace of push.workspace_changes?.deleted ?? []) {
       this.stale.delete(workspace);
+      this.options.client.forget(workspace, this.options.types);
       if (this.store.delete(workspace)) await this.options.onWorkspaceDeleted(workspace);
     }
     this.version = push.version;

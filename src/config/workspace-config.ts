@@ -20,7 +20,8 @@ export class WorkspaceConfigStore {
       types = new Map();
       this.workspaces.set(workspace, types);
     }
-    for (const [type, values] of Object.entries(changed)) types.set(type, Object.freeze({ ...values }));
+    // A frozen map (the config client's) is kept as is: copying 10 000 values on every reload is garbage.
+    for (const [type, values] of Object.entries(changed)) types.set(type, Object.isFrozen(values) ? values : Object.freeze({ ...values }));
     return this.snapshot(workspace);
   }
 

@@ -40,26 +40,6 @@ export const REFUSAL_REASONS = [
 /** Tools for which per-tool series are exported at 0 before first use. */
 export const ZERO_SERIES_TOOL_CAP = 500;
 
-const availabilityCache = new WeakMap<ToolRegistry, { groups: Map<string, number>; states: Map<string, number> }>();
-
-/** Tools per group and per known state of one registry, in one pass over its tools; cached per registry. */
-function availability(registry: ToolRegistry): { groups: Map<string, number>; states: Map<string, number> } {
-  let counts = availabilityCache.get(registry);
-  if (counts) return counts;
-  const groups = new Map<string, number>([...registry.knownGroups].map((g) => [g, 0]));
-  const inState = new Map<string, number>();
-  let everyState = 0;
-  for (const tool of registry.tools) {
-    for (const group of tool.groups) groups.set(group, (groups.get(group) ?? 0) + 1);
-    if (tool.states === 'all') everyState++;
-    else for (const state of tool.states) inState.set(state, (inState.get(state) ?? 0) + 1);
-  }
-  const states = new Map([...registry.knownStates].map((state) => [state, everyState + (inState.get(state) ?? 0)]));
-  counts = { groups, states };
-  availabilityCache.set(registry, counts);
-  return counts;
-}
-
 export class AgentMetrics {
   readonly registry = new Registry();
   readonly processor: string;
@@ -257,7 +237,7 @@ export class AgentMetrics {
     this.groupToolsAvailable.reset();
     this.stateToolsAvailable.reset();
     for (const r of this.registries.values()) {
-      const counts = availability(r);
+      const counts = r.availability();
       for (const [group, count] of counts.groups) this.groupToolsAvailable.set({ workspace: r.workspace, group }, count);
       for (const [state, count] of counts.states) this.stateToolsAvailable.set({ workspace: r.workspace, state }, count);
     }

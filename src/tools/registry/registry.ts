@@ -24,7 +24,7 @@ import {
   type RequestState,
 } from './selection.js';
 import type { Tool, ToolServiceDescriptor } from '../tool.js';
-import { ToolIndex } from './tool-index.js';
+import { ToolIndex, type ToolAvailability } from './tool-index.js';
 import { runInSlices, runToEnd, type Steps } from './time-slices.js';
 import type { ToolSet } from './tool-set.js';
 
@@ -90,6 +90,8 @@ export interface ToolRegistry {
   nextState(tool: Tool, currentState: RequestState): string;
   /** Groups, states, tools and problems, as plain JSON for the HTTP listing. Computed once. */
   listing(): RegistryListing;
+  /** How many tools are in each known group and offered in each known state (from the index, no pass over the tools). Computed once. */
+  availability(): ToolAvailability;
   cacheStats(): ToolSetCacheStats;
 }
 
@@ -110,13 +112,16 @@ export function compareConfigKeys(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** The entries of a config type, or a problem when the type's value is not a key → value map. */
-function entriesOf(
+/**
+ * The entries of a config type in config-key order, as steps (yielding every `CHEAP_ITEMS_PER_STEP` keys:
+ * 10 000 tools are 10 000 entries), or a problem when the type's value is not a key → value map.
+ */
+function* entriesOf(
   workspace: string,
   kind: ConfigKind,
   values: unknown,
   problems: Problem[],
-): [string, unknown][] {
+): Steps<[string, unknown][]> {
   if (values === null || values === undefined) return [];
   if (typeof values !== 'object' || Array.isArray(values)) {
     problems.push(
@@ -127,17 +132,23 @@ function entriesOf(
     );
     return [];
   }
-  const entries = Object.entries(values as Record<string, unknown>);
+  const map = values as Record<string, unknown>;
+  const keys = Object.keys(map);
+  const entries = new Array<[string, unknown]>(keys.length);
   // Checking each key once, not on every comparison: sorting 10 000 keys compares them ~130 000 times.
-  if (entries.some(([key]) => HAS_SURROGATE.test(key))) return entries.sort(([a], [b]) => compareConfigKeys(a, b));
+  let surrogates = false;
   // The config service answers in key order, so the entries usually are sorted already: one pass instead of a sort.
-  if (isSorted(entries)) return entries;
+  let sorted = true;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    entries[i] = [key, map[key]];
+    if (!surrogates && HAS_SURROGATE.test(key)) surrogates = true;
+    if (sorted && i > 0 && keys[i - 1]! > key) sorted = false;
+    if ((i + 1) % CHEAP_ITEMS_PER_STEP === 0) yield;
+  }
+  if (surrogates) return entries.sort(([a], [b]) => compareConfigKeys(a, b));
+  if (sorted) return entries;
   return entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-}
-
-function isSorted(entries: readonly [string, unknown][]): boolean {
-  for (let i = 1; i < entries.length; i++) if (entries[i - 1]![0] > entries[i]![0]) return false;
-  return true;
 }
 
 const SEPARATOR = '\u0000';
@@ -202,7 +213,7 @@ function* registrySteps(input: BuildRegistryInput): Steps<BuildRegistryResult> {
 
   const services = new Map<string, ToolServiceDescriptor>();
   const invalidServices = new Set<string>();
-  for (const [key, raw] of entriesOf(workspace, 'tool-service', input.toolServices, problems)) {
+  for (const [key, raw] of yield* entriesOf(workspace, 'tool-service', input.toolServices, problems)) {
     let loaded: ReturnType<typeof loadToolService>;
     try {
       loaded = loadToolService(workspace, key, raw);
@@ -219,7 +230,7 @@ function* registrySteps(input: BuildRegistryInput): Steps<BuildRegistryResult> {
   const loadedTools: Tool[] = [];
   const mcpReports = new Map<Tool, ArgumentsReport>();
   const session = input.loadCache?.begin(servicesFingerprint(input.toolServices), input.mcp);
-  const toolEntries = entriesOf(workspace, 'tool', input.tools, problems);
+  const toolEntries = yield* entriesOf(workspace, 'tool', input.tools, problems);
   yield;
   for (const [key, raw] of toolEntries) {
     let loaded = session?.get(key, raw);
@@ -265,11 +276,13 @@ function* registrySteps(input: BuildRegistryInput): Steps<BuildRegistryResult> {
 
   yield;
   const index = yield* ToolIndex.build(tools, CHEAP_ITEMS_PER_STEP);
-  const byName = frozenMap(tools.map((tool) => [tool.name, tool] as const));
+  // The winners are the tools by name.
+  const byName = frozenMap(winners);
   yield;
   const cache = new LruCache<string, ToolSet>(cacheCapacity(input.cacheSize));
   const frozenProblems = deepFreeze(problems);
   let listing: RegistryListing | undefined;
+  let availability: ToolAvailability | undefined;
   yield;
 
   const registry: ToolRegistry = Object.freeze({
@@ -301,6 +314,10 @@ function* registrySteps(input: BuildRegistryInput): Steps<BuildRegistryResult> {
     listing(): RegistryListing {
       listing ??= buildListing(registry, index);
       return listing;
+    },
+    availability(): ToolAvailability {
+      availability ??= index.availability(registry.knownGroups, registry.knownStates);
+      return availability;
     },
     cacheStats: (): ToolSetCacheStats =>
       Object.freeze({ size: cache.size, capacity: cache.capacity, hits: cache.hits, misses: cache.misses }),

@@ -38,6 +38,7 @@ export async function runInSlices<T>(steps: Steps<T>, sliceMs = DEFAULT_SLICE_MS
   }
 }
 
-function nextMacrotask(): Promise<void> {
+/** Resolves in a macrotask of its own. */
+export function nextMacrotask(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }

@@ -39,12 +39,12 @@ export class ToolIndex {
     membership: ToolMembership = runToEnd(membershipSteps(tools, Number.POSITIVE_INFINITY)),
   ) {
     const { groups, states, everyState, named } = membership;
-    this.positions = new Map(tools.map((tool, position) => [tool.name, position]));
+    this.positions = membership.positions;
     this.groupMembers = toTyped(groups);
     this.stateMembers = toTyped(states);
     this.everyState = Uint32Array.from(everyState);
-    this.toolList = [...tools];
-    this.allNames = this.toolList.map((tool) => tool.name);
+    this.toolList = membership.toolList;
+    this.allNames = membership.names;
     this.groups = frozenSet(groups.keys());
     this.states = frozenSet([...states.keys(), ...named]);
   }
@@ -54,6 +54,15 @@ export class ToolIndex {
     const membership = yield* membershipSteps(tools, toolsPerStep);
     yield;
     return new ToolIndex(tools, membership);
+  }
+
+  /** How many tools are in each of `groups` and offered in each of `states` (listing it, or every state). */
+  availability(groups: Iterable<string>, states: Iterable<string>): ToolAvailability {
+    const inGroups = new Map<string, number>();
+    for (const group of groups) inGroups.set(group, this.groupMembers.get(group)?.length ?? 0);
+    const inStates = new Map<string, number>();
+    for (const state of states) inStates.set(state, this.everyState.length + (this.stateMembers.get(state)?.length ?? 0));
+    return { groups: inGroups, states: inStates };
   }
 
   /** Names of the tools in a group, in config-key order. */
@@ -134,6 +143,12 @@ export class ToolIndex {
   }
 }
 
+/** Tools per group and per state. */
+export interface ToolAvailability {
+  readonly groups: ReadonlyMap<string, number>;
+  readonly states: ReadonlyMap<string, number>;
+}
+
 /** Which tools are in each group and state, by position. */
 export interface ToolMembership {
   readonly groups: Map<string, number[]>;
@@ -141,12 +156,29 @@ export interface ToolMembership {
   readonly everyState: number[];
   /** States named as a `state` target. */
   readonly named: Set<string>;
+  /** Tool position by name. */
+  readonly positions: Map<string, number>;
+  /** The tools and their names, by position (unfrozen copies: see `ToolIndex.toolList`). */
+  readonly toolList: Tool[];
+  readonly names: string[];
 }
 
 function* membershipSteps(tools: readonly Tool[], toolsPerStep: number): Steps<ToolMembership> {
-  const membership: ToolMembership = { groups: new Map(), states: new Map(), everyState: [], named: new Set() };
+  const membership: ToolMembership = {
+    groups: new Map(),
+    states: new Map(),
+    everyState: [],
+    named: new Set(),
+    positions: new Map(),
+    toolList: [],
+    names: [],
+  };
   for (let position = 0; position < tools.length; position++) {
     const tool = tools[position]!;
+    membership.positions.set(tool.name, position);
+    // Pushed, not assigned by index: packed arrays keep the selection loop on V8's fast path.
+    membership.toolList.push(tool);
+    membership.names.push(tool.name);
     for (const group of tool.groups) push(membership.groups, group, position);
     if (tool.states === 'all') membership.everyState.push(position);
     else for (const state of tool.states) push(membership.states, state, position);

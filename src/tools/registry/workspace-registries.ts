@@ -11,7 +11,7 @@
 import type { Logger } from 'pino';
 import type { ArgumentSource } from '../arguments/argument-source.js';
 import { buildRegistry, buildRegistryInSlices, type ToolRegistry } from './registry.js';
-import { runInSlices } from './time-slices.js';
+import { nextMacrotask, runInSlices } from './time-slices.js';
 import { ToolLoadCache } from '../config/tool-load-cache.js';
 import type { WorkspaceSnapshot } from '../../config/workspace-config.js';
 
@@ -69,6 +69,8 @@ export class WorkspaceRegistries {
       version,
       ...(mcp === undefined ? {} : { mcp }),
     });
+    // The swap and the metrics hook (label sets of every tool name) in a macrotask of their own, not on top of the build's last slice.
+    await nextMacrotask();
     // Deleted while it was being built: the workspace stays gone.
     if (this.rebuilds.get(workspace) !== rebuilds) return registry;
     const seconds = (performance.now() - started) / 1000;

@@ -1,0 +1,177 @@
+/**
+ * `npm run bench:reload -- --in-process-only`: the agent's reload path in this process, without a broker,
+ * so the figures show the work and not a loaded machine's scheduling. For each case (first / one / all, as in
+ * bench/reload.ts), `--reloads` times: the config answer of `--tools` tools (encoded beforehand, as the config
+ * service does) arrives as the transport hands it over — on `websocket`, a WebSocket frame decoded by the
+ * frame decoder (a worker for frames this large); on `native`, a payload Buffer — then the config client's
+ * decoder takes its values (a worker, and only what changed), the workspace store applies them, the registry
+ * is rebuilt in time slices and swapped, and the metrics learn of it (`registryRebuilt`), as in the agent.
+ *
+ * Measured on the event-loop thread, during each reload: the longest gap between ticks of a 1 ms timer
+ * (wall), the most CPU the event-loop thread used in one gap (Linux schedstat: what the gap would be on an
+ * idle machine), and the longest garbage collection pause (PerformanceObserver `gc`; a scavenge or the
+ * final pause of a mark-compact).
+ */
+import { openSync, readSync } from 'node:fs';
+import { PerformanceObserver } from 'node:perf_hooks';
+import { pino } from 'pino';
+import { FrameDecoder } from '../src/bus/websocket-frame-decoder.js';
+import { ConfigAnswerDecoder } from '../src/config/config-answer-decoder.js';
+import { WorkspaceConfigStore } from '../src/config/workspace-config.js';
+import { AgentMetrics } from '../src/observability/metrics.js';
+import { WorkspaceRegistries } from '../src/tools/registry/workspace-registries.js';
+import { configResponseCodec, makeConfigResponse } from '../src/wire/index.js';
+import type { ReloadKind } from './support/config-process.js';
+import { ms, quantile, table } from './support/stats.js';
+import { syntheticTools } from './support/tools.js';
+
+export interface InProcessOptions {
+  transport: 'websocket' | 'native';
+  tools: number;
+  reloads: number;
+  cases: readonly ReloadKind[];
+}
+
+interface Reading {
+  wallMs: number;
+  mainCpuMs: number;
+  gcMs: number;
+  gcKind: string;
+  reloadMs: number;
+}
+
+/** CPU time (ms) of the event-loop thread so far; NaN where /proc has no schedstat. */
+function mainThreadCpuMs(): () => number {
+  let fd: number;
+  try {
+    fd = openSync(`/proc/self/task/${process.pid}/schedstat`, 'r');
+  } catch {
+    return () => Number.NaN;
+  }
+  const buffer = Buffer.alloc(64);
+  return () => {
+    const n = readSync(fd, buffer, 0, buffer.length, 0);
+    const text = buffer.toString('latin1', 0, n);
+    return Number(text.slice(0, text.indexOf(' '))) / 1e6;
+  };
+}
+
+const GC_KINDS: Record<number, string> = { 1: 'major', 2: 'minor', 4: 'incremental', 8: 'weak callbacks' };
+
+export async function runInProcess(options: InProcessOptions): Promise<{ text: string; readings: Record<string, Reading[]> }> {
+  const logger = pino({ level: 'silent' });
+  const decoder = new ConfigAnswerDecoder(logger);
+  await decoder.warmUp();
+  let delivered: ((payload: Buffer) => void) | undefined;
+  const frames = new FrameDecoder(logger, (frame) => {
+    if ('message' in frame) delivered?.(frame.message.payload);
+  });
+  await frames.warmUp();
+  const store = new WorkspaceConfigStore();
+  const metrics = new AgentMetrics('bench', { defaultMetrics: false });
+  const registries = new WorkspaceRegistries(logger, (registry, seconds) => metrics.registryRebuilt(registry, seconds));
+
+  let revision = 0;
+  const current = new Map(Object.entries(syntheticTools(options.tools, revision)));
+  const answerOf = (version: number): Buffer =>
+    configResponseCodec.encode(
+      makeConfigResponse({ version, values: [...current.keys()].sort().map((key) => ({ type: 'tool', key, value: current.get(key)!, workspace: '' })) }),
+    );
+  const hand = (payload: Buffer): Promise<Buffer> => {
+    if (options.transport === 'native') return Promise.resolve(Buffer.from(payload));
+    const frame = Buffer.from(JSON.stringify({ messageId: 'CAEQADAA', payload: payload.toString('base64'), properties: { id: 'x' }, publishTime: new Date().toISOString(), redeliveryCount: 0 }));
+    return new Promise((resolve) => {
+      delivered = resolve;
+      frames.push(frame);
+    });
+  };
+  let version = 1;
+  const reload = async (workspace: string, payload: Buffer): Promise<void> => {
+    const received = await hand(payload);
+    const { values, version: answered } = await decoder.values(received, `${workspace}\u0000tool`);
+    const snapshot = store.apply(workspace, { tool: values });
+    await registries.rebuild(workspace, snapshot, answered);
+  };
+  // The agent's first load, before any measurement.
+  await reload('main', answerOf(version));
+
+  const cpu = mainThreadCpuMs();
+  const gcs: { at: number; ms: number; kind: string }[] = [];
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      const kind = (entry as unknown as { detail?: { kind?: number } }).detail?.kind ?? 0;
+      gcs.push({ at: entry.startTime, ms: entry.duration, kind: GC_KINDS[kind] ?? String(kind) });
+    }
+  });
+  observer.observe({ entryTypes: ['gc'] });
+
+  const readings: Record<string, Reading[]> = {};
+  let fresh = 0;
+  for (const kind of options.cases) {
+    readings[kind] = [];
+    for (let i = 0; i < options.reloads; i++) {
+      revision++;
+      version++;
+      if (kind === 'one') current.set('tool-00000', syntheticTools(1, revision)['tool-00000']!);
+      else for (const [key, value] of Object.entries(syntheticTools(options.tools, revision))) current.set(key, value);
+      const payload = answerOf(version);
+      let workspace = 'main';
+      if (kind === 'first') {
+        if (fresh > 0) {
+          const gone = `fresh-${fresh}`;
+          registries.delete(gone);
+          store.delete(gone);
+          decoder.forget(`${gone}\u0000tool`);
+          metrics.workspaceDeleted(gone);
+        }
+        workspace = `fresh-${++fresh}`;
+      }
+      // Let the garbage of the encoding go before measuring.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      let wallMs = 0;
+      let mainCpuMs = 0;
+      let last = performance.now();
+      let lastCpu = cpu();
+      const timer = setInterval(() => {
+        const now = performance.now();
+        const used = cpu();
+        if (now - last - 1 > wallMs) wallMs = now - last - 1;
+        if (used - lastCpu > mainCpuMs) mainCpuMs = used - lastCpu;
+        last = now;
+        lastCpu = used;
+      }, 1);
+      const started = performance.now();
+      const gcFrom = gcs.length;
+      await reload(workspace, payload);
+      const reloadMs = performance.now() - started;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      clearInterval(timer);
+      const pauses = gcs.slice(gcFrom);
+      const longest = pauses.reduce((a, b) => (b.ms > a.ms ? b : a), { ms: 0, kind: '–', at: 0 });
+      readings[kind].push({ wallMs, mainCpuMs, gcMs: longest.ms, gcKind: longest.kind, reloadMs });
+    }
+  }
+  observer.disconnect();
+  await decoder.close();
+
+  const rows = options.cases.map((kind) => {
+    const r = readings[kind]!;
+    const max = (f: (x: Reading) => number): number => Math.max(...r.map(f));
+    const longestGc = r.reduce((a, b) => (b.gcMs > a.gcMs ? b : a));
+    return [
+      kind,
+      String(r.length),
+      ms(max((x) => x.wallMs), 1),
+      ms(quantile(r.map((x) => x.wallMs), 0.5), 1),
+      ms(max((x) => x.mainCpuMs), 1),
+      ms(quantile(r.map((x) => x.mainCpuMs), 0.5), 1),
+      `${ms(longestGc.gcMs, 1)} (${longestGc.gcKind})`,
+      ms(quantile(r.map((x) => x.reloadMs), 0.5), 0),
+    ];
+  });
+  const text = table(
+    ['case', 'reloads', 'longest block (wall)', 'median reload’s longest block', 'most event-loop thread CPU in one block', 'median reload’s', 'longest GC pause', 'reload time (median)'],
+    rows,
+  );
+  return { text, readings };
+}
