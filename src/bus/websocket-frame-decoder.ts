@@ -45,7 +45,11 @@ export class FrameDecoder {
   push(bytes: Buffer): void {
     const worker = this.workerClient();
     const offThread = bytes.length >= this.offThreadBytes && worker.ready;
-    if (bytes.length >= this.offThreadBytes && !worker.ready) worker.start().catch(() => {});
+    if (bytes.length >= this.offThreadBytes && !worker.ready) {
+      worker.start().catch((error: unknown) => {
+        this.logger.warn({ err: error }, 'The WebSocket frame decoding worker could not start; large frames are decoded on the event loop');
+      });
+    }
     if (!offThread && this.inFlight === 0) {
       this.onDecoded(decodeFrame(bytes.toString('utf8')));
       return;

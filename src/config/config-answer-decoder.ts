@@ -119,7 +119,9 @@ export class ConfigAnswerDecoder {
   private offThread(payload: Buffer): boolean {
     if (payload.length < this.offThreadBytes) return false;
     if (this.worker.ready) return true;
-    this.worker.start().catch(() => {});
+    this.worker.start().catch((error: unknown) => {
+      this.logger.warn({ err: error }, 'The config decoding worker could not start; large config answers are decoded on the event loop');
+    });
     return false;
   }
 

@@ -15,6 +15,7 @@ import { describeFailure } from '../agent/failure.js';
 import { clipText } from '../errors/error-text.js';
 import { newDialog, settleAll } from './dialog.js';
 import { iterationOutput, type FlowOutput } from './iteration-output.js';
+import type { AggregationOutcome } from './ports.js';
 
 /** TrustGraph's aggregator gives up on a correlation after this long (its `DEFAULT_TIMEOUT`). */
 export const DEFAULT_AGGREGATION_TIMEOUT_MS = 300_000;
@@ -36,7 +37,7 @@ export interface FanInSettings {
 }
 
 /** Told when a fan-in ends (metrics). */
-export type FanInEnded = (outcome: 'completed' | 'timed-out') => void;
+export type FanInEnded = (outcome: AggregationOutcome) => void;
 
 export class FanInConsumer {
   private readonly fanIn = new FanIn<IncomingMessage>((a, b) => a.messageId === b.messageId);
@@ -115,6 +116,7 @@ export class FanInConsumer {
     if (step.kind === 'rejected') {
       const text = unclaimedCompletionText(correlationId, step.reason);
       logger.warn({ correlationId, id: step.id, messages: step.handles.length }, `Subagent completion rejected: ${text}`);
+      this.ended?.('unclaimed');
       await this.endConversation(correlationId, step.id, text);
       await Promise.all(step.handles.map((h) => h.ack()));
       return;
@@ -146,7 +148,7 @@ export class FanInConsumer {
           `(${stalled.received} of ${stalled.record.expectedSiblings} completed; --aggregation-timeout); the conversation ends here`
         : unclaimedCompletionText(stalled.correlationId, 'its fan-out ended, timed out, or was never made');
       this.flow.logger.warn({ correlationId: stalled.correlationId }, `Aggregation timed out: ${text}`);
-      this.ended?.('timed-out');
+      this.ended?.(stalled.record ? 'timed-out' : 'unclaimed');
       await this.endConversation(stalled.correlationId, stalled.id, text);
       await Promise.all(stalled.handles.map((h) => h.ack()));
     }

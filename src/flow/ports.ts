@@ -79,8 +79,8 @@ export interface FlowTelemetry {
   downstream?(targetService: string, outcome: DownstreamOutcome): void;
   /** A librarian document save ended (or was skipped). */
   documentSaved?(outcome: DocumentSaveOutcome): void;
-  /** A supervisor's fan-in ended: every subagent was in, or it timed out. */
-  aggregationEnded?(outcome: 'completed' | 'timed-out'): void;
+  /** A supervisor's fan-in ended (or a completion nobody waits for was turned away). */
+  aggregationEnded?(outcome: AggregationOutcome): void;
 }
 
 /**
@@ -148,3 +148,9 @@ export interface FlowRuntimeDeps {
    */
   aggregation?: { topicTemplate?: string; timeoutMs?: number };
 }
+
+/**
+ * How a fan-in ended: `completed` (every subagent in, synthesis requested), `timed-out` (--aggregation-timeout
+ * passed), `unclaimed` (a completion no fan-out waits for: its conversation got one error).
+ */
+export type AggregationOutcome = 'completed' | 'timed-out' | 'unclaimed';

@@ -9,7 +9,7 @@
 import type { Logger } from 'pino';
 import type { FlowDefinition } from '../config/flows.js';
 import type { DocumentSaveOutcome } from '../flow/document-saver.js';
-import type { ConfigPart, DownstreamOutcome, RequestTelemetry, ServiceTelemetry } from '../flow/ports.js';
+import type { AggregationOutcome, ConfigPart, DownstreamOutcome, RequestTelemetry, ServiceTelemetry } from '../flow/ports.js';
 import type { DiscoveryFailureReason } from '../mcp/errors.js';
 import type { DiscoveryTelemetry } from '../mcp/discovery.js';
 import type { GateTelemetry } from '../security/request-gate.js';
@@ -84,7 +84,7 @@ export class AgentTelemetry implements Telemetry {
     this.metrics.librarianDocuments.inc({ outcome });
   }
 
-  aggregationEnded(outcome: 'completed' | 'timed-out'): void {
+  aggregationEnded(outcome: AggregationOutcome): void {
     this.metrics.aggregations.inc({ outcome });
   }
 

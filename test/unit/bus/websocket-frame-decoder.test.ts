@@ -72,4 +72,17 @@ describe('WebSocket frames decoded off the event loop when large', () => {
       frames.map(() => 'Decoding a WebSocket frame in a worker failed; decoding it on the event loop instead'),
     );
   });
+
+  it('decodes here when the worker cannot start, and says so in the log', async () => {
+    const log = capturingLogger();
+    const out: DecodedFrame[] = [];
+    const missing = new URL('./fixtures/no-such-worker.mjs', import.meta.url);
+    const decoder = new FrameDecoder(log.logger, (f) => out.push(f), 1000, missing);
+    const large = frame('1', big);
+    decoder.push(large);
+    expect(out.map(comparable)).toEqual(expected([large]));
+    const warning = 'The WebSocket frame decoding worker could not start; large frames are decoded on the event loop';
+    while (!log.lines.some((line) => line.msg === warning)) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(log.lines.filter((line) => line.level === 40).map((line) => line.msg)).toEqual([warning]);
+  });
 });

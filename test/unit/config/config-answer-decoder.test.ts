@@ -91,4 +91,13 @@ describe('config answers decoded off the event loop', () => {
     const warnings = log.lines.filter((line) => line.level === 40).map((line) => line.msg);
     expect(warnings).toEqual(['Decoding a config answer in a worker failed; decoding it on the event loop instead']);
   });
+
+  it('decodes on the event loop when the worker cannot start, and says so in the log', async () => {
+    const missing = new URL('./fixtures/no-such-worker.mjs', import.meta.url);
+    const { decoder: d, log } = decoder({ offThreadBytes: 1000, workerEntry: missing });
+    expect(await outcome(() => d.decode(large))).toEqual(await outcome(() => decodeConfigAnswer(large)));
+    const warning = 'The config decoding worker could not start; large config answers are decoded on the event loop';
+    while (!log.lines.some((line) => line.msg === warning)) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(log.lines.filter((line) => line.level === 40).map((line) => line.msg)).toEqual([warning]);
+  });
 });

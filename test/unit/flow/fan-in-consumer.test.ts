@@ -10,6 +10,7 @@ import { MemoryTransport } from '../../../src/bus/memory-transport.js';
 import { ConnectionStatus } from '../../../src/bus/connection-status.js';
 import type { Consumer, IncomingMessage, Producer, StatusListener, SubscribeOptions, Transport } from '../../../src/bus/transport.js';
 import { FanInConsumer } from '../../../src/flow/fan-in-consumer.js';
+import type { AggregationOutcome } from '../../../src/flow/ports.js';
 import type { FlowOutput } from '../../../src/flow/iteration-output.js';
 import { PublishPolicy } from '../../../src/flow/publish-policy.js';
 import { agentRequestCodec, agentResponseCodec, makeAgentRequest, makeAgentStep, type AgentRequest, type AgentResponse } from '../../../src/wire/index.js';
@@ -78,6 +79,12 @@ describe('FanInConsumer on a Key_Shared subscription shared by two replicas', ()
   });
   afterEach(async () => bus.close());
 
+  /** How each fan-in ended, as the metrics count it, across replicas. */
+  let outcomes: AggregationOutcome[] = [];
+  beforeEach(() => {
+    outcomes = [];
+  });
+
   async function replica(transport: Transport, timeoutMs = 60_000): Promise<FanInConsumer> {
     const producer = (topic: string): Promise<Producer> => bus.createProducer(topic);
     const output: FlowOutput = {
@@ -87,7 +94,7 @@ describe('FanInConsumer on a Key_Shared subscription shared by two replicas', ()
       producers: { response: await producer(RESPONSE), next: await producer(NEXT), aggregation: await producer(AGGREGATION) },
       publisher: new PublishPolicy(bus, 1_000, logger),
     };
-    const consumer = new FanInConsumer(output, { topic: AGGREGATION, subscription: 'agent-manager--default--default--aggregation', timeoutMs });
+    const consumer = new FanInConsumer(output, { topic: AGGREGATION, subscription: 'agent-manager--default--default--aggregation', timeoutMs }, (outcome) => outcomes.push(outcome));
     await consumer.start(transport);
     return consumer;
   }
@@ -198,6 +205,7 @@ describe('FanInConsumer on a Key_Shared subscription shared by two replicas', ()
     expect(error).toMatchObject({ message_type: 'error', end_of_dialog: true });
     expect(error.error?.message).toContain('1 of 3 completed');
     expect(responses[0]!.properties.id).toBe('client-stalled');
+    expect(outcomes).toEqual(['timed-out']);
     expect(bus.subscriptions(AGGREGATION).find((s) => s.name.endsWith('--aggregation'))).toMatchObject({ unacked: 0 });
     await owner.close();
   });
@@ -213,6 +221,19 @@ describe('FanInConsumer on a Key_Shared subscription shared by two replicas', ()
     expect(error).toMatchObject({ message_type: 'error', end_of_dialog: true });
     expect(error.error?.message).toMatch(/^the supervisor aggregation message of this conversation cannot be read \(.+\); the conversation ends here$/);
     expect(bus.subscriptions(AGGREGATION).find((s) => s.name.endsWith('--aggregation'))).toMatchObject({ unacked: 0 });
+    await owner.close();
+  });
+
+  it("turns away a second conversation's completion for a fan-in another conversation's completions wait on, and counts it unclaimed", async () => {
+    const responses = await observe(RESPONSE);
+    const owner = await replica(bus);
+    const aggregation = await bus.createProducer(AGGREGATION);
+    await aggregation.send(fanInMessage('completion', completion('shared', 'g1'), { id: 'client-first' }, Date.now()));
+    await aggregation.send(fanInMessage('completion', completion('shared', 'g2'), { id: 'client-second' }, Date.now()));
+    await settle();
+    expect(responses.map((m) => m.properties.id)).toEqual(['client-second']);
+    expect(agentResponseCodec.decode(responses[0]!.payload)).toMatchObject({ message_type: 'error', end_of_dialog: true });
+    expect(outcomes).toEqual(['unclaimed']);
     await owner.close();
   });
 });
