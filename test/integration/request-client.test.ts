@@ -9,6 +9,7 @@ import { RequestTimeoutError } from '../../src/bus/errors.js';
 import { RequestClient } from '../../src/bus/request-client.js';
 import type { IncomingMessage, Producer } from '../../src/bus/transport.js';
 import { WebSocketTransport } from '../../src/bus/websocket-transport.js';
+import { explained, subscriptionStats, untilSubscriptionHasPermits } from '../support/failure-report.js';
 import { brokerUrls, uniqueName } from '../support/transport-contract.js';
 import { jsonCodec } from '../support/json-codec.js';
 
@@ -21,7 +22,8 @@ interface Answer {
   end_of_stream: boolean;
 }
 
-const { webSocketUrl } = brokerUrls();
+const { webSocketUrl, webServiceUrl } = brokerUrls();
+const RESPONDER = 'stand-in--default--default--request';
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 
 describe('RequestClient on the real broker (websocket transport)', () => {
@@ -37,7 +39,7 @@ describe('RequestClient on the real broker (websocket transport)', () => {
     replies = await transport.createProducer(responseTopic);
     await transport.subscribe({
       topic: requestTopic,
-      subscription: 'stand-in--default--default--request',
+      subscription: RESPONDER,
       subscriptionType: 'Shared',
       handler: async (m) => {
         requests.push(m);
@@ -45,6 +47,8 @@ describe('RequestClient on the real broker (websocket transport)', () => {
         await onRequest(m, JSON.parse(m.payload.toString()) as Ask);
       },
     });
+    // The topics are non-persistent: a request sent before the broker has the responder's permits is dropped.
+    await untilSubscriptionHasPermits(webServiceUrl, requestTopic, RESPONDER);
   }
 
   const reply = (id: string | undefined, answer: Answer): Promise<void> =>
@@ -66,6 +70,7 @@ describe('RequestClient on the real broker (websocket transport)', () => {
       logger,
     });
     await client.start();
+    await untilSubscriptionHasPermits(webServiceUrl, responseTopic, client.subscriptionName);
   });
 
   afterEach(async () => {
@@ -116,6 +121,13 @@ describe('RequestClient on the real broker (websocket transport)', () => {
       await reply(undefined, { answer: 'no id at all', end_of_stream: true });
       await reply(m.properties.id, { answer: 'mine', end_of_stream: true });
     });
-    await expect(client.request({ question: 'q', chunks: null })).resolves.toEqual({ answer: 'mine', end_of_stream: true });
+    await explained(
+      () => expect(client.request({ question: 'q', chunks: null })).resolves.toEqual({ answer: 'mine', end_of_stream: true }),
+      async () => ({
+        'requests the responder took': [String(requests.length)],
+        'request topic': await subscriptionStats(webServiceUrl, requestTopic),
+        'response topic': await subscriptionStats(webServiceUrl, responseTopic),
+      }),
+    );
   });
 });

@@ -121,9 +121,8 @@ interface TopicInternalStats {
  * `webServiceUrl` is the broker's admin API (http://host:8080). Never throws: a failed request is a line.
  */
 export async function subscriptionStats(webServiceUrl: string, topic: string): Promise<string[]> {
-  const [, domain, name] = /^(persistent|non-persistent):\/\/(.+)$/.exec(topic) ?? [];
-  if (domain === undefined || name === undefined) return [`${topic}: not a full topic name`];
-  const path = `${webServiceUrl.replace(/\/+$/, '')}/admin/v2/${domain}/${name.split('/').map(encodeURIComponent).join('/')}`;
+  const { domain, path } = topicAdminPath(webServiceUrl, topic);
+  if (path === undefined) return [`${topic}: not a full topic name`];
   const get = async <T>(what: string): Promise<T | string> => {
     try {
       const response = await fetch(`${path}/${what}`, { signal: AbortSignal.timeout(5000) });
@@ -162,4 +161,38 @@ export async function subscriptionStats(webServiceUrl: string, topic: string): P
     }
   }
   return lines;
+}
+
+/** The admin API's path of a topic (undefined when `topic` is not a full topic name). */
+function topicAdminPath(webServiceUrl: string, topic: string): { domain?: string; path?: string } {
+  const [, domain, name] = /^(persistent|non-persistent):\/\/(.+)$/.exec(topic) ?? [];
+  if (domain === undefined || name === undefined) return {};
+  return { domain, path: `${webServiceUrl.replace(/\/+$/, '')}/admin/v2/${domain}/${name.split('/').map(encodeURIComponent).join('/')}` };
+}
+
+/**
+ * Waits until the broker has flow permits for `subscription` of `topic`. A subscribe is answered before the
+ * broker has taken the new consumer's permits, and a non-persistent topic drops what no consumer has permits
+ * for: a test that publishes right after subscribing waits for this first.
+ */
+export async function untilSubscriptionHasPermits(webServiceUrl: string, topic: string, subscription: string, timeoutMs = 30_000): Promise<void> {
+  const { path } = topicAdminPath(webServiceUrl, topic);
+  if (path === undefined) throw new Error(`${topic} is not a full topic name`);
+  const deadline = Date.now() + timeoutMs;
+  let last = 'no answer yet';
+  while (Date.now() < deadline) {
+    try {
+      const response = await fetch(`${path}/stats`, { signal: AbortSignal.timeout(5000) });
+      if (response.ok) {
+        const stats = (await response.json()) as TopicStats;
+        const consumers = stats.subscriptions?.[subscription]?.consumers ?? [];
+        if (consumers.some((c) => (c.availablePermits ?? 0) > 0)) return;
+        last = `${consumers.length} consumer(s), none with permits`;
+      } else last = `HTTP ${response.status}`;
+    } catch (err) {
+      last = String(err);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`subscription ${subscription} of ${topic} had no flow permits within ${timeoutMs} ms (${last})`);
 }
