@@ -105,6 +105,14 @@ describe('FanInConsumer on a Key_Shared subscription shared by two replicas', ()
     return seen;
   }
 
+  /** The one response the client got: an error that ends the dialog of `id`. */
+  function onlyError(responses: IncomingMessage[], id: string): AgentResponse {
+    expect(responses.map((m) => m.properties.id)).toEqual([id]);
+    const error = agentResponseCodec.decode(responses[0]!.payload);
+    expect(error).toMatchObject({ message_type: 'error', end_of_dialog: true });
+    return error;
+  }
+
   const settle = async (): Promise<void> => {
     for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
   };
@@ -216,9 +224,7 @@ describe('FanInConsumer on a Key_Shared subscription shared by two replicas', ()
     const aggregation = await bus.createProducer(AGGREGATION);
     await aggregation.send({ payload: Buffer.from('not json'), properties: { id: 'client-garbage', 'tg-agent-fan-in': 'completion' }, key: 'k' });
     await settle();
-    expect(responses.map((m) => m.properties.id)).toEqual(['client-garbage']);
-    const error = agentResponseCodec.decode(responses[0]!.payload);
-    expect(error).toMatchObject({ message_type: 'error', end_of_dialog: true });
+    const error = onlyError(responses, 'client-garbage');
     expect(error.error?.message).toMatch(/^the supervisor aggregation message of this conversation cannot be read \(.+\); the conversation ends here$/);
     expect(bus.subscriptions(AGGREGATION).find((s) => s.name.endsWith('--aggregation'))).toMatchObject({ unacked: 0 });
     await owner.close();
@@ -231,8 +237,7 @@ describe('FanInConsumer on a Key_Shared subscription shared by two replicas', ()
     await aggregation.send(fanInMessage('completion', completion('shared', 'g1'), { id: 'client-first' }, Date.now()));
     await aggregation.send(fanInMessage('completion', completion('shared', 'g2'), { id: 'client-second' }, Date.now()));
     await settle();
-    expect(responses.map((m) => m.properties.id)).toEqual(['client-second']);
-    expect(agentResponseCodec.decode(responses[0]!.payload)).toMatchObject({ message_type: 'error', end_of_dialog: true });
+    onlyError(responses, 'client-second');
     expect(outcomes).toEqual(['unclaimed']);
     await owner.close();
   });
