@@ -11,6 +11,7 @@
  */
 import type { Logger } from 'pino';
 import { nextMacrotask } from '../threads/next-macrotask.js';
+import { CHEAP_ITEMS_PER_STEP, runInSlices, type Steps } from '../threads/time-slices.js';
 import { siblingModule, WorkerClient } from '../threads/worker-client.js';
 import { WireDecodeError } from '../wire/errors.js';
 import { decodeConfigAnswer, type ConfigAnswer } from './config-answer.js';
@@ -148,18 +149,15 @@ export class ConfigAnswerDecoder {
   /** The map of `delta` applied to the previous map (or to none), taking the rest of its chunks one macrotask each. */
   private async assemble(delta: ValuesDelta, previous: { token: number | undefined; values: ValuesMap } | undefined): Promise<ValuesMap> {
     const values: Record<string, string> = Object.create(null) as Record<string, string>;
+    // Copying 10 000 entries is milliseconds, and more when the thread is preempted: in time slices.
     if (delta.base !== undefined) {
       if (previous?.token !== delta.base) throw new UnexpectedAnswer(`the worker answered relative to answer ${delta.base}, not the one held here`);
-      await nextMacrotask();
-      // for…in over a null-prototype object: own keys only.
-      for (const key in previous.values) values[key] = previous.values[key]!;
-      for (const key of delta.removed) delete values[key];
+      await runInSlices(copyEntries(values, previous.values, delta.removed));
     }
     let changed = delta.changed;
     let from = 0;
     for (;;) {
-      await nextMacrotask();
-      for (let i = 0; i + 1 < changed.length; i += 2) values[changed[i]!] = changed[i + 1]!;
+      await runInSlices(setPairs(values, changed));
       from += changed.length;
       if (from >= delta.changedLength) break;
       const next = await this.worker.call({ chunkOf: delta.token, from });
@@ -167,6 +165,28 @@ export class ConfigAnswerDecoder {
       changed = next.chunk;
     }
     return Object.freeze(values);
+  }
+}
+
+/** `into` gets every entry of `from` but the `removed` keys, as steps. */
+function* copyEntries(into: Record<string, string>, from: ValuesMap, removed: readonly string[]): Steps<void> {
+  let n = 0;
+  // for…in over a null-prototype object: own keys only.
+  for (const key in from) {
+    into[key] = from[key]!;
+    if (++n % CHEAP_ITEMS_PER_STEP === 0) yield;
+  }
+  for (let i = 0; i < removed.length; i++) {
+    delete into[removed[i]!];
+    if ((i + 1) % CHEAP_ITEMS_PER_STEP === 0) yield;
+  }
+}
+
+/** `into` gets the pairs of `pairs` (key, value, key, value, ...), as steps. */
+function* setPairs(into: Record<string, string>, pairs: readonly string[]): Steps<void> {
+  for (let i = 0; i + 1 < pairs.length; i += 2) {
+    into[pairs[i]!] = pairs[i + 1]!;
+    if ((i + 2) % (2 * CHEAP_ITEMS_PER_STEP) === 0) yield;
   }
 }
 

@@ -25,7 +25,7 @@ import {
 } from './selection.js';
 import type { Tool, ToolServiceDescriptor } from '../tool.js';
 import { ToolIndex, type ToolAvailability } from './tool-index.js';
-import { runInSlices, runToEnd, type Steps } from './time-slices.js';
+import { CHEAP_ITEMS_PER_STEP, runInSlices, runToEnd, type Steps } from '../../threads/time-slices.js';
 import type { ToolSet } from './tool-set.js';
 
 /** Default number of (groups, state) tool sets kept per registry. */
@@ -187,6 +187,15 @@ function unexpectedProblem(workspace: string, kind: ConfigKind, key: string, err
   return makeProblem({ workspace, kind, key }, { message: `could not be loaded (${reason.slice(0, 200)}); left out` });
 }
 
+/** `problems` frozen, each problem whole, yielding between them (thousands of bad entries are thousands of problems). */
+function* deepFreezeSteps(problems: Problem[]): Steps<readonly Problem[]> {
+  for (let i = 0; i < problems.length; i++) {
+    deepFreeze(problems[i]);
+    if ((i + 1) % CHEAP_ITEMS_PER_STEP === 0) yield;
+  }
+  return Object.freeze(problems);
+}
+
 /** Build a workspace's registry now, in one go. Never throws on bad configuration. */
 export function buildRegistry(input: BuildRegistryInput): BuildRegistryResult {
   return runToEnd(registrySteps(input));
@@ -201,9 +210,6 @@ export function buildRegistry(input: BuildRegistryInput): BuildRegistryResult {
 export function buildRegistryInSlices(input: BuildRegistryInput, sliceMs?: number): Promise<BuildRegistryResult> {
   return runInSlices(registrySteps(input), sliceMs);
 }
-
-/** Passes over every entry yield after this many cheap items (a tool load yields after each one). */
-const CHEAP_ITEMS_PER_STEP = 512;
 
 /** The build, as steps: yields between entries and between passes. */
 function* registrySteps(input: BuildRegistryInput): Steps<BuildRegistryResult> {
@@ -253,14 +259,25 @@ function* registrySteps(input: BuildRegistryInput): Steps<BuildRegistryResult> {
   session?.end();
 
   // Duplicate names: the greatest config key wins (TrustGraph's later key overwrites the earlier).
+  // Every pass over the tools yields every CHEAP_ITEMS_PER_STEP tools: 10 000 map inserts are milliseconds.
   const winners = new Map<string, Tool>();
-  for (const tool of loadedTools) winners.set(tool.name, tool);
+  for (let i = 0; i < loadedTools.length; i++) {
+    winners.set(loadedTools[i]!.name, loadedTools[i]!);
+    if ((i + 1) % CHEAP_ITEMS_PER_STEP === 0) yield;
+  }
   yield;
-  const tools = Object.freeze(loadedTools.filter((tool) => winners.get(tool.name) === tool));
-  yield;
-  for (const tool of loadedTools) {
+  const kept: Tool[] = [];
+  const mcp: [string, ArgumentsReport][] = [];
+  for (let i = 0; i < loadedTools.length; i++) {
+    const tool = loadedTools[i]!;
+    if ((i + 1) % CHEAP_ITEMS_PER_STEP === 0) yield;
     const winner = winners.get(tool.name)!;
-    if (winner === tool) continue;
+    if (winner === tool) {
+      kept.push(tool);
+      const report = mcpReports.get(tool);
+      if (report !== undefined) mcp.push([tool.name, report]);
+      continue;
+    }
     problems.push(
       makeProblem(
         { workspace, kind: 'tool', key: tool.key, name: tool.name },
@@ -274,13 +291,13 @@ function* registrySteps(input: BuildRegistryInput): Steps<BuildRegistryResult> {
     );
   }
 
+  const tools = Object.freeze(kept);
   yield;
   const index = yield* ToolIndex.build(tools, CHEAP_ITEMS_PER_STEP);
-  // The winners are the tools by name.
-  const byName = frozenMap(winners);
+  const mcpByName = frozenMap(mcp);
   yield;
   const cache = new LruCache<string, ToolSet>(cacheCapacity(input.cacheSize));
-  const frozenProblems = deepFreeze(problems);
+  const frozenProblems = yield* deepFreezeSteps(problems);
   let listing: RegistryListing | undefined;
   let availability: ToolAvailability | undefined;
   yield;
@@ -293,11 +310,9 @@ function* registrySteps(input: BuildRegistryInput): Steps<BuildRegistryResult> {
     problems: frozenProblems,
     knownGroups: frozenSet([DEFAULT_GROUP, ...index.groups]),
     knownStates: frozenSet([DEFAULT_STATE, ...index.states]),
-    mcp: frozenMap(tools.flatMap((tool) => {
-      const report = mcpReports.get(tool);
-      return report === undefined ? [] : [[tool.name, report] as const];
-    })),
-    get: (name: string) => byName.get(name),
+    mcp: mcpByName,
+    // The winners are the tools by name; the map never leaves this closure, so it needs no copy or freezing.
+    get: (name: string) => winners.get(name),
     filter(groups: RequestGroups, state: RequestState, options?: FilterOptions): ToolSet {
       return registry.offer({ groups: normalizeRequestGroups(groups), state: normalizeRequestState(state) }, options);
     },

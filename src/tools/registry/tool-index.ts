@@ -7,7 +7,7 @@ import { frozenSet } from '../freeze.js';
 import type { RequestedGroups } from './selection.js';
 import type { Tool, ToolPromptForm } from '../tool.js';
 import type { ToolSet } from './tool-set.js';
-import { runToEnd, type Steps } from './time-slices.js';
+import { runToEnd, type Steps } from '../../threads/time-slices.js';
 
 const IN_GROUP = 1;
 const IN_STATE = 2;

@@ -11,7 +11,8 @@
 import type { Logger } from 'pino';
 import type { ArgumentSource } from '../arguments/argument-source.js';
 import { buildRegistry, buildRegistryInSlices, type ToolRegistry } from './registry.js';
-import { nextMacrotask, runInSlices } from './time-slices.js';
+import { nextMacrotask } from '../../threads/next-macrotask.js';
+import { runInSlices } from '../../threads/time-slices.js';
 import { ToolLoadCache } from '../config/tool-load-cache.js';
 import type { WorkspaceSnapshot } from '../../config/workspace-config.js';
 

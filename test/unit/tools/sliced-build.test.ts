@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { WorkspaceRegistries } from '../../../src/tools/registry/workspace-registries.js';
 import { buildRegistry, buildRegistryInSlices, type BuildRegistryInput, type ToolRegistry } from '../../../src/tools/registry/registry.js';
-import { runInSlices, runToEnd, type Steps } from '../../../src/tools/registry/time-slices.js';
+import { runInSlices, runToEnd, type Steps } from '../../../src/threads/time-slices.js';
 import { ToolLoadCache } from '../../../src/tools/config/tool-load-cache.js';
 
 const tool = (name: string, extra: Record<string, unknown> = {}) =>
@@ -84,6 +84,20 @@ describe('building a registry in slices', () => {
     expect(value.problems.some((p) => p.key === 'k01500x' && p.severity === 'error')).toBe(true);
     expect(value.problems.some((p) => p.kind === 'tool-service' && p.key === 'broken')).toBe(true);
     expect(turns).toBeGreaterThan(10);
+  });
+
+  it('keeps the greatest key of a duplicate name and reports the others, across many slices', async () => {
+    const tools: Record<string, string> = {};
+    // 300 keys, every name used three times (keys a…, b…, c…): c… wins each.
+    for (let i = 0; i < 100; i++) for (const prefix of ['a', 'b', 'c']) tools[`${prefix}${String(i).padStart(3, '0')}`] = tool(`dup${i}`, { description: prefix });
+    const whole = buildRegistry({ workspace: 'w', version: 1, tools }).registry;
+    const sliced = (await buildRegistryInSlices({ workspace: 'w', version: 1, tools }, 0)).registry;
+    expect(contents(sliced)).toEqual(contents(whole));
+    expect(sliced.tools).toHaveLength(100);
+    expect(sliced.get('dup42')?.key).toBe('c042');
+    expect(sliced.problems.filter((p) => p.field === 'name')).toHaveLength(200);
+    expect(sliced.problems.find((p) => p.key === 'a042')?.text).toContain('"c042"');
+    expect(Object.isFrozen(sliced.problems) && sliced.problems.every((p) => Object.isFrozen(p))).toBe(true);
   });
 
   it('reuses unchanged entries and loads changed, added and removed ones anew', async () => {
