@@ -7,8 +7,9 @@
  * rebuilds the same state from them.
  */
 import type { Consumer, IncomingMessage, Transport } from '../bus/transport.js';
-import { FanIn, type FanInStep } from '../agent/patterns/fan-in.js';
-import { readFanInMessage } from '../agent/patterns/fan-in-messages.js';
+import { FanIn, REJECTED, type FanInStep } from '../agent/patterns/fan-in.js';
+import { readFanInMessage, type DecodedFanIn } from '../agent/patterns/fan-in-messages.js';
+import { agentRequestCodec, type AgentRequest } from '../wire/index.js';
 import { emitFanIn } from '../agent/patterns/supervisor.js';
 import { errorResponse } from '../agent/responses.js';
 import { describeFailure } from '../agent/failure.js';
@@ -36,8 +37,13 @@ export interface FanInSettings {
   timeoutMs: number;
 }
 
-/** Told when a fan-in ends (metrics). */
-export type FanInEnded = (outcome: AggregationOutcome) => void;
+/** What the consumer reports (metrics). */
+export interface FanInEvents {
+  /** A fan-in ended, or a completion no fan-out waits for was turned away. */
+  ended?(outcome: AggregationOutcome): void;
+  /** An aggregation message failed its signature check (`reason`: e.g. `missing-signature`) and was dropped. */
+  refused?(reason: string): void;
+}
 
 export class FanInConsumer {
   private readonly fanIn = new FanIn<IncomingMessage>((a, b) => a.messageId === b.messageId);
@@ -48,8 +54,12 @@ export class FanInConsumer {
   constructor(
     private readonly flow: FlowOutput,
     private readonly settings: FanInSettings,
-    private readonly ended?: FanInEnded,
+    private readonly events: FanInEvents = {},
   ) {}
+
+  private ended(outcome: AggregationOutcome): void {
+    this.events.ended?.(outcome);
+  }
 
   async start(transport: Transport): Promise<void> {
     this.consumer = await transport.subscribe({
@@ -92,14 +102,46 @@ export class FanInConsumer {
     for (const handle of handles) handle.nack().catch(() => undefined);
   }
 
+  /**
+   * With signing, the signature check: a message that fails it (or cannot be decoded to be checked) was not
+   * written by an agent holding the key. Anyone who can publish on the topic could have sent it, naming any
+   * conversation: it is dropped without a word to the conversation it names (a genuine fan-in it might have
+   * been part of still ends once, by its timeout). Returns the verified signing time, or `undefined` to drop.
+   */
+  private verified(message: IncomingMessage, request: AgentRequest | undefined, problem?: string): { signedAt?: number } | undefined {
+    const gate = this.flow.gate;
+    if (!gate?.checkAggregation) return {};
+    const maxAgeMs = this.settings.timeoutMs + ORPHAN_GRACE_MS;
+    const check = request
+      ? gate.checkAggregation(this.flow.definition, request, message.properties, maxAgeMs)
+      : { refused: { reason: 'bad-signature', message: `it cannot be read, so its signature cannot be checked (${problem ?? 'unreadable'})` } };
+    if (!check.refused) return check.signedAt !== undefined ? { signedAt: check.signedAt } : {};
+    this.flow.logger.warn(
+      { messageId: message.messageId, id: message.properties.id, reason: check.refused.reason, correlationId: request?.correlation_id },
+      `Aggregation message refused: ${check.refused.message}; the conversation it names is not ended by it`,
+    );
+    this.events.refused?.(check.refused.reason);
+    return undefined;
+  }
+
   private async handle(message: IncomingMessage): Promise<void> {
     const { logger } = this.flow;
     let step: FanInStep<IncomingMessage>;
     let correlationId: string;
+    let request: AgentRequest | undefined;
     try {
-      const decoded = readFanInMessage(message);
-      correlationId = decoded.kind === 'fan-out' ? decoded.record.correlationId : decoded.completion.correlationId;
-      step = decoded.kind === 'fan-out' ? this.fanIn.addRecord(decoded.record, message) : this.fanIn.addCompletion(decoded.completion, message);
+      request = agentRequestCodec.decode(message.payload);
+    } catch (error) {
+      if (!this.verified(message, undefined, describeFailure(error).text)) return message.ack();
+    }
+    try {
+      const verified = this.verified(message, request);
+      if (!verified) return await message.ack();
+      if (!request) request = agentRequestCodec.decode(message.payload);
+      const decoded = readFanInMessage(message, request, verified.signedAt);
+      const added = this.add(decoded, message);
+      correlationId = added.correlationId;
+      step = added.step;
     } catch (error) {
       const reason = describeFailure(error).text;
       logger.error({ err: error, messageId: message.messageId }, `Dropping an aggregation message that cannot be read: ${reason}`);
@@ -109,14 +151,21 @@ export class FanInConsumer {
       return;
     }
     if (step.kind === 'ignored') {
-      logger.info({ messageId: message.messageId }, `Aggregation message ignored: ${step.reason}`);
+      logger.info({ messageId: message.messageId, correlationId }, `Aggregation message ignored: ${step.reason}`);
+      if (step.late) this.ended('unclaimed');
       await step.handle.ack();
+      return;
+    }
+    if (step.kind === 'cancelled') {
+      logger.warn({ correlationId, id: step.id }, `Supervisor fan-out cancelled: ${REJECTED.cancelled}; its late subagent completions are dropped`);
+      this.ended('cancelled');
+      await Promise.all(step.handles.map((h) => h.ack()));
       return;
     }
     if (step.kind === 'rejected') {
       const text = unclaimedCompletionText(correlationId, step.reason);
       logger.warn({ correlationId, id: step.id, messages: step.handles.length }, `Subagent completion rejected: ${text}`);
-      this.ended?.('unclaimed');
+      this.ended('unclaimed');
       await this.endConversation(correlationId, step.id, text);
       await Promise.all(step.handles.map((h) => h.ack()));
       return;
@@ -137,20 +186,36 @@ export class FanInConsumer {
       return;
     }
     logger.info({ correlationId: record.correlationId, subagents: results.length }, 'All subagents completed; synthesis requested');
-    this.ended?.('completed');
+    this.ended('completed');
     await Promise.all(handles.map((h) => h.ack()));
   }
 
   private async expire(): Promise<void> {
     for (const stalled of this.fanIn.expire(this.settings.timeoutMs, this.orphanMs)) {
+      if (stalled.cancelled) {
+        // Its client already has the supervisor's error: nothing more is said.
+        await Promise.all(stalled.handles.map((h) => h.ack()));
+        continue;
+      }
       const text = stalled.record
         ? `the supervisor's subagents did not all finish within ${this.settings.timeoutMs / 1000} s ` +
           `(${stalled.received} of ${stalled.record.expectedSiblings} completed; --aggregation-timeout); the conversation ends here`
         : unclaimedCompletionText(stalled.correlationId, 'its fan-out ended, timed out, or was never made');
       this.flow.logger.warn({ correlationId: stalled.correlationId }, `Aggregation timed out: ${text}`);
-      this.ended?.(stalled.record ? 'timed-out' : 'unclaimed');
+      this.ended(stalled.record ? 'timed-out' : 'unclaimed');
       await this.endConversation(stalled.correlationId, stalled.id, text);
       await Promise.all(stalled.handles.map((h) => h.ack()));
+    }
+  }
+
+  private add(decoded: DecodedFanIn, message: IncomingMessage): { correlationId: string; step: FanInStep<IncomingMessage> } {
+    switch (decoded.kind) {
+      case 'fan-out':
+        return { correlationId: decoded.record.correlationId, step: this.fanIn.addRecord(decoded.record, message) };
+      case 'completion':
+        return { correlationId: decoded.completion.correlationId, step: this.fanIn.addCompletion(decoded.completion, message) };
+      case 'cancel':
+        return { correlationId: decoded.cancel.correlationId, step: this.fanIn.addCancel(decoded.cancel, message) };
     }
   }
 

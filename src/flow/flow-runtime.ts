@@ -193,7 +193,7 @@ export class FlowRuntime {
         subscription: flowSubscriptionName(this.deps.processorId, this.definition.workspace, this.definition.flow, 'aggregation'),
         timeoutMs: this.deps.aggregation?.timeoutMs ?? DEFAULT_AGGREGATION_TIMEOUT_MS,
       },
-      (outcome) => telemetry?.aggregationEnded?.(outcome),
+      { ended: (outcome) => telemetry?.aggregationEnded?.(outcome), refused: (reason) => telemetry?.aggregationRefused?.(reason) },
     );
     await this.fanIn.start(this.deps.transport);
 

@@ -34,12 +34,23 @@ export interface GateVerdict {
   unknownState?: string;
 }
 
+/** The verdict on one aggregation message: refused (reason label and what was wrong), or its signing time. */
+export interface AggregationCheck {
+  refused?: { reason: string; message: string };
+  signedAt?: number;
+}
+
 /** What a request must pass before it is run (group policy, iteration signature); see src/security. */
 export interface RequestGate {
   /** A refusal ends the dialog with an error; no refusal lets the request through. The gate counts nothing. */
   check(flow: FlowDefinition, ask: AgentAsk, properties: Properties, registry: ToolRegistry): GateVerdict;
   /** Extra properties for a `next` message (the iteration signature). */
   nextProperties(flow: FlowDefinition, request: AgentAsk['request'], id: string): Properties;
+  /**
+   * With signing, the check of a message of the supervisor's aggregation topic (signed as `nextProperties`
+   * signs): its signature must verify and be at most `maxAgeMs` old. Absent: nothing is checked.
+   */
+  checkAggregation?(flow: FlowDefinition, request: AgentAsk['request'], properties: Properties, maxAgeMs: number): AggregationCheck;
 }
 
 /** The telemetry of one consumed request: its iteration's events plus what happens around the iteration. */
@@ -81,6 +92,8 @@ export interface FlowTelemetry {
   documentSaved?(outcome: DocumentSaveOutcome): void;
   /** A supervisor's fan-in ended (or a completion nobody waits for was turned away). */
   aggregationEnded?(outcome: AggregationOutcome): void;
+  /** An aggregation message failed its signature check and was dropped (`reason`: e.g. `bad-signature`). */
+  aggregationRefused?(reason: string): void;
 }
 
 /**
@@ -153,4 +166,4 @@ export interface FlowRuntimeDeps {
  * How a fan-in ended: `completed` (every subagent in, synthesis requested), `timed-out` (--aggregation-timeout
  * passed), `unclaimed` (a completion no fan-out waits for: its conversation got one error).
  */
-export type AggregationOutcome = 'completed' | 'timed-out' | 'unclaimed';
+export type AggregationOutcome = 'completed' | 'timed-out' | 'unclaimed' | 'cancelled';

@@ -182,8 +182,8 @@ export class AgentMetrics {
     this.replans = new Counter({ name: 'tg_agent_replans_total', help: 'Plans made again after a refused or failed plan step', labelNames: ['processor'], registers });
     this.planStepsRefused = new Counter({ name: 'tg_agent_plan_steps_refused_total', help: 'Plan steps refused before they ran: their tool is not offered for the groups and the state of that step (at: plan or step)', labelNames: ['processor', 'tool', 'at'], registers });
     this.subagents = new Histogram({ name: 'tg_agent_subagents', help: 'Subagents a supervisor fanned out, per fan-out', labelNames: ['processor'], buckets: TOOL_COUNT_BUCKETS, registers });
-    this.aggregations = new Counter({ name: 'tg_agent_aggregations_total', help: "Supervisor fan-ins ended: every subagent's completion in (completed), the aggregation timeout passed (timed-out), or a completion no fan-out waits for was turned away (unclaimed)", labelNames: ['processor', 'outcome'], registers });
-    for (const outcome of ['completed', 'timed-out', 'unclaimed']) this.aggregations.labels({ outcome });
+    this.aggregations = new Counter({ name: 'tg_agent_aggregations_total', help: "Supervisor fan-ins ended: every subagent's completion in (completed), the aggregation timeout passed (timed-out), a completion no fan-out waits for was turned away (unclaimed), or the supervisor could not publish all its subagent requests (cancelled)", labelNames: ['processor', 'outcome'], registers });
+    for (const outcome of ['completed', 'timed-out', 'unclaimed', 'cancelled']) this.aggregations.labels({ outcome });
     this.configFailures = new Counter({ name: 'tg_agent_config_apply_failures_total', help: 'Parts of config changes (tools, hooks, flows) that failed to apply', labelNames: ['processor', 'part'], registers });
 
     this.librarianDocuments = new Counter({ name: 'tg_agent_librarian_documents_total', help: 'Thought, observation and answer documents sent to the librarian, by outcome (saved, failed, skipped)', labelNames: ['processor', 'outcome'], registers });

@@ -88,6 +88,10 @@ export class AgentTelemetry implements Telemetry {
     this.metrics.aggregations.inc({ outcome });
   }
 
+  aggregationRefused(reason: string): void {
+    this.metrics.escalationAttempts.inc({ reason });
+  }
+
   registryRebuilt(registry: ToolRegistry, seconds: number): void {
     this.metrics.registryRebuilt(registry, seconds);
     if (this.options.mcpDiscovery) this.metrics.mcpRegistryRebuilt(registry);

@@ -101,15 +101,40 @@ export class IterationSigner {
   verify(route: IterationRoute, request: AgentRequest, properties: Readonly<Record<string, string | undefined>>): Verdict {
     // A subagent's first request continues its supervisor's conversation: it must be signed like a `next`.
     if (request.history.length === 0 && request.correlation_id === '') return 'ok';
+    const checked = this.check(route, request, properties, this.maxAgeMs);
+    if (checked.verdict !== 'ok') return checked.verdict;
+    return this.seen.remember(properties[SIGNATURE_PROPERTY]!, checked.signedAt + this.maxAgeMs, this.now()) ? 'ok' : 'replayed';
+  }
+
+  /**
+   * The check of a message that is held and may be delivered again (the supervisor's aggregation topic): it
+   * must always be signed, by a key held here, at most `maxAgeMs` ago; a second copy is not refused (the
+   * fan-in itself drops duplicates). `signedAt` is the verified signing time.
+   */
+  verifyHeld(
+    route: IterationRoute,
+    request: AgentRequest,
+    properties: Readonly<Record<string, string | undefined>>,
+    maxAgeMs: number,
+  ): { verdict: Exclude<Verdict, 'replayed'>; signedAt: number } {
+    return this.check(route, request, properties, maxAgeMs);
+  }
+
+  private check(
+    route: IterationRoute,
+    request: AgentRequest,
+    properties: Readonly<Record<string, string | undefined>>,
+    maxAgeMs: number,
+  ): { verdict: Exclude<Verdict, 'replayed'>; signedAt: number } {
     const signature = properties[SIGNATURE_PROPERTY];
     const signedAt = properties[SIGNED_AT_PROPERTY];
-    if (!signature) return 'missing';
-    if (signedAt === undefined || !/^\d{1,16}$/.test(signedAt)) return 'bad';
-    if (!this.keys.some((key) => same(hmac(key, route, request, signedAt), signature))) return 'bad';
+    if (!signature) return { verdict: 'missing', signedAt: 0 };
+    if (signedAt === undefined || !/^\d{1,16}$/.test(signedAt)) return { verdict: 'bad', signedAt: 0 };
+    if (!this.keys.some((key) => same(hmac(key, route, request, signedAt), signature))) return { verdict: 'bad', signedAt: 0 };
     const now = this.now();
     const at = Number(signedAt);
-    if (now - at > this.maxAgeMs || at - now > CLOCK_SKEW_MS) return 'stale';
-    return this.seen.remember(signature, at + this.maxAgeMs, now) ? 'ok' : 'replayed';
+    if (now - at > maxAgeMs || at - now > CLOCK_SKEW_MS) return { verdict: 'stale', signedAt: at };
+    return { verdict: 'ok', signedAt: at };
   }
 }
 

@@ -7,7 +7,7 @@
 import type { Properties } from '../bus/transport.js';
 import type { FlowDefinition } from '../config/flows.js';
 import type { WorkspaceChange } from '../config/config-watcher.js';
-import type { GateVerdict, RequestGate } from '../flow/ports.js';
+import type { AggregationCheck, GateVerdict, RequestGate } from '../flow/ports.js';
 import type { ToolRegistry } from '../tools/registry/registry.js';
 import type { AgentAsk } from '../tools/registry/selection.js';
 import type { AgentRequest } from '../wire/index.js';
@@ -32,6 +32,12 @@ const SIGNATURE_MESSAGES: Readonly<Record<Exclude<Verdict, 'ok'>, string>> = {
   bad: 'Iteration refused: its signature does not match its request, workspace, flow and id (was it modified or moved?)',
   stale: 'Iteration refused: its signature is older than the accepted age (--signing-max-age); start the conversation again',
   replayed: 'Iteration refused: this signed iteration was already processed (a replay)',
+};
+
+const AGGREGATION_SIGNATURE_MESSAGES: Readonly<Record<'missing' | 'bad' | 'stale', string>> = {
+  missing: 'it carries no signature (was it written outside the agent?)',
+  bad: 'its signature does not match its request, workspace, flow and id (was it modified or moved?)',
+  stale: 'its signature is older than the aggregation timeout (a replay?)',
 };
 
 export class SecurityGate implements RequestGate {
@@ -112,6 +118,15 @@ export class SecurityGate implements RequestGate {
         message: `Invalid state "${state}": no tool of workspace "${flow.workspace}" uses it`,
       },
     };
+  }
+
+  checkAggregation(flow: FlowDefinition, request: AgentRequest, properties: Properties, maxAgeMs: number): AggregationCheck {
+    const { signer } = this.options;
+    if (!signer) return {};
+    const route = { workspace: flow.workspace, flow: flow.flow, id: properties.id ?? 'unknown' };
+    const { verdict, signedAt } = signer.verifyHeld(route, request, properties, maxAgeMs);
+    if (verdict === 'ok') return { signedAt };
+    return { refused: { reason: `${verdict}-signature`, message: AGGREGATION_SIGNATURE_MESSAGES[verdict] } };
   }
 
   nextProperties(flow: FlowDefinition, request: AgentRequest, id: string): Properties {

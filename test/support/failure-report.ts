@@ -84,6 +84,8 @@ export async function explained<T>(body: () => Promise<T>, report: () => Report 
 /** The parts of the admin API's topic `stats` and `internalStats` that say where a subscription's messages are. */
 interface TopicStats {
   msgInCounter?: number;
+  /** Non-persistent topics only: messages per second the broker dropped (publishers: over its in-flight limit). */
+  publishers?: Array<{ producerName?: string; msgDropRate?: number }>;
   subscriptions?: Record<
     string,
     {
@@ -91,6 +93,8 @@ interface TopicStats {
       msgBacklog?: number;
       unackedMessages?: number;
       msgOutCounter?: number;
+      /** Non-persistent topics only: messages per second not dispatched (no permits, or the connection backed up). */
+      msgDropRate?: number;
       consumers?: Array<{
         consumerName?: string;
         connectedSince?: string;
@@ -134,11 +138,15 @@ export async function subscriptionStats(webServiceUrl: string, topic: string): P
   };
   const stats = await get<TopicStats>('stats');
   if (typeof stats === 'string') return [`${topic}: ${stats}`];
+  const drops = (rate: number | undefined): string => (rate === undefined ? '' : `, dropping ${rate}/s`);
   const lines = [`${topic}: ${stats.msgInCounter ?? '?'} messages in`];
+  for (const p of stats.publishers ?? []) {
+    if (p.msgDropRate) lines.push(`  publisher ${p.producerName ?? '?'}${drops(p.msgDropRate)}`);
+  }
   for (const [name, sub] of Object.entries(stats.subscriptions ?? {})) {
     lines.push(
       `  subscription ${name}: ${sub.type ?? '?'}, backlog ${sub.msgBacklog ?? '?'}, unacked ${sub.unackedMessages ?? '?'}, ` +
-        `sent ${sub.msgOutCounter ?? '?'}, ${sub.consumers?.length ?? 0} consumer(s)`,
+        `sent ${sub.msgOutCounter ?? '?'}${drops(sub.msgDropRate)}, ${sub.consumers?.length ?? 0} consumer(s)`,
     );
     for (const c of sub.consumers ?? []) {
       lines.push(
@@ -164,7 +172,7 @@ export async function subscriptionStats(webServiceUrl: string, topic: string): P
 }
 
 /** The admin API's path of a topic (undefined when `topic` is not a full topic name). */
-function topicAdminPath(webServiceUrl: string, topic: string): { domain?: string; path?: string } {
+export function topicAdminPath(webServiceUrl: string, topic: string): { domain?: string; path?: string } {
   const [, domain, name] = /^(persistent|non-persistent):\/\/(.+)$/.exec(topic) ?? [];
   if (domain === undefined || name === undefined) return {};
   return { domain, path: `${webServiceUrl.replace(/\/+$/, '')}/admin/v2/${domain}/${name.split('/').map(encodeURIComponent).join('/')}` };

@@ -16,6 +16,11 @@
  * timeout error). A completion under any other `id` — a client that claims to be a subagent of a fan-out made
  * by another conversation, or of one that already ended — cannot join it: it is rejected at once, and its own
  * conversation ends with an error saying why.
+ *
+ * A fan-out whose subagent requests could not all be published is cancelled: its client already has the
+ * error, so the fan-in must say nothing more. The cancel (with the record) is held like the rest until the
+ * record's time is up, so a new owner of the key learns of it too; completions that arrive meanwhile, or after,
+ * are dropped (acknowledged, `late`), and the end says nothing to the client.
  */
 import { createHash } from 'node:crypto';
 import type { AgentRequest } from '../../wire/index.js';
@@ -40,6 +45,13 @@ export interface Completion {
   readonly request: AgentRequest;
 }
 
+/** The supervisor's word that its fan-out failed halfway (its client already has the error). */
+export interface Cancel {
+  readonly correlationId: string;
+  /** The supervisor's client `id`. */
+  readonly id: string;
+}
+
 /** One sibling's result, in the order the completions arrived (the findings' indexes). */
 export interface SiblingResult {
   readonly goal: string;
@@ -52,7 +64,15 @@ export type FanInStep<H> =
   /** Held: acknowledge nothing yet. */
   | { readonly kind: 'waiting' }
   /** Nothing to hold (a duplicate of a conversation that ended or is held): acknowledge this message now. */
-  | { readonly kind: 'ignored'; readonly handle: H; readonly reason: string }
+  | {
+      readonly kind: 'ignored';
+      readonly handle: H;
+      readonly reason: string;
+      /** A completion of a cancelled fan-out: its conversation already ended with the supervisor's error. */
+      readonly late?: boolean;
+    }
+  /** The fan-out was cancelled: acknowledge `handles` (completions held so far); the record and cancel stay held. */
+  | { readonly kind: 'cancelled'; readonly id: string; readonly handles: readonly H[] }
   /**
    * Completions no supervisor of theirs is waiting for: end the conversation `id` with an error naming
    * `reason`, then acknowledge `handles`. Whatever else is held stays held.
@@ -68,6 +88,8 @@ export interface Expired<H> {
   readonly record?: FanOutRecord;
   readonly received: number;
   readonly handles: readonly H[];
+  /** Cancelled by its supervisor: its client already has its one final message, so nothing is sent. */
+  readonly cancelled: boolean;
 }
 
 interface Held<T, H> {
@@ -77,6 +99,7 @@ interface Held<T, H> {
 
 interface Pending<H> {
   record?: Held<FanOutRecord, H>;
+  cancel?: Held<Cancel, H>;
   readonly completions: Map<string, Held<Completion, H>>;
   /** When the first message of this correlation arrived here (for completions without a record). */
   readonly firstSeen: number;
@@ -87,6 +110,7 @@ export const REJECTED = {
   ended: 'its fan-in already ended',
   otherConversation: 'its fan-out was made by another conversation',
   otherCompletions: "another conversation's completions for it are already waiting",
+  cancelled: 'its supervisor could not publish all its subagent requests, and already ended its conversation with an error',
 } as const;
 
 /** Correlations finished on this replica, remembered so that a late duplicate is acknowledged, not held. */
@@ -94,8 +118,8 @@ const FINISHED_REMEMBERED = 10_000;
 
 export class FanIn<H> {
   private readonly pending = new Map<string, Pending<H>>();
-  /** Finished correlations (by `finishedKey`) → the conversations (`id`s) they ended. */
-  private readonly finished = new Map<string, Set<string>>();
+  /** Finished correlations (by `finishedKey`) → the conversations (`id`s) they ended, and whether it was cancelled. */
+  private readonly finished = new Map<string, { ids: Set<string>; cancelled: boolean }>();
 
   /**
    * `same` tells whether two handles are one message (a redelivery after a reconnect): the newer handle
@@ -119,6 +143,7 @@ export class FanIn<H> {
       return { kind: 'waiting' };
     }
     entry.record = { value: record, handle };
+    if (entry.cancel) return { kind: 'waiting' };
     // Completions held before the record (a redelivery out of order) that another conversation sent.
     const foreign = [...entry.completions].filter(([, held]) => held.value.id !== record.id);
     if (foreign.length > 0) {
@@ -132,11 +157,16 @@ export class FanIn<H> {
     const { correlationId, id } = completion;
     const ended = this.finished.get(finishedKey(correlationId));
     if (ended) {
-      if (id === '' || ended.has(id)) return { kind: 'ignored', handle, reason: 'the correlation already ended' };
-      ended.add(id);
+      if (id === '' || ended.ids.has(id)) {
+        return ended.cancelled
+          ? { kind: 'ignored', handle, reason: REJECTED.cancelled, late: true }
+          : { kind: 'ignored', handle, reason: 'the correlation already ended' };
+      }
+      ended.ids.add(id);
       return { kind: 'rejected', id, reason: REJECTED.ended, handles: [handle] };
     }
     const entry = this.entry(correlationId);
+    if (entry.cancel && entry.cancel.value.id === id) return { kind: 'ignored', handle, reason: REJECTED.cancelled, late: true };
     const owner = entry.record?.value.id ?? [...entry.completions.values()][0]?.value.id;
     if (owner !== undefined && owner !== id) {
       const reason = entry.record ? REJECTED.otherConversation : REJECTED.otherCompletions;
@@ -154,6 +184,25 @@ export class FanIn<H> {
   }
 
   /**
+   * The supervisor cancelled its fan-out. Its own completions held so far are returned to acknowledge; the
+   * cancel is held with the record until the record's time is up (`expire`, which then says nothing).
+   */
+  addCancel(cancel: Cancel, handle: H): FanInStep<H> {
+    if (this.finished.has(finishedKey(cancel.correlationId))) return { kind: 'ignored', handle, reason: 'the correlation already ended' };
+    const entry = this.entry(cancel.correlationId);
+    if (entry.record && entry.record.value.id !== cancel.id) return { kind: 'ignored', handle, reason: 'a cancel from another conversation' };
+    if (entry.cancel) {
+      if (!this.same(entry.cancel.handle, handle)) return { kind: 'ignored', handle, reason: 'a second cancel' };
+      entry.cancel.handle = handle;
+      return { kind: 'waiting' };
+    }
+    entry.cancel = { value: cancel, handle };
+    const own = [...entry.completions].filter(([, held]) => held.value.id === cancel.id);
+    for (const [goal] of own) entry.completions.delete(goal);
+    return { kind: 'cancelled', id: cancel.id, handles: own.map(([, held]) => held.handle) };
+  }
+
+  /**
    * Correlations past their time, removed: `timeoutMs` after the fan-out (its record's time, whoever holds it
    * now), or, for completions whose record never came, `orphanMs` after the first of them arrived here. The
    * record is with the broker before its subagents start and one key's messages arrive in order, so a
@@ -168,14 +217,16 @@ export class FanIn<H> {
       const age = now - (record?.createdAt ?? entry.firstSeen);
       if (age <= (record ? timeoutMs : orphanMs)) continue;
       const first = [...entry.completions.values()][0]?.value;
-      const id = record?.id ?? first?.id ?? '';
-      this.finish(correlationId, id);
+      const id = record?.id ?? entry.cancel?.value.id ?? first?.id ?? '';
+      const cancelled = entry.cancel !== undefined;
+      this.finish(correlationId, id, cancelled);
       expired.push({
         correlationId,
         id,
         ...(record ? { record } : {}),
         received: entry.completions.size,
         handles: handlesOf(entry),
+        cancelled,
       });
     }
     return expired;
@@ -207,7 +258,7 @@ export class FanIn<H> {
 
   private settle(correlationId: string, entry: Pending<H>): FanInStep<H> {
     const record = entry.record?.value;
-    if (!record || entry.completions.size < record.expectedSiblings) return { kind: 'waiting' };
+    if (!record || entry.cancel || entry.completions.size < record.expectedSiblings) return { kind: 'waiting' };
     this.finish(correlationId, record.id);
     const results = [...entry.completions.values()].map(({ value }) => ({
       goal: value.request.subagent_goal,
@@ -217,9 +268,9 @@ export class FanIn<H> {
     return { kind: 'complete', record, results, handles: handlesOf(entry) };
   }
 
-  private finish(correlationId: string, id: string): void {
+  private finish(correlationId: string, id: string, cancelled = false): void {
     this.pending.delete(correlationId);
-    this.finished.set(finishedKey(correlationId), new Set([id]));
+    this.finished.set(finishedKey(correlationId), { ids: new Set([id]), cancelled });
     if (this.finished.size > FINISHED_REMEMBERED) {
       const oldest = this.finished.keys().next().value;
       if (oldest !== undefined) this.finished.delete(oldest);
@@ -233,7 +284,11 @@ function finishedKey(correlationId: string): string {
 }
 
 function handlesOf<H>(entry: Pending<H>): H[] {
-  return [...(entry.record ? [entry.record.handle] : []), ...[...entry.completions.values()].map((c) => c.handle)];
+  return [
+    ...(entry.record ? [entry.record.handle] : []),
+    ...(entry.cancel ? [entry.cancel.handle] : []),
+    ...[...entry.completions.values()].map((c) => c.handle),
+  ];
 }
 
 /** The answer a completion carries: its `subagent-completion` step's observation (TrustGraph reads the first). */

@@ -86,9 +86,22 @@ async function decomposition(
   await explain(ctx, request, decompositionUri, decompositionTriples(key, derivedFrom, goals));
 
   const correlationId = randomUUID();
-  // The fan-out record (what TrustGraph keeps in memory) is with the broker before any subagent can finish.
-  await fanOut('fan-out', makeAgentRequest({ ...request, session_id: sessionId, correlation_id: correlationId, expected_siblings: goals.length }));
-  for (const goal of goals) await ctx.output.next(subagentRequest(request, sessionId, correlationId, goal, goals.length));
+  const record = makeAgentRequest({ ...request, session_id: sessionId, correlation_id: correlationId, expected_siblings: goals.length });
+  try {
+    // The fan-out record (what TrustGraph keeps in memory) is with the broker before any subagent can finish.
+    await fanOut('fan-out', record);
+    for (const goal of goals) await ctx.output.next(subagentRequest(request, sessionId, correlationId, goal, goals.length));
+  } catch (error) {
+    // The client gets this error as its one final message: the record (wherever its key's owner is) must not
+    // end the conversation again when the published subagents or its timeout come back.
+    await fanOut('cancel', record).catch((cancelError: unknown) =>
+      ctx.logger.error(
+        { err: cancelError, correlationId },
+        'Could not cancel a failed fan-out: its published subagents or its timeout may still send this conversation a second final message',
+      ),
+    );
+    throw error;
+  }
   ctx.events.subagentsFannedOut?.(goals.length);
   ctx.logger.info({ correlationId, subagents: goals.length }, `Supervisor fanned out ${goals.length} subagents`);
   return { ...result, outcome: 'next', action: 'decompose' };

@@ -94,7 +94,7 @@ describe('FanInConsumer on a Key_Shared subscription shared by two replicas', ()
       producers: { response: await producer(RESPONSE), next: await producer(NEXT), aggregation: await producer(AGGREGATION) },
       publisher: new PublishPolicy(bus, 1_000, logger),
     };
-    const consumer = new FanInConsumer(output, { topic: AGGREGATION, subscription: 'agent-manager--default--default--aggregation', timeoutMs }, (outcome) => outcomes.push(outcome));
+    const consumer = new FanInConsumer(output, { topic: AGGREGATION, subscription: 'agent-manager--default--default--aggregation', timeoutMs }, { ended: (outcome) => outcomes.push(outcome) });
     await consumer.start(transport);
     return consumer;
   }

@@ -103,6 +103,20 @@ describe('iteration signatures', () => {
     expect(signer.verify(route, request, properties)).toBe('replayed');
   });
 
+  it('checks a held aggregation message without a replay memory: always signed, by a key held here, within its own age', () => {
+    const { signer, clock } = clocked();
+    const first = makeAgentRequest({ question: 'q', correlation_id: 'c' });
+    const properties = signer.sign(route, first);
+    expect(signer.verifyHeld(route, first, properties, 5_000)).toEqual({ verdict: 'ok', signedAt: clock.now });
+    // Redelivered: still fine (the fan-in drops duplicates itself).
+    expect(signer.verifyHeld(route, first, properties, 5_000).verdict).toBe('ok');
+    expect(signer.verifyHeld(route, first, {}, 5_000).verdict).toBe('missing');
+    expect(signer.verifyHeld({ ...route, id: 'victim' }, first, properties, 5_000).verdict).toBe('bad');
+    expect(signer.verifyHeld(route, makeAgentRequest({ ...first, group: ['admin'] }), properties, 5_000).verdict).toBe('bad');
+    clock.now += 5_001;
+    expect(signer.verifyHeld(route, first, properties, 5_000).verdict).toBe('stale');
+  });
+
   it('does not accept another key', () => {
     const { signer } = clocked();
     const other = clocked(1_700_000_000_000, { key: 'another-signing-key-entirely' }).signer;

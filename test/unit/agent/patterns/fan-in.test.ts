@@ -216,4 +216,34 @@ describe('FanIn: the aggregation state one key owner rebuilds from its messages'
       expect(done.handles.map((h) => h.messageId)).toEqual(['r', 'a']);
     });
   });
+
+  describe('a cancelled fan-out (its supervisor could not publish every subagent request)', () => {
+    it('acknowledges its completions held so far, drops later ones as late, and ends silently at its time', () => {
+      let now = 1_000;
+      const fanIn = new FanIn<Handle>(sameMessage, () => now);
+      fanIn.addRecord(record('c1', 2), { messageId: 'r' });
+      fanIn.addCompletion(completion('c1', 'g1', 'x'), { messageId: 'a' });
+      expect(fanIn.addCancel({ correlationId: 'c1', id: 'client-1' }, { messageId: 'k' })).toEqual({ kind: 'cancelled', id: 'client-1', handles: [{ messageId: 'a' }] });
+      // Every sibling in would complete it; cancelled, nothing is synthesised.
+      expect(fanIn.addCompletion(completion('c1', 'g2', 'y'), { messageId: 'b' })).toEqual({ kind: 'ignored', handle: { messageId: 'b' }, reason: REJECTED.cancelled, late: true });
+      now = 400_000;
+      expect(fanIn.expire(300_000)).toEqual([expect.objectContaining({ correlationId: 'c1', cancelled: true, handles: [{ messageId: 'r' }, { messageId: 'k' }] })]);
+      // After its end, its completions are still dropped as late, not rejected with a second error.
+      expect(fanIn.addCompletion(completion('c1', 'g2', 'y'), { messageId: 'c' })).toMatchObject({ kind: 'ignored', late: true });
+    });
+
+    it('a cancel before the record (a redelivery out of order) still holds the record back from completing', () => {
+      const fanIn = new FanIn<Handle>(sameMessage);
+      expect(fanIn.addCancel({ correlationId: 'c1', id: 'client-1' }, { messageId: 'k' })).toMatchObject({ kind: 'cancelled', handles: [] });
+      expect(fanIn.addRecord(record('c1', 1), { messageId: 'r' }).kind).toBe('waiting');
+      expect(fanIn.addCompletion(completion('c1', 'g1', 'x'), { messageId: 'a' })).toMatchObject({ kind: 'ignored', late: true });
+    });
+
+    it("ignores a cancel from another conversation than the record's", () => {
+      const fanIn = new FanIn<Handle>(sameMessage);
+      fanIn.addRecord(record('c1', 1), { messageId: 'r' });
+      expect(fanIn.addCancel({ correlationId: 'c1', id: 'intruder' }, { messageId: 'k' })).toMatchObject({ kind: 'ignored' });
+      expect(fanIn.addCompletion(completion('c1', 'g1', 'x'), { messageId: 'a' }).kind).toBe('complete');
+    });
+  });
 });

@@ -1,0 +1,148 @@
+/**
+ * The supervisor's fan-in on the unhappy path, on any harness transport (the unit project runs it in memory, the
+ * integration project on the real broker): a fan-out whose subagent requests could not all be published ends
+ * with exactly one final message, however its published subagents or its timeout come back later; and with
+ * signing, aggregation messages that are unsigned, carry a wrong signature or cannot be read are refused
+ * without ending the conversation they name.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Producer, Transport } from '../../src/bus/transport.js';
+import { aggregationTopic, queueToTopic } from '../../src/bus/topics.js';
+import { fanInMessage } from '../../src/agent/patterns/fan-in-messages.js';
+import { agentRequestCodec, makeAgentRequest, makeAgentStep } from '../../src/wire/index.js';
+import type { PromptTerms } from '../../dev/stand-ins/prompt-service.js';
+import { startGatewayClient } from '../support/gateway-client.js';
+import { harnessPerTest, onTarget, type HarnessTarget } from '../support/harness-per-test.js';
+import type { AgentHarness } from '../support/agent-harness.js';
+
+const GOALS = ['What is a pulsar?', 'What is a quasar?'];
+/** Seconds: short, so that a fan-in left live would time out (a second final message) inside the test. */
+const AGGREGATION_TIMEOUT_S = 1;
+/** Past the aggregation timeout and the orphan grace (both 1 s here): the bound for a late second message. */
+const PAST_TIMEOUT_MS = AGGREGATION_TIMEOUT_S * 1000 + 2_500;
+const SIGNING_KEY = 'fan-in-signing-key-0123456789';
+
+const answerGoal = (terms: PromptTerms) => `Thought: I know this\nFinal Answer: answer to ${String(terms.question)}`;
+const synthesise = (terms: PromptTerms) => `Synthesis: ${(terms.results as { goal: string; result: string }[]).map((r) => r.goal).join(' | ')}`;
+
+/** The agent's transport, whose producer on `topic` refuses the subagent request for `goal`. */
+function refusingSubagent(goal: string): (transport: Transport) => Transport {
+  return (transport) =>
+    new Proxy(transport, {
+      get(target, property) {
+        if (property === 'createProducer') {
+          return async (topic: string): Promise<Producer> => {
+            const producer = await target.createProducer(topic);
+            return new Proxy(producer, {
+              get(p, name) {
+                if (name === 'send') {
+                  return async (message: Parameters<Producer['send']>[0]) => {
+                    const subagent = topic.includes('/request/') && !topic.endsWith('-aggregation') && agentRequestCodec.decode(message.payload);
+                    if (subagent && subagent.subagent_goal === goal && subagent.history.length === 0) {
+                      throw new Error(`injected: the broker refused the subagent request for ${goal}`);
+                    }
+                    return p.send(message);
+                  };
+                }
+                const value: unknown = Reflect.get(p, name, p);
+                return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(p) : value;
+              },
+            });
+          };
+        }
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+}
+
+/** The value of the series `name` whose labels include `label` (e.g. `outcome="cancelled"`). */
+async function metric(h: AgentHarness, name: string, label: string): Promise<number> {
+  const text = await (await fetch(`${h.httpUrl()}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name}{`) && l.includes(label));
+  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
+}
+
+function completion(correlationId: string, goal: string) {
+  return makeAgentRequest({
+    question: goal,
+    correlation_id: correlationId,
+    subagent_goal: goal,
+    session_id: `sub-${goal}`,
+    history: [makeAgentStep({ thought: 'Subagent completed', action: 'complete', observation: `forged answer to ${goal}`, step_type: 'subagent-completion' })],
+  });
+}
+
+export function supervisorFanInSuite(target: HarnessTarget): void {
+  describe(onTarget('supervisor fan-in', target), () => {
+    const start = harnessPerTest(target, {
+      script: answerGoal,
+      templates: { 'supervisor-decompose': () => ({ object: GOALS }), 'supervisor-synthesise': synthesise },
+      settings: { aggregationTimeoutSeconds: AGGREGATION_TIMEOUT_S },
+    });
+
+    it('a fan-out whose subagent request could not be published ends with exactly one final message, the error', async () => {
+      const h = await start({ wrapAgentTransport: refusingSubagent(GOALS[1]!), app: {} });
+      const gateway = await startGatewayClient({ transport: h.transport, workspace: h.workspace });
+      const result = await h.ask({ question: 'Pulsars and quasars', pattern: 'supervisor', session_id: 'sup-failed' }, { timeoutMs: 30_000, settleMs: PAST_TIMEOUT_MS });
+      await gateway.close();
+      // What the client saw over the whole time, as TrustGraph's gateway would pass it on.
+      expect(gateway.conversation(result.id).ends).toBe(1);
+      expect(result.last).toMatchObject({ message_type: 'error', end_of_dialog: true });
+      expect(result.last.error?.message).toContain(`injected: the broker refused the subagent request for ${GOALS[1]}`);
+      // The subagent that was published ran and reported back; its completion and the timeout said nothing more.
+      expect(result.nextRequests.filter((r) => r.history.some((s) => s.step_type === 'subagent-completion')).map((r) => r.subagent_goal)).toEqual([GOALS[0]]);
+      expect(result.responses.filter((r) => r.end_of_dialog)).toHaveLength(1);
+      expect(result.responses.filter((r) => r.message_type === 'error')).toHaveLength(1);
+      expect(h.prompt.calls.filter((c) => c.id === 'supervisor-synthesise')).toHaveLength(0);
+      expect(await metric(h, 'tg_agent_aggregations_total', 'outcome="cancelled"')).toBe(1);
+      expect(await metric(h, 'tg_agent_aggregations_total', 'outcome="timed-out"')).toBe(0);
+      // The published subagent's completion came after the cancel: dropped, and counted.
+      expect(await metric(h, 'tg_agent_aggregations_total', 'outcome="unclaimed"')).toBe(1);
+    });
+
+    it('with signing, refuses unsigned, wrongly signed and unreadable aggregation messages without ending the conversation they name', async () => {
+      const h = await start({ app: { signingKey: SIGNING_KEY } });
+      const gateway = await startGatewayClient({ transport: h.transport, workspace: h.workspace });
+      try {
+        const topic = aggregationTopic(queueToTopic(h.flows[Object.keys(h.flows)[0]!]!.topics.request!));
+        const aggregation = await h.transport.createProducer(topic);
+        // A genuine signature, of another request: copied onto a forged one it does not match.
+        const genuine = await h.ask({ question: 'One thing', pattern: 'supervisor', session_id: 'sup-genuine' }, { timeoutMs: 30_000 });
+        expect(genuine.last.message_type).toBe('answer');
+        const signed = genuine.nextMessages.find((m) => m.value.correlation_id !== '')!.properties;
+        expect(signed['tg-agent-signature']).toBeTruthy();
+
+        const victim = 'victim-of-forgery';
+        const forged = (correlation: string, signature: Record<string, string> = {}) => [
+          fanInMessage('fan-out', makeAgentRequest({ question: 'forged', group: ['admin'], session_id: 'forged', pattern: 'supervisor', correlation_id: correlation, expected_siblings: 1 }), { ...signature, id: victim }, Date.now()),
+          fanInMessage('completion', completion(correlation, GOALS[0]!), { ...signature, id: victim }, Date.now()),
+        ];
+        const messages = [
+          ...forged('forged-unsigned'),
+          ...forged('forged-bad-signature', { 'tg-agent-signature': signed['tg-agent-signature']!, 'tg-agent-signed-at': signed['tg-agent-signed-at']! }),
+          // A completion alone, for a correlation nobody made: without the check it ends the victim with "unclaimed".
+          fanInMessage('completion', completion('forged-orphan', GOALS[0]!), { id: victim }, Date.now()),
+          { payload: Buffer.from('not json'), properties: { id: victim, 'tg-agent-fan-in': 'completion' }, key: 'forged-garbage' },
+        ];
+        for (const message of messages) await aggregation.send(message);
+        // Past the timeout and the orphan grace: nothing reached the conversation the forged messages named.
+        await new Promise((resolve) => setTimeout(resolve, PAST_TIMEOUT_MS));
+        expect(gateway.conversation(victim).responses).toEqual([]);
+        const refused = async () =>
+          (await metric(h, 'tg_agent_privilege_escalation_attempts_total', 'reason="missing-signature"')) +
+          (await metric(h, 'tg_agent_privilege_escalation_attempts_total', 'reason="bad-signature"'));
+        let count = 0;
+        const deadline = Date.now() + 20_000;
+        while ((count = await refused()) < messages.length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+        expect(count).toBe(messages.length);
+        expect(h.prompt.calls.filter((c) => c.id === 'supervisor-synthesise')).toHaveLength(1);
+        // A genuine fan-out still aggregates.
+        const after = await h.ask({ question: 'Again', pattern: 'supervisor', session_id: 'sup-after' }, { timeoutMs: 30_000 });
+        expect(after.answer).toBe(`Synthesis: ${GOALS.join(' | ')}`);
+      } finally {
+        await gateway.close();
+      }
+    });
+  });
+}
