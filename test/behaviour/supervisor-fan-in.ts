@@ -139,7 +139,8 @@ export function supervisorFanInSuite(target: HarnessTarget): void {
         expect(h.prompt.calls.filter((c) => c.id === 'supervisor-synthesise')).toHaveLength(1);
         // A genuine fan-out still aggregates.
         const after = await h.ask({ question: 'Again', pattern: 'supervisor', session_id: 'sup-after' }, { timeoutMs: 30_000 });
-        expect(after.answer).toBe(`Synthesis: ${GOALS.join(' | ')}`);
+        // Findings come in the order the subagents finished, which several request consumers do not fix.
+        expect(after.answer.replace(/^Synthesis: /, '').split(' | ').sort()).toEqual([...GOALS].sort());
       } finally {
         await gateway.close();
       }

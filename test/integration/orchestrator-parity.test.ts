@@ -6,8 +6,9 @@
  * under test/fixtures/trustgraph-2.11.1/orchestrator/, which test/integration/trustgraph-orchestrator.test.ts keeps
  * honest against the live orchestrator.
  *
- * TrustGraph handles one request-topic message at a time; the agent runs with `concurrency: 1` here so that a
- * supervisor's subagents interleave in the same (topic) order and the sequences are comparable message by message.
+ * TrustGraph handles one request-topic message at a time; the agent runs with `concurrency: 1` and one request
+ * consumer here so that a supervisor's subagents interleave in the same (topic) order and the sequences are
+ * comparable message by message.
  *
  * Two differences are deliberate and documented (docs/trustgraph-compatibility.md), and are the only ones taken
  * out before comparing:
@@ -72,7 +73,9 @@ function partOf(sequence: NormalisedSequence, part: Part): unknown {
 
 /** Our agent serving the flow, the stand-ins playing the scenario (as for TrustGraph's orchestrator). */
 async function runOurs(transport: TransportKind, scenario: ScenarioCase): Promise<NormalisedSequence> {
-  const h = await startScenarioHarness({ webSocketUrl, transport, settings: { concurrency: 1 } });
+  // One consumer as well: on WebSocket the default is four (one socket each), and messages round-robined over four
+  // sockets can reach the agent out of topic order on a busy machine, swapping a supervisor's subagents.
+  const h = await startScenarioHarness({ webSocketUrl, transport, settings: { concurrency: 1, requestConsumers: 1 } });
   try {
     if (scenario.pattern !== '') {
       await h.config.putMany(h.workspace, SCENARIO_ROUTER_CONFIG);
