@@ -24,8 +24,18 @@ export function pythonRepr(value: unknown): string {
 
 /** Python's `json.dumps(value)` with default arguments. Non-finite numbers give `NaN` / `Infinity` as Python does. */
 export function pythonJsonDumps(value: unknown): string {
-  const out = dumpsValue(value, new Set());
-  return out ?? 'null';
+  return isPlainJson(value, 0) ? plainJsonDumps(value) : (dumpsValue(value, new Set()) ?? 'null');
+}
+
+/** `pythonJsonDumps(value)` as the UTF-8 bytes a bus message carries (all ASCII: `ensure_ascii`). */
+export function pythonJsonBytes(value: unknown): Buffer {
+  if (isPlainJson(value, 0)) {
+    const json = JSON.stringify(value) as string | undefined;
+    if (json === undefined) return Buffer.from('null');
+    const { bytes, length } = pythonSpelling(json);
+    return Buffer.from(bytes.subarray(0, length));
+  }
+  return Buffer.from(dumpsValue(value, new Set()) ?? 'null', 'latin1');
 }
 
 /** Python's `repr(float(x))`: shortest round-trip digits, exponent form when the exponent is < -4 or ≥ 16. */
@@ -147,7 +157,7 @@ function dumpsValue(value: unknown, seen: Set<object>): string | undefined {
       if (!sharedArrays.has(value)) return dumpsArray(value, seen);
       const known = sharedJson.get(value);
       if (known === undefined) {
-        const json = dumpsArray(value, seen);
+        const json = isPlainJson(value, 0) ? plainJsonDumps(value) : dumpsArray(value, seen);
         sharedJson.set(value, json);
         return json;
       }
@@ -207,4 +217,131 @@ function keyJson(key: string): string {
   const json = pythonJsonString(key);
   if (keyJsonCache.size < MAX_CACHED_KEYS) keyJsonCache.set(key, json);
   return json;
+}
+
+/**
+ * The fast path: `JSON.stringify` (native) writes the value, and `pythonSpelling` turns its compact output into
+ * `json.dumps`'s. That is exact only for values JSON.stringify and `json.dumps` read alike: no non-finite numbers
+ * (JSON.stringify writes `null`), no bigints, no `toJSON` methods, no array given to `dumpJsonOnce` inside (its
+ * JSON is reused), not nested deeper than this bound (a circular value must throw the walker's TypeError). Any
+ * other value takes the walker (`dumpsValue`).
+ */
+const MAX_PLAIN_DEPTH = 1000;
+
+function plainJsonDumps(value: unknown): string {
+  const json = JSON.stringify(value) as string | undefined;
+  if (json === undefined) return 'null';
+  const { bytes, length } = pythonSpelling(json);
+  return bytes.toString('latin1', 0, length);
+}
+
+function isPlainJson(value: unknown, depth: number): boolean {
+  switch (typeof value) {
+    case 'number': return Number.isFinite(value);
+    case 'bigint': return false;
+    case 'object': break;
+    default: return true;
+  }
+  if (value === null) return true;
+  if (depth > MAX_PLAIN_DEPTH || (value as { toJSON?: unknown }).toJSON !== undefined) return false;
+  if (Array.isArray(value)) {
+    if (depth > 0 && sharedArrays.has(value)) return false;
+    for (let i = 0; i < value.length; i++) if (!isPlainJson(value[i], depth + 1)) return false;
+    return true;
+  }
+  for (const key in value) if (!isPlainJson((value as Record<string, unknown>)[key], depth + 1)) return false;
+  return true;
+}
+
+/** Scratch space for `pythonSpelling`, kept for messages up to MAX_SCRATCH_CHARS characters. */
+const MAX_SCRATCH_CHARS = 64 * 1024;
+/** The most bytes one character of JSON.stringify's output can become (U+0080… → `\uXXXX`). */
+const MAX_BYTES_PER_CHAR = 6;
+let scratch = Buffer.allocUnsafe(4096);
+const HEX_DIGITS = Buffer.from('0123456789abcdef', 'latin1');
+
+/**
+ * JSON.stringify's compact output rewritten as Python's `json.dumps` writes it, as ASCII bytes: a space after
+ * every `,` and `:` outside strings, every code unit from U+007F up escaped as `\uxxxx` (JSON.stringify has
+ * escaped all else that Python does), and numbers that Python spells differently (exponents, |x| < 1e-4,
+ * integers from 1e16) as `pythonNumberRepr` writes them. The bytes are valid until the next call.
+ */
+function pythonSpelling(json: string): { bytes: Buffer; length: number } {
+  const n = json.length;
+  const needed = n * MAX_BYTES_PER_CHAR + 64;
+  let b = scratch;
+  if (b.length < needed) {
+    b = Buffer.allocUnsafe(needed);
+    if (n <= MAX_SCRATCH_CHARS) scratch = b;
+  }
+  let o = 0;
+  let i = 0;
+  while (i < n) {
+    let c = json.charCodeAt(i++);
+    if (c === 0x22) {
+      b[o++] = c;
+      for (;;) {
+        c = json.charCodeAt(i++);
+        if (c === 0x22) {
+          b[o++] = c;
+          break;
+        }
+        if (c === 0x5c) {
+          b[o++] = c;
+          b[o++] = json.charCodeAt(i++);
+        } else if (c < 0x7f) {
+          b[o++] = c;
+        } else {
+          b[o++] = 0x5c;
+          b[o++] = 0x75;
+          b[o++] = HEX_DIGITS[c >> 12]!;
+          b[o++] = HEX_DIGITS[(c >> 8) & 15]!;
+          b[o++] = HEX_DIGITS[(c >> 4) & 15]!;
+          b[o++] = HEX_DIGITS[c & 15]!;
+        }
+      }
+    } else if (c === 0x2c || c === 0x3a) {
+      b[o++] = c;
+      b[o++] = 0x20;
+    } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+      const start = i - 1;
+      const end = numberEnd(json, i);
+      if (spelledByPython(json, start, end)) {
+        const python = pythonNumberRepr(Number(json.slice(start, end)));
+        for (let k = 0; k < python.length; k++) b[o++] = python.charCodeAt(k);
+      } else {
+        for (let k = start; k < end; k++) b[o++] = json.charCodeAt(k);
+      }
+      i = end;
+    } else {
+      b[o++] = c;
+    }
+  }
+  return { bytes: b, length: o };
+}
+
+function numberEnd(json: string, from: number): number {
+  let j = from;
+  for (; j < json.length; j++) {
+    const d = json.charCodeAt(j);
+    if (!((d >= 0x30 && d <= 0x39) || d === 0x2e || d === 0x65 || d === 0x45 || d === 0x2b || d === 0x2d)) break;
+  }
+  return j;
+}
+
+/**
+ * Whether JavaScript's spelling of this number differs from Python's: an exponent (`1e-7`, `1e+21`), a
+ * fraction below 1e-4 (`0.00001`, Python `1e-05`), or an integer of 17 or more digits (Python: a float, `1e+16`).
+ */
+function spelledByPython(json: string, start: number, end: number): boolean {
+  let digits = start;
+  if (json.charCodeAt(digits) === 0x2d) digits++;
+  let point = false;
+  for (let k = digits; k < end; k++) {
+    const d = json.charCodeAt(k);
+    if (d === 0x65 || d === 0x45) return true;
+    if (d === 0x2e) point = true;
+  }
+  if (point) return json.startsWith('0.0000', digits);
+  return end - digits >= 17;
 }

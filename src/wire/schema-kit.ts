@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { clipText, errorMessage } from '../errors/error-text.js';
 import type { Codec } from './codec.js';
 import { WireDecodeError } from './errors.js';
-import { pythonJsonDumps } from './python-repr.js';
+import { pythonJsonBytes, pythonJsonDumps } from './python-repr.js';
 
 /** Deepest JSON nesting a payload may have; deeper payloads are rejected before validation. */
 export const MAX_NESTING_DEPTH = 100;
@@ -88,11 +88,11 @@ export function defineMessage<T, I>(name: string, schema: z.ZodType<T, I>): Mess
     name,
     encode(value: T): Buffer {
       if (typeof value === 'object' && value !== null && made.has(value)) {
-        const json = pythonJsonDumps(value);
-        if (CHECK_MADE_VALUES) assertUnchanged(name, json, pythonJsonDumps(normalise(value, 'encode')));
-        return Buffer.from(json, 'utf8');
+        const payload = pythonJsonBytes(value);
+        if (CHECK_MADE_VALUES) assertUnchanged(name, payload.toString('latin1'), pythonJsonDumps(normalise(value, 'encode')));
+        return payload;
       }
-      return Buffer.from(pythonJsonDumps(normalise(value, 'encode')), 'utf8');
+      return pythonJsonBytes(normalise(value, 'encode'));
     },
     decode(payload: Buffer | string): T {
       try {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
+  dumpJsonOnce,
   pythonFloatRepr,
+  pythonJsonBytes,
   pythonJsonDumps,
   pythonNumberRepr,
   pythonRepr,
@@ -130,5 +132,41 @@ describe('pythonJsonDumps', () => {
     const a: unknown[] = [];
     a.push(a);
     expect(() => pythonJsonDumps(a)).toThrow(TypeError);
+    const o: Record<string, unknown> = {};
+    o.self = { o };
+    expect(() => pythonJsonDumps(o)).toThrow(TypeError);
+  });
+
+  it('spells every number as Python does, at any depth', () => {
+    const numbers = [0, -0, 1e15, 1e16, 12345678901234567, 1e21, 1e100, 1e-4, 1.2e-4, 9e-5, 1e-7, -1e-7, 5e-324, 123.456, -0.5];
+    expect(pythonJsonDumps(numbers)).toBe(
+      '[0, 0, 1000000000000000, 1e+16, 1.2345678901234568e+16, 1e+21, 1e+100, 0.0001, 0.00012, 9e-05, 1e-07, -1e-07, 5e-324, 123.456, -0.5]',
+    );
+    expect(pythonJsonDumps({ a: { b: [1e-5] } })).toBe('{"a": {"b": [1e-05]}}');
+    expect(pythonJsonDumps(1e-5)).toBe('1e-05');
+  });
+
+  it('leaves separators, digits and escapes inside strings alone', () => {
+    const value = { 'k,: 1e5': 'a\\"b, c: 1e-7 \\', '"': ['\\', '\\\\"', ''] };
+    expect(pythonJsonDumps(value)).toBe(String.raw`{"k,: 1e5": "a\\\"b, c: 1e-7 \\", "\"": ["\\", "\\\\\"", ""]}`);
+  });
+
+  it('writes what only the walker knows: NaN, bigints and toJSON, also nested', () => {
+    expect(pythonJsonDumps({ a: [1, { b: NaN }], c: 2n, d: new Date(0), e: 'é' })).toBe(
+      '{"a": [1, {"b": NaN}], "c": 2, "d": "1970-01-01T00:00:00.000Z", "e": "\\u00e9"}',
+    );
+  });
+
+  it('gives the same bytes as pythonJsonBytes', () => {
+    const value = { s: 'é😀\u2028', n: [1e-5, 2], nan: NaN };
+    expect(pythonJsonBytes(value).toString('utf8')).toBe(pythonJsonDumps(value));
+    expect(pythonJsonBytes({ s: 'é' }).toString('utf8')).toBe('{"s": "\\u00e9"}');
+    expect(pythonJsonBytes(undefined).toString('utf8')).toBe('null');
+  });
+
+  it('reuses the JSON of an array given to dumpJsonOnce, inside other values', () => {
+    const shared = dumpJsonOnce([{ x: 'é' }, 1e-5]);
+    expect(pythonJsonDumps({ a: shared })).toBe('{"a": [{"x": "\\u00e9"}, 1e-05]}');
+    expect(pythonJsonDumps({ b: shared, c: [shared] })).toBe('{"b": [{"x": "\\u00e9"}, 1e-05], "c": [[{"x": "\\u00e9"}, 1e-05]]}');
   });
 });
