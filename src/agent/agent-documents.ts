@@ -8,7 +8,7 @@
  * (`urn:trustgraph:agent:<session>/i<n>/thought`, `…/i<n>/observation`); the answer's is `…/answer` (the
  * conclusion entity is `…/final`). Empty text is not saved.
  */
-import { makeLibrarianRequest, type LibrarianRequest } from '../wire/index.js';
+import { documentMetadataOf, librarianRequestOf, type LibrarianRequest } from '../wire/index.js';
 import { provenanceUris } from './explainability.js';
 
 export interface AgentDocument {
@@ -49,15 +49,15 @@ export const agentDocuments = {
 
 /** The `add-document` request `save_document` sends: text/plain, `document_type` "answer", content base64. */
 export function addDocumentRequest(document: AgentDocument): LibrarianRequest {
-  return makeLibrarianRequest({
+  return librarianRequestOf({
     operation: 'add-document',
     document_id: document.id,
-    document_metadata: {
+    document_metadata: documentMetadataOf({
       id: document.id,
       kind: 'text/plain',
       title: document.title || document.id,
       document_type: 'answer',
-    },
+    }),
     content: Buffer.from(document.content, 'utf8').toString('base64'),
   });
 }

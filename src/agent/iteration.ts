@@ -16,7 +16,7 @@ import type { ToolSet } from '../tools/registry/tool-set.js';
 import {
   dumpJsonOnce,
   makeAgentRequest,
-  makeAgentStep,
+  agentStepOf,
   pythonStr,
   triplesOf,
   type AgentRequest,
@@ -296,7 +296,7 @@ async function iterate(ctx: IterationContext, ask: AgentAsk, result: IterationRe
 
   const history: AgentStep[] = [
     ...request.history,
-    makeAgentStep({
+    agentStepOf({
       thought: parsed.thought,
       action,
       arguments: stringifyArguments(modelArgs),

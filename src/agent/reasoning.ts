@@ -3,7 +3,7 @@
  * answer chunks are handed to `onEvent` as they arrive (docs/trustgraph-agent-notes.md §3.5).
  */
 import type { RequestClient } from '../bus/request-client.js';
-import { makePromptRequest, type PromptRequest, type PromptResponse } from '../wire/index.js';
+import { promptRequestOf, type PromptRequest, type PromptResponse } from '../wire/index.js';
 import { PromptServiceError } from './errors.js';
 import { AGENT_REACT_TEMPLATE } from './prompt-terms.js';
 import type { ParsedResponse } from './react-output.js';
@@ -25,7 +25,7 @@ export interface ReasonOptions {
 }
 
 export async function reason(options: ReasonOptions): Promise<ParsedResponse> {
-  const request = makePromptRequest({ id: AGENT_REACT_TEMPLATE, terms: options.terms, streaming: options.streaming });
+  const request = promptRequestOf({ id: AGENT_REACT_TEMPLATE, terms: options.terms, streaming: options.streaming });
   if (!options.streaming) {
     const response = await options.client.request(request);
     raise(response);

@@ -101,17 +101,15 @@ export const agentStepCodec = agentStep.codec;
 export const agentRequestCodec = agentRequest.codec;
 export const agentResponseCodec = agentResponse.codec;
 
-/** `make()`'s defaults, every field in schema order; frozen, since every `agentResponseOf` spreads them. */
-const AGENT_RESPONSE_DEFAULTS: Readonly<AgentResponse> = Object.freeze(agentResponse.make());
-Object.freeze(AGENT_RESPONSE_DEFAULTS.explain_triples);
-
 /**
  * An AgentResponse from fields already in their output form (strings, booleans, triples built by `iriTerm` /
  * `literalTerm`), the rest at their defaults, without running zod: the agent writes several per iteration.
  */
-export function agentResponseOf(fields: Partial<AgentResponse>): AgentResponse {
-  return agentResponse.trust({ ...AGENT_RESPONSE_DEFAULTS, ...fields });
-}
+export const agentResponseOf = agentResponse.of;
+/** An AgentRequest from fields in their output form (e.g. a decoded request's), without running zod. */
+export const agentRequestOf = agentRequest.of;
+/** An AgentStep from fields in their output form (`arguments` already a string map), without running zod. */
+export const agentStepOf = agentStep.of;
 
 export const makePlanStep = planStep.make;
 export const makeAgentStep = agentStep.make;

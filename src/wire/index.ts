@@ -40,7 +40,9 @@ export {
 export {
   agentRequestCodec,
   agentResponseCodec,
+  agentRequestOf,
   agentResponseOf,
+  agentStepOf,
   agentStepCodec,
   makeAgentRequest,
   makeAgentResponse,
@@ -80,6 +82,7 @@ export {
 
 export {
   makePromptRequest,
+  promptRequestOf,
   makePromptResponse,
   promptRequestCodec,
   promptResponseCodec,
@@ -97,6 +100,7 @@ export {
   makeTextCompletionRequest,
   makeTextCompletionResponse,
   makeToolRequest,
+  toolRequestOf,
   makeToolResponse,
   textCompletionRequestCodec,
   textCompletionResponseCodec,
@@ -181,7 +185,9 @@ export {
 export {
   librarianRequestCodec,
   librarianResponseCodec,
+  documentMetadataOf,
   makeDocumentMetadata,
+  librarianRequestOf,
   makeLibrarianRequest,
   makeLibrarianResponse,
   type Criteria,

@@ -77,5 +77,9 @@ const documentMetadata = defineMessage('DocumentMetadata', DocumentMetadataSchem
 export const librarianRequestCodec = librarianRequest.codec;
 export const librarianResponseCodec = librarianResponse.codec;
 export const makeLibrarianRequest = librarianRequest.make;
+/** A LibrarianRequest from fields in their output form (`document_metadata` from `documentMetadataOf`), without running zod. */
+export const librarianRequestOf = librarianRequest.of;
 export const makeLibrarianResponse = librarianResponse.make;
 export const makeDocumentMetadata = documentMetadata.make;
+/** DocumentMetadata from fields in their output form, without running zod. */
+export const documentMetadataOf = documentMetadata.of;

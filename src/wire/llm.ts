@@ -107,4 +107,6 @@ export const makeTextCompletionResponse = textCompletionResponse.make;
 export const makeEmbeddingsRequest = embeddingsRequest.make;
 export const makeEmbeddingsResponse = embeddingsResponse.make;
 export const makeToolRequest = toolRequest.make;
+/** A ToolRequest from fields in their output form, without running zod. */
+export const toolRequestOf = toolRequest.of;
 export const makeToolResponse = toolResponse.make;

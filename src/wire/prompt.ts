@@ -36,4 +36,6 @@ const promptResponse = defineMessage('PromptResponse', PromptResponseSchema);
 export const promptRequestCodec = promptRequest.codec;
 export const promptResponseCodec = promptResponse.codec;
 export const makePromptRequest = promptRequest.make;
+/** A PromptRequest from fields in their output form (terms already JSON-encoded), without running zod. */
+export const promptRequestOf = promptRequest.of;
 export const makePromptResponse = promptResponse.make;

@@ -73,6 +73,11 @@ export interface MessageDefinition<T, I> {
    * test runner it validates it and fails if zod would have written other bytes).
    */
   trust(value: T): T;
+  /**
+   * `trust` of `fields` over `make()`'s defaults (frozen, nested lists and maps too): for a message built on
+   * every iteration from fields already in their output form, without running zod over it.
+   */
+  of(fields: Partial<T>): T;
 }
 
 /** Wire up a message schema: codec (Python-`json.dumps` encoding, tolerant decoding) and defaults helper. */
@@ -104,20 +109,32 @@ export function defineMessage<T, I>(name: string, schema: z.ZodType<T, I>): Mess
       }
     },
   };
+  const make = (input?: I): T => {
+    const value = normalise(input ?? {}, 'make');
+    if (typeof value === 'object' && value !== null) made.add(value);
+    return value;
+  };
+  const trust = (value: T): T => {
+    if (typeof value === 'object' && value !== null) made.add(value);
+    return value;
+  };
+  let defaults: T | undefined;
   return {
     name,
     schema,
     codec,
-    make: (input?: I) => {
-      const value = normalise(input ?? {}, 'make');
-      if (typeof value === 'object' && value !== null) made.add(value);
-      return value;
-    },
-    trust: (value: T) => {
-      if (typeof value === 'object' && value !== null) made.add(value);
-      return value;
-    },
+    make,
+    trust,
+    of: (fields: Partial<T>) => trust({ ...(defaults ??= frozenDefaults(make())), ...fields }),
   };
+}
+
+/** A message of defaults, shared by every `of()`: frozen with the lists and maps it holds. */
+function frozenDefaults<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const field of Object.values(value)) if (typeof field === 'object' && field !== null) Object.freeze(field);
+  }
+  return Object.freeze(value);
 }
 
 /**

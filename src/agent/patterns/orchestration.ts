@@ -3,7 +3,7 @@
  * `correlation_id`, `parent_session_id`, `subagent_goal`, `expected_siblings`): every `next` request carries
  * them on unchanged, as TrustGraph's orchestrator does, so any replica can take the next iteration.
  */
-import { makeAgentRequest, makeAgentStep, type AgentRequest, type AgentRequestInput, type AgentStep } from '../../wire/index.js';
+import { agentRequestOf, makeAgentStep, type AgentRequest, type AgentRequestInput, type AgentStep } from '../../wire/index.js';
 import type { UsageTracker } from './usage.js';
 
 export type OrchestrationFields = Pick<
@@ -33,7 +33,7 @@ export function orchestrationFields(request: AgentRequest): OrchestrationFields 
 
 /** The `next` request of a conversation: the same question and fields, the new state (null: as received) and history. */
 export function nextAgentRequest(request: AgentRequest, sessionId: string, state: string | null, history: AgentStep[]): AgentRequest {
-  return makeAgentRequest({
+  return agentRequestOf({
     question: request.question,
     state,
     group: request.group,

@@ -1,5 +1,5 @@
 /** `mcp-tool`: TrustGraph's MCP tool service, with the model's arguments as a JSON string (docs/trustgraph-agent-notes.md §2.9). */
-import { makeToolRequest, pythonJsonDumps } from '../../wire/index.js';
+import { pythonJsonDumps, toolRequestOf } from '../../wire/index.js';
 import type { McpTool } from '../tool.js';
 import { ToolRunError } from '../errors.js';
 import { raiseServiceError, required, type ToolClients } from './tool-clients.js';
@@ -10,7 +10,7 @@ export async function runMcpTool(
   clients: ToolClients,
 ): Promise<string> {
   const client = required(clients.mcpTool, 'mcp-tool', tool.type);
-  const response = await client.request(makeToolRequest({ name: tool.mcpTool, parameters: pythonJsonDumps(args) }));
+  const response = await client.request(toolRequestOf({ name: tool.mcpTool, parameters: pythonJsonDumps(args) }));
   raiseServiceError('mcp-tool', response.error);
   if (response.text) return response.text;
   try {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
   WireDecodeError,
+  agentRequestOf,
+  agentStepOf,
   agentRequestCodec,
   agentResponseCodec,
   agentStepCodec,
@@ -303,5 +305,23 @@ describe('iriTerm and literalTerm', () => {
     expect(Object.entries(iriTerm('urn:a'))).toEqual(Object.entries(makeTerm({ type: 'i', iri: 'urn:a' })));
     expect(Object.entries(literalTerm('x', { language: 'en' }))).toEqual(Object.entries(makeTerm({ type: 'l', value: 'x', language: 'en' })));
     expect(Object.entries(literalTerm('1', { datatype: 'xsd:int' }))).toEqual(Object.entries(makeTerm({ type: 'l', value: '1', datatype: 'xsd:int' })));
+  });
+});
+
+describe('messages built with of() (no zod)', () => {
+  it('write the bytes make() writes, every field in schema order', () => {
+    const step = { thought: 't', action: 'a', arguments: { x: '1' }, observation: 'o' };
+    expect(agentStepCodec.encode(agentStepOf(step)).toString()).toBe(agentStepCodec.encode(makeAgentStep(step)).toString());
+    const fields = { question: 'q', state: null, group: ['g'], history: [makeAgentStep(step)], session_id: 's' };
+    expect(agentRequestCodec.encode(agentRequestOf(fields)).toString()).toBe(agentRequestCodec.encode(makeAgentRequest(fields)).toString());
+    expect(Object.keys(agentRequestOf(fields))).toEqual(Object.keys(makeAgentRequest(fields)));
+  });
+
+  it('share frozen defaults, so that no message can change another', () => {
+    const a = agentRequestOf({ question: 'a' });
+    const b = agentRequestOf({ question: 'b' });
+    expect(a.history).toBe(b.history);
+    expect(() => (a.history as unknown[]).push(1)).toThrow(TypeError);
+    expect(Object.isFrozen(a)).toBe(false);
   });
 });
