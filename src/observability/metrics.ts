@@ -227,12 +227,16 @@ export class AgentMetrics {
 
   /** After a rebuild: refresh the known label values and the availability gauges; export 0 for known series. */
   registryRebuilt(registry: ToolRegistry, seconds: number): void {
+    const previous = this.registries.get(registry.workspace);
     this.registries.set(registry.workspace, registry);
-    this.refreshKnown();
     this.registryRebuildDuration.observe(seconds);
     const workspace = registry.workspace;
     this.registryProblems.set({ workspace }, registry.problems.filter((x) => x.severity === 'error').length);
     this.registryTools.set({ workspace }, registry.tools.length);
+    // Same names, groups and states (a reload that changed descriptions or arguments): the label values, the
+    // availability counts and the zero series stay as they are. Recomputing them is two sets of every tool name.
+    if (previous !== undefined && registry.sameToolNamesAs(previous)) return;
+    this.refreshKnown();
 
     this.groupToolsAvailable.reset();
     this.stateToolsAvailable.reset();
