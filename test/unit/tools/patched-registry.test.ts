@@ -211,4 +211,20 @@ describe('a registry patched from the previous one', () => {
     expect(metrics.tool('gamma')).toBe('other');
     expect(metrics.tool('gamma2')).toBe('gamma2');
   });
+
+  it('keeps a tool name known while any workspace still has it, and forgets it with the last one', () => {
+    const metrics = new AgentMetrics('agent', { defaultMetrics: false });
+    const one = buildRegistry({ workspace: 'one', version: 1, tools: base() }).registry;
+    const two = buildRegistry({ workspace: 'two', version: 1, tools: { x: base().a! } }).registry;
+    metrics.registryRebuilt(one, 0.01);
+    metrics.registryRebuilt(two, 0.01);
+    // Workspace one drops alpha; two still has it.
+    const without = buildRegistry({ workspace: 'one', version: 2, tools: { b: base().b!, c: base().c! }, previous: one }).registry;
+    metrics.registryRebuilt(without, 0.01);
+    expect([metrics.tool('alpha'), metrics.group('g0'), metrics.tool('beta')]).toEqual(['alpha', 'g0', 'beta']);
+    metrics.workspaceDeleted('two');
+    expect([metrics.tool('alpha'), metrics.group('g0'), metrics.tool('beta'), metrics.state('s1')]).toEqual(['other', 'other', 'beta', 's1']);
+    metrics.workspaceDeleted('one');
+    expect([metrics.tool('beta'), metrics.state('s1'), metrics.group('default'), metrics.state('undefined')]).toEqual(['other', 'other', 'default', 'undefined']);
+  });
 });
