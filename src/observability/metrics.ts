@@ -106,6 +106,8 @@ export class AgentMetrics {
 
   /** Configured label values per kind: how many workspaces' registries name each (`default` and `undefined` always). */
   private readonly known: Record<LabelKind, Map<string, number>> = { groups: new Map(), states: new Map(), tools: new Map() };
+  /** Tool names exported at 0 (at most `ZERO_SERIES_TOOL_CAP`; a name leaves when no workspace has it). */
+  private readonly zeroSeriesTools = new Set<string>();
   private readonly registries = new Map<string, ToolRegistry>();
   /** Resolves when the series of names no longer configured are removed (scrapes wait for it). */
   private pruning: Promise<void> = Promise.resolve();
@@ -250,9 +252,9 @@ export class AgentMetrics {
       this.groupAccessDenied.inc({ group }, 0);
     }
     // Zero series make dashboards gapless; past a few hundred tools they only make every scrape heavy.
-    let created = 0;
     for (const tool of added.tools) {
-      if (++created > ZERO_SERIES_TOOL_CAP) break;
+      if (this.zeroSeriesTools.size >= ZERO_SERIES_TOOL_CAP) break;
+      this.zeroSeriesTools.add(tool);
       this.toolInvocations.inc({ tool }, 0);
       this.toolErrors.inc({ tool }, 0);
       this.toolDenied.inc({ tool }, 0);
@@ -283,6 +285,7 @@ export class AgentMetrics {
       for (const state of previous.knownStates) if (count(known.states, state, -1) === 0) removed.states.add(state);
       for (const tool of previous.tools) if (count(known.tools, tool.name, -1) === 0) removed.tools.add(tool.name);
     }
+    for (const tool of removed.tools) this.zeroSeriesTools.delete(tool);
     if (removed.groups.size + removed.states.size + removed.tools.size === 0) return added;
     const series: [Metric, string, LabelKind][] = [
       [this.groupRequests, 'group', 'groups'],

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { McpDiscoveryLookup, McpToolDiscovery } from '../../../src/mcp/discovery-result.js';
 import { discoveryArgumentSource } from '../../../src/mcp/mcp-tool-arguments.js';
 import { SchemaCompiler } from '../../../src/mcp/schema-arguments.js';
-import { AgentMetrics } from '../../../src/observability/metrics.js';
+import { AgentMetrics, ZERO_SERIES_TOOL_CAP } from '../../../src/observability/metrics.js';
 import { ToolLoadCache } from '../../../src/tools/config/tool-load-cache.js';
 import { random } from '../../../bench/support/tools.js';
 import { buildRegistry, buildRegistryInSlices, type BuildRegistryInput, type ToolRegistry } from '../../../src/tools/registry/registry.js';
@@ -226,5 +226,20 @@ describe('a registry patched from the previous one', () => {
     expect([metrics.tool('alpha'), metrics.group('g0'), metrics.tool('beta'), metrics.state('s1')]).toEqual(['other', 'other', 'beta', 's1']);
     metrics.workspaceDeleted('one');
     expect([metrics.tool('beta'), metrics.state('s1'), metrics.group('default'), metrics.state('undefined')]).toEqual(['other', 'other', 'default', 'undefined']);
+  });
+
+  it('exports at most ZERO_SERIES_TOOL_CAP tools at 0 however many rebuilds add names, and frees the places of tools gone', async () => {
+    const metrics = new AgentMetrics('agent', { defaultMetrics: false });
+    const toolsNamed = (from: number, to: number): Record<string, string> =>
+      Object.fromEntries(Array.from({ length: to - from }, (_, i) => [`k${from + i}`, JSON.stringify({ type: 'text-completion', name: `t${from + i}` })]));
+    const zeroSeries = async (): Promise<string[]> =>
+      (await metrics.scrape()).body.split('\n').filter((line) => line.startsWith('tg_agent_tool_invocation_total{') && line.endsWith(' 0'));
+    metrics.registryRebuilt(buildRegistry({ workspace: 'a', version: 1, tools: toolsNamed(0, ZERO_SERIES_TOOL_CAP - 10) }).registry, 0.01);
+    metrics.registryRebuilt(buildRegistry({ workspace: 'b', version: 1, tools: toolsNamed(1000, 1100) }).registry, 0.01);
+    expect(await zeroSeries()).toHaveLength(ZERO_SERIES_TOOL_CAP);
+    metrics.workspaceDeleted('a');
+    expect(await zeroSeries()).toHaveLength(10);
+    metrics.registryRebuilt(buildRegistry({ workspace: 'c', version: 1, tools: toolsNamed(2000, 2600) }).registry, 0.01);
+    expect(await zeroSeries()).toHaveLength(ZERO_SERIES_TOOL_CAP);
   });
 });
