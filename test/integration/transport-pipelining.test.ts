@@ -5,9 +5,7 @@
  * (scripts/native-patches/) changes: one thread-safe function per JS thread settles every send's promise, and
  * the listener thread queues messages for the JS listener instead of waiting for each call.
  */
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { IncomingMessage, Transport } from '../../src/bus/transport.js';
@@ -64,27 +62,5 @@ describe.each(testTransports())('pipelined publishes (%s)', (kind) => {
     expect(received.map((m) => m.payload.toString('utf8'))).toEqual(Array.from({ length: MESSAGES }, (_, seq) => `message ${seq}`));
     await producer.close();
     await consumer.close();
-  });
-});
-
-describe.runIf(testTransports().includes('native'))('the native binding with nothing else to keep the process alive', () => {
-  it('stays alive until a pending send is acknowledged, then exits by itself', async () => {
-    // A child with only a producer: between send() and its receipt the pending promise alone keeps the event
-    // loop alive (the binding's C++ threads do not). If it did not, the child would exit before "sent".
-    const script = `
-      const { Client } = require('pulsar-client');
-      (async () => {
-        const client = new Client({ serviceUrl: process.argv[1], log: () => undefined });
-        const producer = await client.createProducer({ topic: process.argv[2], batchingEnabled: false });
-        await producer.send({ data: Buffer.from('x') });
-        console.log('sent');
-        await producer.close();
-        await client.close();
-        console.log('closed');
-      })().catch((err) => { console.error(err); process.exit(2); });
-    `;
-    const topic = `non-persistent://public/default/alive-${randomUUID()}`;
-    const { stdout } = await promisify(execFile)(process.execPath, ['-e', script, serviceUrl, topic], { timeout: 30_000 });
-    expect(stdout.trim().split('\n')).toEqual(['sent', 'closed']);
   });
 });
