@@ -104,8 +104,10 @@ export class AgentMetrics {
   readonly mcpArgumentDrift: Gauge<'processor' | 'workspace' | 'tool'>;
   readonly mcpToolArguments: Gauge<'processor' | 'workspace' | 'source'>;
 
-  /** Configured label values per kind, over every workspace. */
-  private known = { groups: new Set<string>(), states: new Set<string>(), tools: new Set<string>() };
+  /** Configured label values per kind: how many workspaces' registries name each (`default` and `undefined` always). */
+  private readonly known: Record<LabelKind, Map<string, number>> = { groups: new Map(), states: new Map(), tools: new Map() };
+  /** Tool names exported at 0 (at most `ZERO_SERIES_TOOL_CAP`; a name leaves when no workspace has it). */
+  private readonly zeroSeriesTools = new Set<string>();
   private readonly registries = new Map<string, ToolRegistry>();
   /** Resolves when the series of names no longer configured are removed (scrapes wait for it). */
   private pruning: Promise<void> = Promise.resolve();
@@ -227,12 +229,16 @@ export class AgentMetrics {
 
   /** After a rebuild: refresh the known label values and the availability gauges; export 0 for known series. */
   registryRebuilt(registry: ToolRegistry, seconds: number): void {
+    const previous = this.registries.get(registry.workspace);
     this.registries.set(registry.workspace, registry);
-    this.refreshKnown();
     this.registryRebuildDuration.observe(seconds);
     const workspace = registry.workspace;
     this.registryProblems.set({ workspace }, registry.problems.filter((x) => x.severity === 'error').length);
     this.registryTools.set({ workspace }, registry.tools.length);
+    // Same names, groups and states (a reload that changed descriptions or arguments): the label values, the
+    // availability counts and the zero series stay as they are. Recomputing them is two sets of every tool name.
+    if (previous !== undefined && registry.sameToolNamesAs(previous)) return;
+    const added = this.refreshKnown(previous, registry);
 
     this.groupToolsAvailable.reset();
     this.stateToolsAvailable.reset();
@@ -241,14 +247,14 @@ export class AgentMetrics {
       for (const [group, count] of counts.groups) this.groupToolsAvailable.set({ workspace: r.workspace, group }, count);
       for (const [state, count] of counts.states) this.stateToolsAvailable.set({ workspace: r.workspace, state }, count);
     }
-    for (const group of this.known.groups) {
+    for (const group of added.groups) {
       this.groupRequests.inc({ group }, 0);
       this.groupAccessDenied.inc({ group }, 0);
     }
     // Zero series make dashboards gapless; past a few hundred tools they only make every scrape heavy.
-    let created = 0;
-    for (const tool of this.known.tools) {
-      if (++created > ZERO_SERIES_TOOL_CAP) break;
+    for (const tool of added.tools) {
+      if (this.zeroSeriesTools.size >= ZERO_SERIES_TOOL_CAP) break;
+      this.zeroSeriesTools.add(tool);
       this.toolInvocations.inc({ tool }, 0);
       this.toolErrors.inc({ tool }, 0);
       this.toolDenied.inc({ tool }, 0);
@@ -257,22 +263,31 @@ export class AgentMetrics {
   }
 
   /**
-   * Recompute the configured label values over every workspace; remove every series naming a group, state
-   * or tool that is no longer configured (a tool in 10 000 groups must not leave 20 000 series behind).
+   * Count `next`'s group, state and tool names in and `previous`'s out (the registry it replaces, or a deleted
+   * workspace's): work in proportion to the two registries, not to every workspace. Removes every series naming
+   * a group, state or tool no longer configured (a tool in 10 000 groups must not leave 20 000 series behind).
+   * Returns the names configured now that were not before.
    */
-  private refreshKnown(): void {
-    const before = this.known;
-    const known = { groups: new Set(['default']), states: new Set(['undefined']), tools: new Set<string>() };
-    for (const r of this.registries.values()) {
-      r.knownGroups.forEach((g) => known.groups.add(g));
-      r.knownStates.forEach((s) => known.states.add(s));
-      r.tools.forEach((t) => known.tools.add(t.name));
+  private refreshKnown(previous: ToolRegistry | undefined, next: ToolRegistry | undefined): Record<LabelKind, string[]> {
+    const known = this.known;
+    if (known.groups.size === 0) known.groups.set('default', 1);
+    if (known.states.size === 0) known.states.set('undefined', 1);
+    const added: Record<LabelKind, string[]> = { groups: [], states: [], tools: [] };
+    const removed: Record<LabelKind, Set<string>> = { groups: new Set(), states: new Set(), tools: new Set() };
+    // Counted in before out, so a name in both never reaches 0.
+    if (next !== undefined) {
+      for (const group of next.knownGroups) if (count(known.groups, group, 1) === 1) added.groups.push(group);
+      for (const state of next.knownStates) if (count(known.states, state, 1) === 1) added.states.push(state);
+      for (const tool of next.tools) if (count(known.tools, tool.name, 1) === 1) added.tools.push(tool.name);
     }
-    this.known = known;
-    const gone = (kind: keyof typeof known) => new Set([...before[kind]].filter((name) => !known[kind].has(name)));
-    const removed = { groups: gone('groups'), states: gone('states'), tools: gone('tools') };
-    if (removed.groups.size + removed.states.size + removed.tools.size === 0) return;
-    const series: [Metric, string, keyof typeof known][] = [
+    if (previous !== undefined) {
+      for (const group of previous.knownGroups) if (count(known.groups, group, -1) === 0) removed.groups.add(group);
+      for (const state of previous.knownStates) if (count(known.states, state, -1) === 0) removed.states.add(state);
+      for (const tool of previous.tools) if (count(known.tools, tool.name, -1) === 0) removed.tools.add(tool.name);
+    }
+    for (const tool of removed.tools) this.zeroSeriesTools.delete(tool);
+    if (removed.groups.size + removed.states.size + removed.tools.size === 0) return added;
+    const series: [Metric, string, LabelKind][] = [
       [this.groupRequests, 'group', 'groups'],
       [this.groupAccessDenied, 'group', 'groups'],
       [this.invalidStates, 'state', 'states'],
@@ -292,11 +307,13 @@ export class AgentMetrics {
         for (const [metric, label, kind] of series) await removeSeries(metric, label, removed[kind]);
       })
       .catch(() => {});
+    return added;
   }
 
   workspaceDeleted(workspace: string): void {
+    const previous = this.registries.get(workspace);
     this.registries.delete(workspace);
-    this.refreshKnown();
+    this.refreshKnown(previous, undefined);
     const gone = new Set([workspace]);
     this.pruning = this.pruning
       .then(async () => {
@@ -354,6 +371,16 @@ export class AgentMetrics {
     await this.pruning;
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }
+}
+
+type LabelKind = 'groups' | 'states' | 'tools';
+
+/** Add `by` to the count of `name` (gone at 0); returns the new count. */
+function count(counts: Map<string, number>, name: string, by: number): number {
+  const n = (counts.get(name) ?? 0) + by;
+  if (n <= 0) counts.delete(name);
+  else counts.set(name, n);
+  return n;
 }
 
 /** Remove every series of `metric` whose `label` is one of `values` (histogram buckets collapse to one series). */

@@ -18,6 +18,11 @@ export class ToolLoadCache {
   private entries = new Map<string, Entry>();
   private dependencies: { services: string; mcp: ArgumentSource | undefined } | undefined;
 
+  /** The load of one entry under the dependencies of the last build (a registry patched in place of a build). */
+  update(key: string, raw: unknown, load: ToolLoad): void {
+    if (typeof raw === 'string') this.entries.set(key, { raw, load });
+  }
+
   /**
    * Start a build. When the dependencies differ from the previous build's, nothing is reused.
    * @param services a fingerprint of the workspace's `tool-service` values

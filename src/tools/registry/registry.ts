@@ -8,7 +8,7 @@ import type { ToolLoadCache } from '../config/tool-load-cache.js';
 import { describeValue, quote } from '../describe-value.js';
 import { deepFreeze, frozenMap, frozenSet } from '../freeze.js';
 import { buildListing, type RegistryListing } from './listing.js';
-import { loadTool } from '../config/load-tool.js';
+import { loadTool, type ToolLoad, type ToolServiceLookup } from '../config/load-tool.js';
 import { loadToolService } from '../config/load-tool-service.js';
 import { LruCache } from './lru.js';
 import { makeProblem, type ConfigKind, type Problem } from '../config/problems.js';
@@ -48,6 +48,13 @@ export interface BuildRegistryInput {
   readonly mcp?: ArgumentSource;
   /** Loaded tools of the previous build to reuse when unchanged (see tool-load-cache.ts). */
   readonly loadCache?: ToolLoadCache;
+  /**
+   * The registry this one replaces. When only tool values changed (no key added or removed, the same
+   * `tool-service` values and MCP snapshot) and every changed tool keeps its name, groups, states and
+   * `state` target and has no problem, before or after, the new registry is this one patched: the changed
+   * tools loaded, every table of the index shared (see `patchSteps`). Otherwise it is built from scratch.
+   */
+  readonly previous?: ToolRegistry;
 }
 
 export interface FilterOptions {
@@ -92,6 +99,12 @@ export interface ToolRegistry {
   listing(): RegistryListing;
   /** How many tools are in each known group and offered in each known state (from the index, no pass over the tools). Computed once. */
   availability(): ToolAvailability;
+  /**
+   * Whether `other` has the same tool names, groups, states and known groups and states as this registry
+   * (one is the other patched, see `BuildRegistryInput.previous`): what label values and availability
+   * gauges depend on did not change.
+   */
+  sameToolNamesAs(other: ToolRegistry): boolean;
   cacheStats(): ToolSetCacheStats;
 }
 
@@ -211,8 +224,144 @@ export function buildRegistryInSlices(input: BuildRegistryInput, sliceMs?: numbe
   return runInSlices(registrySteps(input), sliceMs);
 }
 
-/** The build, as steps: yields between entries and between passes. */
+/**
+ * What a registry was built from, kept for patching it (`patchSteps`): the `tool` values, the dependencies
+ * of loading, and its index. Never visible outside this module; dropped with the registry.
+ */
+interface Basis {
+  /** The `tool` config values, and how many keys they have. */
+  readonly tools: Readonly<Record<string, unknown>>;
+  readonly toolCount: number;
+  readonly servicesFingerprint: string;
+  readonly mcp: ArgumentSource | undefined;
+  readonly lookup: ToolServiceLookup;
+  /** Tool config keys with any problem (left out, a warning, a duplicate name): a change of those is built from scratch. */
+  readonly problemKeys: ReadonlySet<string>;
+  readonly index: ToolIndex;
+  /** What every registry patched from the same build shares (the index's tables, so the same counts). */
+  readonly shared: { availability?: ToolAvailability };
+}
+
+const bases = new WeakMap<ToolRegistry, Basis>();
+
+/** The build, as steps: the previous registry patched when it can be, otherwise from scratch. */
 function* registrySteps(input: BuildRegistryInput): Steps<BuildRegistryResult> {
+  const fingerprint = servicesFingerprint(input.toolServices);
+  if (input.previous !== undefined) {
+    const patched = yield* patchSteps(input, input.previous, fingerprint);
+    if (patched !== undefined) return patched;
+    yield;
+  }
+  return yield* fullSteps(input, fingerprint);
+}
+
+/** Whether the index places `after` exactly where it placed `before`: same name, groups, states and `state` target. */
+function sameIndexing(before: Tool, after: Tool): boolean {
+  if (before.name !== after.name || before.nextState !== after.nextState) return false;
+  const [a, b] = [before.groups, after.groups];
+  if (a.length !== b.length || a.some((group, i) => group !== b[i])) return false;
+  const [x, y] = [before.states, after.states];
+  if (x === 'all' || y === 'all') return x === y;
+  if (x.size !== y.size) return false;
+  for (const state of x) if (!y.has(state)) return false;
+  return true;
+}
+
+/** Position of the tool of config key `key` in `tools` (ascending config-key order), or -1. */
+function positionOfKey(tools: readonly Tool[], key: string): number {
+  let low = 0;
+  let high = tools.length - 1;
+  while (low <= high) {
+    const middle = (low + high) >>> 1;
+    const order = compareConfigKeys(tools[middle]!.key, key);
+    if (order === 0) return middle;
+    if (order < 0) low = middle + 1;
+    else high = middle - 1;
+  }
+  return -1;
+}
+
+/**
+ * `previous` with the changed tool values of `input` loaded in place, or undefined when it cannot be patched
+ * (then the caller builds from scratch; what was loaded here is in the load cache). A reload that changed one
+ * of 10 000 tools then loads one tool and copies two arrays, instead of rebuilding (and leaving for the
+ * garbage collector) every table of the index. `previous` itself is not touched.
+ */
+function* patchSteps(input: BuildRegistryInput, previous: ToolRegistry, fingerprint: string): Steps<BuildRegistryResult | undefined> {
+  const basis = bases.get(previous);
+  const workspace = String(input.workspace);
+  const values = input.tools;
+  if (basis === undefined || previous.workspace !== workspace) return undefined;
+  if (values === null || values === undefined || typeof values !== 'object' || Array.isArray(values)) return undefined;
+  if (basis.servicesFingerprint !== fingerprint || basis.mcp !== input.mcp) return undefined;
+
+  // Unchanged values are usually the very strings of the previous answer (values-delta.ts): comparing them is a pointer check.
+  const before = basis.tools;
+  const changed: string[] = [];
+  let count = 0;
+  for (const key in values) {
+    if (!Object.hasOwn(values, key)) continue;
+    if (!Object.hasOwn(before, key)) return undefined;
+    if (before[key] !== values[key]) changed.push(key);
+    if (++count % CHEAP_ITEMS_PER_STEP === 0) yield;
+  }
+  if (count !== basis.toolCount) return undefined;
+  yield;
+
+  const replaced: [number, Tool, ArgumentsReport | undefined][] = [];
+  let mcpChanged = false;
+  for (const key of changed) {
+    const at = positionOfKey(previous.tools, key);
+    if (at < 0 || basis.problemKeys.has(key)) return undefined;
+    const raw = values[key];
+    let loaded: ToolLoad;
+    try {
+      loaded = loadTool(workspace, key, raw, basis.lookup, input.mcp);
+    } catch {
+      // The build from scratch reports it.
+      return undefined;
+    }
+    input.loadCache?.update(key, raw, loaded);
+    const old = previous.tools[at]!;
+    if (loaded.tool === undefined || loaded.problems.length > 0 || !sameIndexing(old, loaded.tool)) return undefined;
+    if (loaded.mcp !== undefined || previous.mcp.has(old.name)) mcpChanged = true;
+    replaced.push([at, loaded.tool, loaded.mcp]);
+    yield;
+  }
+
+  const list = previous.tools.slice();
+  for (const [at, tool] of replaced) list[at] = tool;
+  const tools = Object.freeze(list);
+  yield;
+  let mcp = previous.mcp;
+  if (mcpChanged) {
+    const reports = new Map(previous.mcp);
+    for (const [, tool, report] of replaced) {
+      if (report === undefined) reports.delete(tool.name);
+      else reports.set(tool.name, report);
+    }
+    mcp = frozenMap(reports);
+  }
+  const index = basis.index.withTools(tools);
+  const registry = assembleRegistry({
+    workspace,
+    version: input.version,
+    tools,
+    toolServices: previous.toolServices,
+    problems: previous.problems,
+    knownGroups: previous.knownGroups,
+    knownStates: previous.knownStates,
+    mcp,
+    index,
+    shared: basis.shared,
+    cacheSize: input.cacheSize,
+  });
+  bases.set(registry, { ...basis, tools: values, toolCount: count, index });
+  return { registry, problems: registry.problems };
+}
+
+/** The build from scratch, as steps: yields between entries and between passes. */
+function* fullSteps(input: BuildRegistryInput, fingerprint: string): Steps<BuildRegistryResult> {
   const workspace = String(input.workspace);
   const version = input.version;
   const problems: Problem[] = [];
@@ -235,7 +384,8 @@ function* registrySteps(input: BuildRegistryInput): Steps<BuildRegistryResult> {
 
   const loadedTools: Tool[] = [];
   const mcpReports = new Map<Tool, ArgumentsReport>();
-  const session = input.loadCache?.begin(servicesFingerprint(input.toolServices), input.mcp);
+  const session = input.loadCache?.begin(fingerprint, input.mcp);
+  const problemsBeforeTools = problems.length;
   const toolEntries = yield* entriesOf(workspace, 'tool', input.tools, problems);
   yield;
   for (const [key, raw] of toolEntries) {
@@ -296,13 +446,13 @@ function* registrySteps(input: BuildRegistryInput): Steps<BuildRegistryResult> {
   const index = yield* ToolIndex.build(tools, CHEAP_ITEMS_PER_STEP);
   const mcpByName = frozenMap(mcp);
   yield;
-  const cache = new LruCache<string, ToolSet>(cacheCapacity(input.cacheSize));
   const frozenProblems = yield* deepFreezeSteps(problems);
-  let listing: RegistryListing | undefined;
-  let availability: ToolAvailability | undefined;
+  const shared: Basis['shared'] = {};
+  const problemKeys = new Set<string>();
+  for (let i = problemsBeforeTools; i < problems.length; i++) if (problems[i]!.kind === 'tool') problemKeys.add(problems[i]!.key);
   yield;
 
-  const registry: ToolRegistry = Object.freeze({
+  const registry = assembleRegistry({
     workspace,
     version,
     tools,
@@ -311,8 +461,51 @@ function* registrySteps(input: BuildRegistryInput): Steps<BuildRegistryResult> {
     knownGroups: frozenSet([DEFAULT_GROUP, ...index.groups]),
     knownStates: frozenSet([DEFAULT_STATE, ...index.states]),
     mcp: mcpByName,
-    // The winners are the tools by name; the map never leaves this closure, so it needs no copy or freezing.
-    get: (name: string) => winners.get(name),
+    index,
+    shared,
+    cacheSize: input.cacheSize,
+  });
+  const values = input.tools;
+  if (values !== null && values !== undefined && typeof values === 'object' && !Array.isArray(values)) {
+    bases.set(registry, {
+      tools: values,
+      toolCount: toolEntries.length,
+      servicesFingerprint: fingerprint,
+      mcp: input.mcp,
+      lookup: { services, invalid: invalidServices },
+      problemKeys,
+      index,
+      shared,
+    });
+  }
+  return { registry, problems: frozenProblems };
+}
+
+/** What a registry holds, and what its methods work from. */
+type RegistryParts = Pick<ToolRegistry, 'workspace' | 'version' | 'tools' | 'toolServices' | 'problems' | 'knownGroups' | 'knownStates' | 'mcp'> & {
+  readonly index: ToolIndex;
+  readonly shared: Basis['shared'];
+  readonly cacheSize: number | undefined;
+};
+
+/** The registry object over its parts, with an empty tool-set cache. */
+function assembleRegistry(parts: RegistryParts): ToolRegistry {
+  const { index, shared } = parts;
+  const cache = new LruCache<string, ToolSet>(cacheCapacity(parts.cacheSize));
+  let listing: RegistryListing | undefined;
+  const registry: ToolRegistry = Object.freeze({
+    workspace: parts.workspace,
+    version: parts.version,
+    tools: parts.tools,
+    toolServices: parts.toolServices,
+    problems: parts.problems,
+    knownGroups: parts.knownGroups,
+    knownStates: parts.knownStates,
+    mcp: parts.mcp,
+    get(name: string): Tool | undefined {
+      const position = index.positionOf(name);
+      return position === undefined ? undefined : parts.tools[position];
+    },
     filter(groups: RequestGroups, state: RequestState, options?: FilterOptions): ToolSet {
       return registry.offer({ groups: normalizeRequestGroups(groups), state: normalizeRequestState(state) }, options);
     },
@@ -331,11 +524,16 @@ function* registrySteps(input: BuildRegistryInput): Steps<BuildRegistryResult> {
       return listing;
     },
     availability(): ToolAvailability {
-      availability ??= index.availability(registry.knownGroups, registry.knownStates);
-      return availability;
+      // The counts come from the index's tables, which every registry patched from one build shares.
+      shared.availability ??= index.availability(registry.knownGroups, registry.knownStates);
+      return shared.availability;
+    },
+    sameToolNamesAs: (other: ToolRegistry): boolean => {
+      const theirs = bases.get(other)?.index;
+      return other === registry || (theirs !== undefined && index.sameStructureAs(theirs));
     },
     cacheStats: (): ToolSetCacheStats =>
       Object.freeze({ size: cache.size, capacity: cache.capacity, hits: cache.hits, misses: cache.misses }),
   });
-  return { registry, problems: frozenProblems };
+  return registry;
 }

@@ -33,11 +33,25 @@ export class ToolIndex {
   /** Every state named by a tool, in `applicable-states` or as a `state` target. */
   readonly states: ReadonlySet<string>;
 
-  /** @param membership precomputed by `build`; computed here, in one go, when absent */
+  /**
+   * @param membership precomputed by `build`; computed here, in one go, when absent; an index whose tables to
+   *   share (see `withTools`)
+   */
   constructor(
     readonly tools: readonly Tool[],
-    membership: ToolMembership = runToEnd(membershipSteps(tools, Number.POSITIVE_INFINITY)),
+    membership: ToolMembership | ToolIndex = runToEnd(membershipSteps(tools, Number.POSITIVE_INFINITY)),
   ) {
+    if (membership instanceof ToolIndex) {
+      this.positions = membership.positions;
+      this.groupMembers = membership.groupMembers;
+      this.stateMembers = membership.stateMembers;
+      this.everyState = membership.everyState;
+      this.toolList = tools.slice();
+      this.allNames = membership.allNames;
+      this.groups = membership.groups;
+      this.states = membership.states;
+      return;
+    }
     const { groups, states, everyState, named } = membership;
     this.positions = membership.positions;
     this.groupMembers = toTyped(groups);
@@ -47,6 +61,25 @@ export class ToolIndex {
     this.allNames = membership.names;
     this.groups = frozenSet(groups.keys());
     this.states = frozenSet([...states.keys(), ...named]);
+  }
+
+  /**
+   * This index for `tools`, which must have the names, groups, states and `state` targets of this index's
+   * tools, position by position (a reload that changed only descriptions, arguments or settings): every
+   * table is shared, only the tools are new.
+   */
+  withTools(tools: readonly Tool[]): ToolIndex {
+    return new ToolIndex(tools, this);
+  }
+
+  /** Whether `other` shares this index's tables: the same names, groups, states and `state` targets (see `withTools`). */
+  sameStructureAs(other: ToolIndex): boolean {
+    return this.positions === other.positions;
+  }
+
+  /** The position of the tool of this name, if any. */
+  positionOf(name: string): number | undefined {
+    return this.positions.get(name);
   }
 
   /** Index `tools` as steps (see time-slices.ts), yielding after every `toolsPerStep` tools. */

@@ -69,6 +69,8 @@ export class WorkspaceRegistries {
       toolServices: snapshot['tool-service'] ?? {},
       version,
       ...(mcp === undefined ? {} : { mcp }),
+      // Patched when only tool values changed (see BuildRegistryInput.previous).
+      previous: this.registries.get(workspace),
     });
     // The swap and the metrics hook (label sets of every tool name) in a macrotask of their own, not on top of the build's last slice.
     await nextMacrotask();
