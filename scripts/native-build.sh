@@ -18,7 +18,7 @@
 #
 # Environment:
 #   TG_AGENT_PULSAR_CPP_INCLUDE   C++ client 4.2.0 headers (the folder holding pulsar/c/*.h);
-#                                 default <repo>/../shared/pulsar-client-cpp-4.2.0/include
+#                                 default <repo>/vendor/pulsar-client-cpp-4.2.0/include (kept in the repository)
 #   TG_AGENT_NATIVE_CACHE         cache root (default ${XDG_CACHE_HOME:-~/.cache}/tg-agent)
 #   TG_AGENT_NATIVE_REBUILD=1     ignore a cached build
 #
@@ -92,7 +92,7 @@ if [[ -f "$CACHE/package/lib/binding/pulsar.node" && "${TG_AGENT_NATIVE_REBUILD:
 fi
 
 # --- what the build needs -----------------------------------------------------------------------------------
-HEADERS="${TG_AGENT_PULSAR_CPP_INCLUDE:-$REPO_ROOT/../shared/pulsar-client-cpp-$CPP_VERSION/include}"
+HEADERS="${TG_AGENT_PULSAR_CPP_INCLUDE:-$REPO_ROOT/vendor/pulsar-client-cpp-$CPP_VERSION/include}"
 [[ -f "$HEADERS/pulsar/c/message.h" ]] ||
   die "no C++ client $CPP_VERSION headers at $HEADERS (expected pulsar/c/message.h); set TG_AGENT_PULSAR_CPP_INCLUDE to the include/ folder of apache/pulsar-client-cpp v$CPP_VERSION"
 NODE_PREFIX="$(dirname "$(dirname "$(readlink -f "$(command -v node)")")")"
