@@ -35,6 +35,7 @@
  *        --concurrency 8  --phase 20 (s)
  *        --reload-every 2 (s)  --max-load 1.5  --json <file>
  *        --trace-gc (the agent logs every garbage collection, node --trace-gc; add --keep-logs to keep it)
+ *        --node-flags="<flags>" (with "=": more node/V8 flags for the agent, e.g. "--trace-gc-nvp" or "--max-semi-space-size=32")
  *        --cpu-prof (the agent writes a V8 CPU profile into the log directory; add --keep-logs to keep it)
  *        --keep-logs (keep the agent's log directory; it grows by ~120 KB per iteration with 10 000 tools)
  *        --in-process-only (only the reload path in this process, no broker: bench/reload-in-process.ts) --reloads 8
@@ -60,6 +61,12 @@ import { syntheticTools } from './support/tools.js';
 import { ConversationClient, LOOKUP_TOOL, startWorkload, type ConversationRecord } from './support/workload.js';
 
 const flags = parseFlags(process.argv.slice(2));
+
+/** How much of a block the garbage collector held the event loop, and its longest pause: "31.2 ms (major 28.0)". */
+function gcOf(block: Block): string {
+  if (block.gcMs <= 0) return '0';
+  return `${ms(block.gcMs, 1)}${block.longestGc ? ` (${block.longestGc.kind} ${num(block.longestGc.ms, 1)})` : ''}`;
+}
 const TOOLS = numberFlag(flags, 'tools', 10_000);
 const CONCURRENCY = numberFlag(flags, 'concurrency', 8);
 const PHASE_S = numberFlag(flags, 'phase', 20);
@@ -82,6 +89,7 @@ const JSON_OUT = flags.get('json');
 const CPU_PROFILE = flags.has('cpu-prof');
 /** The agent prints every garbage collection (node --trace-gc) into its log, to set GC pauses against the blocks. */
 const TRACE_GC = flags.has('trace-gc');
+const NODE_FLAGS = (flags.get('node-flags') ?? '').split(' ').filter((flag) => flag !== '');
 /** The agent's log grows by ~120 KB per iteration with 10 000 tools (the audit line); removed unless asked. */
 const KEEP_LOGS = flags.has('keep-logs');
 /** Only the reload path in this process (bench/reload-in-process.ts): no broker, no agent process. */
@@ -253,7 +261,7 @@ await withCleanup(async (defer) => {
     transport: TRANSPORT,
     serviceUrl: broker.serviceUrl,
     env: { TG_BENCH_ELD_RESOLUTION_MS: '1', TG_BENCH_BLOCK_THRESHOLD_MS: String(BLOCK_THRESHOLD_MS) },
-    nodeFlags: [...(CPU_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', logDir] : []), ...(TRACE_GC ? ['--trace-gc'] : [])],
+    nodeFlags: [...(CPU_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', logDir] : []), ...(TRACE_GC ? ['--trace-gc'] : []), ...NODE_FLAGS],
   });
   defer(() => agent.stop());
   await agent.waitReady(120_000);
@@ -344,10 +352,12 @@ await withCleanup(async (defer) => {
   const perReload = reloads.map((r) => {
     const blocks = allBlocks.filter((b) => b.at >= r.pushedAt - 20 && b.at <= r.appliedAt + 100);
     const overlapping = records.filter((c) => !c.failed && wall(c.start) < r.appliedAt && wall(c.end) > r.pushedAt);
+    const longestBlock = blocks.reduce<Block | undefined>((most, b) => (most === undefined || b.ms > most.ms ? b : most), undefined);
     return {
       ...r,
       rebuildMs: rebuilt.get(r.version),
-      longestBlock: Math.max(0, ...blocks.map((b) => b.ms)),
+      longestBlock: longestBlock?.ms ?? 0,
+      longestBlockGc: longestBlock ? gcOf(longestBlock) : '–',
       mostCpu: Math.max(0, ...blocks.map((b) => b.cpuMs)),
       mostMainCpu: Math.max(0, ...blocks.map((b) => b.mainCpuMs ?? Number.NaN)),
       blocked: blocks.reduce((sum, b) => sum + b.ms, 0),
@@ -369,6 +379,10 @@ await withCleanup(async (defer) => {
     ms(p.eld.p99 - p.eld.resolutionMs, 1),
     ms(p.eld.max - p.eld.resolutionMs, 1),
     ms(Math.max(0, ...p.blocks.map((b) => b.ms)), 1),
+    (() => {
+      const longest = p.blocks.reduce<Block | undefined>((most, b) => (most === undefined || b.ms > most.ms ? b : most), undefined);
+      return longest ? gcOf(longest) : '–';
+    })(),
     ms(Math.max(0, ...p.blocks.map((b) => b.mainCpuMs ?? Number.NaN)), 1),
     String(p.blocks.filter((b) => b.ms > GOAL_MS).length),
     `${coreShare(p.cpu.processes.agent ?? Number.NaN, p.cpu.wall)} / ${coreShare(p.cpu.processes.broker ?? Number.NaN, p.cpu.wall)} / ${coreShare(p.cpu.processes.config ?? Number.NaN, p.cpu.wall)}`,
@@ -392,19 +406,19 @@ await withCleanup(async (defer) => {
     table(['step', 'time'], steps.rows),
     '\n### Requests and the event loop, without and with reloads\n',
     table(
-      ['phase', 'conversations/s', 'latency p50', 'p99', 'max', 'event-loop delay p99', 'event-loop delay max', 'longest block', 'most event-loop thread CPU in one block', `blocks > ${GOAL_MS} ms`, 'CPU agent / broker / config service', 'agent CPU/iteration', 'agent log/iteration'],
+      ['phase', 'conversations/s', 'latency p50', 'p99', 'max', 'event-loop delay p99', 'event-loop delay max', 'longest block', 'garbage collection in it', 'most event-loop thread CPU in one block', `blocks > ${GOAL_MS} ms`, 'CPU agent / broker / config service', 'agent CPU/iteration', 'agent log/iteration'],
       [
         phaseRow(baseline),
         ...phases.map((p) => phaseRow(p.result)),
         (() => {
           const l = summarize(overlappingLatencies);
-          return ['… of which: conversations in flight during a reload (push → applied)', `(${l.count})`, ms(l.p50, 1), ms(l.p99, 1), ms(l.max, 1), '', '', '', '', '', '', '', ''];
+          return ['… of which: conversations in flight during a reload (push → applied)', `(${l.count})`, ms(l.p50, 1), ms(l.p99, 1), ms(l.max, 1), '', '', '', '', '', '', '', '', ''];
         })(),
       ],
     ),
     '\n### Each reload\n',
     table(
-      ['reload', 'case', 'config version', 'push → applied', 'registry rebuild (agent log)', 'longest block', 'most agent CPU in one block', 'most event-loop thread CPU in one block', 'blocked in total', 'blocks', 'conversations overlapping', 'their max latency'],
+      ['reload', 'case', 'config version', 'push → applied', 'registry rebuild (agent log)', 'longest block', 'garbage collection in it', 'most agent CPU in one block', 'most event-loop thread CPU in one block', 'blocked in total', 'blocks', 'conversations overlapping', 'their max latency'],
       perReload.map((r) => [
         String(r.index),
         r.kind,
@@ -412,6 +426,7 @@ await withCleanup(async (defer) => {
         ms(r.appliedAt - r.pushedAt, 0),
         r.rebuildMs === undefined ? '–' : `${r.rebuildMs} ms`,
         ms(r.longestBlock, 1),
+        r.longestBlockGc,
         ms(r.mostCpu, 1),
         ms(r.mostMainCpu, 1),
         ms(r.blocked, 1),

@@ -6,6 +6,8 @@
  *  - blocks: with `TG_BENCH_BLOCK_THRESHOLD_MS` set, a 1 ms interval timer records every gap between two of
  *    its ticks longer than the threshold (wall-clock start and length, and the CPU the process used meanwhile),
  *    so a block can be matched to a reload;
+ *  - garbage-collection pauses (a `gc` PerformanceObserver), so each block says how much of it the collector held
+ *    the event loop;
  *  - memory (`process.memoryUsage()`, optionally right after a full GC when node runs with `--expose-gc`)
  *    and CPU (`process.cpuUsage()`).
  *
@@ -13,7 +15,7 @@
  * If the parent goes away (IPC disconnect) the agent exits, so a crashed benchmark never leaves it running.
  */
 import { openSync, readSync } from 'node:fs';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { constants, monitorEventLoopDelay, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 
 interface SampleRequest {
   type: 'sample';
@@ -38,6 +40,10 @@ export interface Block {
    * without worker threads and the garbage collector's helpers, what the block would be on an idle machine.
    */
   mainCpuMs?: number;
+  /** Garbage-collection pauses of the event loop's thread inside the gap, ms (Node's `gc` performance entries). */
+  gcMs: number;
+  /** The longest one of them, ms, and its kind (`minor`: a scavenge; `major`: a mark-compact). */
+  longestGc?: { ms: number; kind: string };
 }
 
 export interface ProbeSample {
@@ -57,6 +63,44 @@ const histogram = monitorEventLoopDelay({ resolution: resolutionMs });
 histogram.enable();
 
 const blocks: Block[] = [];
+
+/** GC pauses of the last minute, wall-clock ms; a block takes its share when it is sampled (entries arrive late). */
+interface GcPause {
+  start: number;
+  end: number;
+  kind: string;
+}
+const gcPauses: GcPause[] = [];
+const GC_KINDS: Record<number, string> = {
+  [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
+  [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
+  [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
+  [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weak callbacks',
+};
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries() as (PerformanceEntry & { detail?: { kind?: number } })[]) {
+    const start = performance.timeOrigin + entry.startTime;
+    gcPauses.push({ start, end: start + entry.duration, kind: GC_KINDS[entry.detail?.kind ?? -1] ?? 'other' });
+  }
+}).observe({ entryTypes: ['gc'] });
+
+/** Fill in each block's GC share, and forget pauses older than a minute. */
+function attributeGc(pending: readonly Block[]): void {
+  for (const block of pending) {
+    const from = block.at;
+    const to = block.at + block.ms + 1;
+    let gcMs = 0;
+    for (const pause of gcPauses) {
+      const overlap = Math.min(to, pause.end) - Math.max(from, pause.start);
+      if (overlap <= 0) continue;
+      gcMs += overlap;
+      if (!block.longestGc || overlap > block.longestGc.ms) block.longestGc = { ms: overlap, kind: pause.kind };
+    }
+    block.gcMs = Math.min(gcMs, block.ms);
+  }
+  const horizon = Date.now() - 60_000;
+  while (gcPauses.length > 0 && gcPauses[0]!.end < horizon) gcPauses.shift();
+}
 const threshold = Number(process.env.TG_BENCH_BLOCK_THRESHOLD_MS ?? 0);
 if (threshold > 0) {
   const mainThreadNs = mainThreadCpu();
@@ -70,7 +114,7 @@ if (threshold > 0) {
     const gap = now - last - 1;
     if (gap > threshold) {
       const cpuMs = (cpu.user - lastCpu.user + cpu.system - lastCpu.system) / 1000;
-      const block: Block = { at: performance.timeOrigin + last, ms: gap, cpuMs: Math.min(cpuMs, gap) };
+      const block: Block = { at: performance.timeOrigin + last, ms: gap, cpuMs: Math.min(cpuMs, gap), gcMs: 0 };
       if (main !== undefined && lastMain !== undefined) block.mainCpuMs = Math.min(Number(main - lastMain) / 1e6, gap);
       blocks.push(block);
     }
@@ -104,6 +148,7 @@ if (process.send) {
     if (message?.type !== 'sample') return;
     const gc = (globalThis as { gc?: () => void }).gc;
     if (message.gc && gc) gc();
+    attributeGc(blocks);
     const sample: ProbeSample = {
       type: 'sample',
       at: Date.now(),

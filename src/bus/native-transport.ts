@@ -53,6 +53,23 @@ interface NativeMessage {
   getTopicName(): string;
 }
 
+/**
+ * What the listener gets from our patched build for a consumer subscribed with `plainMessages: true`
+ * (scripts/native-patches/): the message copied into a plain object, the native message already freed. A
+ * binding built without the patch ignores the option and passes a NativeMessage.
+ */
+interface PlainNativeMessage {
+  data: Buffer;
+  properties: Record<string, string>;
+  redeliveryCount: number;
+  topicName: string;
+  messageId: string;
+}
+
+function isPlain(message: NativeMessage | PlainNativeMessage): message is PlainNativeMessage {
+  return (message as Partial<NativeMessage>).getData === undefined;
+}
+
 interface NativeConsumer {
   acknowledge(message: NativeMessage): Promise<null>;
   negativeAcknowledge(message: NativeMessage): void;
@@ -62,7 +79,8 @@ interface NativeConsumer {
 }
 
 interface NativeProducer {
-  send(message: { data: Buffer; properties?: Record<string, string>; partitionKey?: string }): Promise<unknown>;
+  /** `discardMessageId`: our patched build resolves with undefined instead of a MessageId (others ignore it). */
+  send(message: { data: Buffer; properties?: Record<string, string>; partitionKey?: string; discardMessageId?: boolean }): Promise<unknown>;
   close(): Promise<null>;
   isConnected(): boolean;
 }
@@ -96,7 +114,9 @@ interface NativeClient {
     subscriptionType: NativeSubscriptionType;
     receiverQueueSize?: number;
     nAckRedeliverTimeoutMs?: number;
-    listener: (message: NativeMessage, consumer: NativeConsumer) => void;
+    /** Our patched build: hand the listener PlainNativeMessages (others ignore it). */
+    plainMessages?: boolean;
+    listener: (message: NativeMessage | PlainNativeMessage, consumer: NativeConsumer) => void;
   }): Promise<NativeConsumer>;
   close(): Promise<null>;
 }
@@ -247,6 +267,7 @@ export class NativeTransport implements Transport {
         if (size > this.maxMessageBytes) throw this.tooLarge(topic, size);
         try {
           await native.send({
+            discardMessageId: true,
             data: message.payload,
             properties: message.properties ?? {},
             ...(message.key !== undefined ? { partitionKey: message.key } : {}),
@@ -278,38 +299,12 @@ export class NativeTransport implements Transport {
         subscriptionType: SUBSCRIPTION_TYPES[options.subscriptionType],
         receiverQueueSize: options.receiverQueueSize ?? 1000,
         nAckRedeliverTimeoutMs: options.negativeAckRedeliveryDelayMs ?? 1000,
+        // A non-persistent topic needs no acknowledgement, so nothing needs the native message once it is read:
+        // a plain copy spares the event loop a finalizer per message after every full collection.
+        plainMessages: nonPersistent,
         listener: (raw, consumer) => {
           if (closed) return;
-          let settled = false;
-          const message: IncomingMessage = {
-            // Read only when asked for (a failure's log line): two N-API calls and an object per message.
-            get messageId() {
-              return raw.getMessageId().toString();
-            },
-            topic,
-            payload: raw.getData(),
-            properties: plainProperties(raw.getProperties()),
-            redeliveryCount: raw.getRedeliveryCount(),
-            // Handed to the client, not awaited: its callback comes back from a client thread in any order,
-            // so code that acks first and then records a message would reorder messages (the WebSocket
-            // transport's ack also resolves once the ack is sent, without an answer from the broker). An ack
-            // that never reaches the broker only means a redelivery.
-            ack: async () => {
-              if (settled) return;
-              settled = true;
-              // The broker keeps nothing to acknowledge on a non-persistent topic; the binding's ack would
-              // still cost a thread-safe callback per message.
-              if (nonPersistent) return;
-              consumer
-                .acknowledge(raw)
-                .catch((err: unknown) => this.logger.warn({ err, topic, subscription }, 'acknowledge failed: the broker will redeliver'));
-            },
-            nack: async () => {
-              if (settled) return;
-              settled = true;
-              consumer.negativeAcknowledge(raw);
-            },
-          };
+          const message = isPlain(raw) ? this.plainIncoming(raw, topic) : this.wrappedIncoming(raw, consumer, nonPersistent, { topic, subscription });
           deliver(handler, message, this.logger, { topic, subscription });
         },
       });
@@ -328,6 +323,52 @@ export class NativeTransport implements Transport {
           await native.unsubscribe().catch((err: unknown) => this.logger.debug({ err, topic, subscription }, 'unsubscribe failed'));
         }
         await native.close().catch((err: unknown) => this.logger.debug({ err, topic, subscription }, 'close failed'));
+      },
+    };
+  }
+
+  /** A message from a non-persistent topic, already copied: acknowledging it is a no-op, as on the broker. */
+  private plainIncoming(raw: PlainNativeMessage, topic: string): IncomingMessage {
+    return {
+      messageId: raw.messageId,
+      topic,
+      payload: raw.data,
+      properties: raw.properties,
+      redeliveryCount: raw.redeliveryCount,
+      ack: async () => undefined,
+      nack: async () => undefined,
+    };
+  }
+
+  private wrappedIncoming(raw: NativeMessage, consumer: NativeConsumer, nonPersistent: boolean, where: { topic: string; subscription: string }): IncomingMessage {
+    let settled = false;
+    return {
+      // Read only when asked for (a failure's log line): two N-API calls and an object per message.
+      get messageId() {
+        return raw.getMessageId().toString();
+      },
+      topic: where.topic,
+      payload: raw.getData(),
+      properties: plainProperties(raw.getProperties()),
+      redeliveryCount: raw.getRedeliveryCount(),
+      // Handed to the client, not awaited: its callback comes back from a client thread in any order,
+      // so code that acks first and then records a message would reorder messages (the WebSocket
+      // transport's ack also resolves once the ack is sent, without an answer from the broker). An ack
+      // that never reaches the broker only means a redelivery.
+      ack: async () => {
+        if (settled) return;
+        settled = true;
+        // The broker keeps nothing to acknowledge on a non-persistent topic; the binding's ack would
+        // still cost a thread-safe callback per message.
+        if (nonPersistent) return;
+        consumer
+          .acknowledge(raw)
+          .catch((err: unknown) => this.logger.warn({ err, ...where }, 'acknowledge failed: the broker will redeliver'));
+      },
+      nack: async () => {
+        if (settled) return;
+        settled = true;
+        consumer.negativeAcknowledge(raw);
       },
     };
   }

@@ -29,12 +29,7 @@ export function pythonJsonDumps(value: unknown): string {
 
 /** `pythonJsonDumps(value)` as the UTF-8 bytes a bus message carries (all ASCII: `ensure_ascii`). */
 export function pythonJsonBytes(value: unknown): Buffer {
-  if (isPlainJson(value, 0)) {
-    const json = JSON.stringify(value) as string | undefined;
-    if (json === undefined) return Buffer.from('null');
-    const { bytes, length } = pythonSpelling(json);
-    return Buffer.from(bytes.subarray(0, length));
-  }
+  if (isPlainJson(value, 0)) return Buffer.from(plainJsonSpelled(value));
   return Buffer.from(dumpsValue(value, new Set()) ?? 'null', 'latin1');
 }
 
@@ -229,10 +224,14 @@ function keyJson(key: string): string {
 const MAX_PLAIN_DEPTH = 1000;
 
 function plainJsonDumps(value: unknown): string {
-  const json = JSON.stringify(value) as string | undefined;
-  if (json === undefined) return 'null';
+  return plainJsonSpelled(value).toString('latin1');
+}
+
+/** The fast path's bytes: a view of the scratch space, valid until the next call. */
+function plainJsonSpelled(value: unknown): Buffer {
+  const json = (JSON.stringify(value) as string | undefined) ?? 'null';
   const { bytes, length } = pythonSpelling(json);
-  return bytes.toString('latin1', 0, length);
+  return bytes.subarray(0, length);
 }
 
 function isPlainJson(value: unknown, depth: number): boolean {
