@@ -9,10 +9,11 @@ import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { IncomingMessage, Transport } from '../../src/bus/transport.js';
+import { brokerDrops } from '../support/broker-drops.js';
 import { brokerUrls } from '../support/transport-contract.js';
 import { createTestTransport, testTransports } from '../support/transports.js';
 
-const { webSocketUrl, serviceUrl } = brokerUrls();
+const { webSocketUrl, serviceUrl, webServiceUrl } = brokerUrls();
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 const MESSAGES = 400;
 
@@ -53,13 +54,21 @@ describe.each(testTransports())('pipelined publishes (%s)', (kind) => {
     );
     const outcomes = await Promise.allSettled(sends);
     expect(outcomes.filter((o) => o.status === 'rejected')).toEqual([]);
-    await Promise.race([
-      arrived,
-      new Promise((_, reject) => setTimeout(() => reject(new Error(`only ${received.length} of ${MESSAGES} arrived`)), 20_000)),
-    ]);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([arrived, new Promise((resolve) => (timer = setTimeout(resolve, 20_000)))]);
+    clearTimeout(timer);
 
-    expect(received.map((m) => m.properties.seq)).toEqual(Array.from({ length: MESSAGES }, (_, seq) => String(seq)));
-    expect(received.map((m) => m.payload.toString('utf8'))).toEqual(Array.from({ length: MESSAGES }, (_, seq) => `message ${seq}`));
+    // On a non-persistent topic the broker drops what it cannot hand over at once (test/support/broker-drops.ts;
+    // a CI run with both cores busy saw 38 of 400 go). Only a message the broker counted as dropped may be
+    // missing; one it sent and we did not deliver fails here (on a persistent topic the broker drops nothing).
+    const missing = MESSAGES - received.length;
+    if (missing > 0) {
+      const drops = await brokerDrops(webServiceUrl, topic);
+      expect(drops, `${missing} of ${MESSAGES} never arrived; the broker counted ${drops} dropped`).toBeGreaterThanOrEqual(missing);
+    }
+    const seqs = received.map((m) => Number(m.properties.seq));
+    expect(seqs, 'in the order they were sent, none twice').toEqual([...new Set(seqs)].sort((a, b) => a - b));
+    expect(received.map((m) => m.payload.toString('utf8'))).toEqual(seqs.map((seq) => `message ${seq}`));
     await producer.close();
     await consumer.close();
   });
