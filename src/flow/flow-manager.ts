@@ -1,6 +1,6 @@
 /**
  * Starts and stops flows as `processor:<id>` configuration says (docs/trustgraph-wire-notes.md §1.12): a new flow starts, a removed
- * one stops, a changed one restarts. Changes are applied one at a time.
+ * one stops, a changed one restarts (the new runtime first, then the old one stops). Changes are applied one at a time.
  */
 import type { Logger } from 'pino';
 import { diffFlows, flowKey, type FlowDefinition } from '../config/flows.js';
@@ -66,21 +66,33 @@ export class FlowManager {
   private async apply(workspace: string): Promise<void> {
     const running = new Map([...this.running].filter(([, r]) => r.definition.workspace === workspace).map(([k, r]) => [k, r.definition]));
     const { start, stop } = diffFlows(running, this.wanted.get(workspace) ?? []);
+    const changed = new Set(start.map(flowKey));
     for (const flow of stop) {
+      if (changed.has(flowKey(flow))) continue;
       this.failedFlows.delete(flowKey(flow));
       const runtime = this.running.get(flowKey(flow));
       this.running.delete(flowKey(flow));
       await runtime?.stop();
     }
     for (const flow of start) {
-      try {
-        this.running.set(flowKey(flow), await FlowRuntime.start(flow, this.deps));
-        this.failedFlows.delete(flowKey(flow));
-      } catch (error) {
-        this.failedFlows.add(flowKey(flow));
-        this.logger.error({ err: error, workspace, flow: flow.flow }, `Flow "${flow.flow}" could not start; will retry`);
-        this.restarts.retryLater(() => void this.retryFailed());
-      }
+      // A changed flow restarts make-before-break: the old runtime stops once the new one is subscribed. The
+      // flow's subscriptions never empty, so the broker neither drops requests in between nor removes a
+      // subscription the new consumers have just joined (it does that after answering the last close).
+      const previous = this.running.get(flowKey(flow));
+      this.running.delete(flowKey(flow));
+      await this.startFlow(flow);
+      await previous?.stop();
+    }
+  }
+
+  private async startFlow(flow: FlowDefinition): Promise<void> {
+    try {
+      this.running.set(flowKey(flow), await FlowRuntime.start(flow, this.deps));
+      this.failedFlows.delete(flowKey(flow));
+    } catch (error) {
+      this.failedFlows.add(flowKey(flow));
+      this.logger.error({ err: error, workspace: flow.workspace, flow: flow.flow }, `Flow "${flow.flow}" could not start; will retry`);
+      this.restarts.retryLater(() => void this.retryFailed());
     }
   }
 }

@@ -8,7 +8,7 @@
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RequestClient } from '../../src/bus/request-client.js';
-import { queueToTopic } from '../../src/bus/topics.js';
+import { aggregationTopic, flowSubscriptionName, queueToTopic } from '../../src/bus/topics.js';
 import type { Consumer } from '../../src/bus/transport.js';
 import { WebSocketTransport } from '../../src/bus/websocket-transport.js';
 import {
@@ -30,10 +30,12 @@ import {
   type AgentHarness,
   type AgentHarnessOptions,
 } from '../support/agent-harness.js';
-import { knowledgeQueryTool, toolServiceDescriptor, toolServiceQueues, toolServiceTool, uniqueSuffix, uniqueWorkspace } from '../../dev/flow-config.js';
+import { agentFlowConfig, knowledgeQueryTool, toolServiceDescriptor, toolServiceQueues, toolServiceTool, uniqueSuffix, uniqueWorkspace } from '../../dev/flow-config.js';
+import { untilSubscriptionHasConsumers } from '../support/failure-report.js';
 import { brokerUrls } from '../support/transport-contract.js';
+import { testTransports } from '../support/transports.js';
 
-const { webSocketUrl } = brokerUrls();
+const { webSocketUrl, webServiceUrl } = brokerUrls();
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 
 describe('config stand-in speaks TrustGraph config protocol (real broker)', () => {
@@ -301,5 +303,43 @@ describe('the agent follows configuration changes (real broker)', () => {
     const result = await h.ask({ question: 'are you up?' });
     expect(result.last).toMatchObject({ message_type: 'answer', content: 'ok', end_of_dialog: true });
     expect(offeredToolNames(h.prompt.lastReact())).toEqual(['alpha']);
+  });
+});
+
+describe.each(testTransports())('a changed flow restarts on the real broker [%s]', (transportKind) => {
+  let harness: AgentHarness | undefined;
+
+  afterEach(async () => {
+    await harness?.stop();
+    harness = undefined;
+  });
+
+  // Before the old runtime's consumers close, the new runtime's have joined: the broker never sees the
+  // subscription empty, so it neither drops requests in between nor removes the subscription under the new
+  // consumers (which it does after answering the last close: they would stay connected and receive nothing).
+  it('keeps its request and aggregation subscriptions through every restart, and answers after each', async () => {
+    const consumers = 2;
+    const h = await startAgentHarness({ transport: transportKind, webSocketUrl, settings: { requestConsumers: consumers } });
+    harness = h;
+    const processorId = h.flowConfigType.slice('processor:'.length);
+    const requestTopic = queueToTopic(h.service.runningFlows()[0]!.topics.request!);
+    const subscription = (spec: string) => flowSubscriptionName(processorId, h.workspace, h.flow, spec);
+    const restarts = 8;
+    for (let i = 1; i <= restarts; i++) {
+      const explainability = `flow:tg:triples-store:${h.workspace}:restart-${i}`;
+      // A changed topic restarts the flow (the librarian queues stay out, as in the harness's flow).
+      await h.config.put(
+        h.workspace,
+        h.flowConfigType,
+        h.flow,
+        agentFlowConfig(h.workspace, h.flow, { topics: { explainability, 'librarian-request': undefined, 'librarian-response': undefined } }),
+      );
+      await h.waitFor(() => h.service.runningFlows()[0]?.topics.explainability === explainability, `restart ${i}`, 15_000);
+      await untilSubscriptionHasConsumers(webServiceUrl, requestTopic, subscription('request'), consumers, 15_000);
+      await untilSubscriptionHasConsumers(webServiceUrl, aggregationTopic(requestTopic), subscription('aggregation'), 1, 15_000);
+      const answered = await h.ask({ question: `after restart ${i}` });
+      expect(answered.last).toMatchObject({ message_type: 'answer', content: 'ok', end_of_dialog: true });
+    }
+    expect(h.prompt.calls).toHaveLength(restarts);
   });
 });

@@ -183,7 +183,45 @@ export function topicAdminPath(webServiceUrl: string, topic: string): { domain?:
  * broker has taken the new consumer's permits, and a non-persistent topic drops what no consumer has permits
  * for: a test that publishes right after subscribing waits for this first.
  */
-export async function untilSubscriptionHasPermits(webServiceUrl: string, topic: string, subscription: string, timeoutMs = 30_000): Promise<void> {
+export function untilSubscriptionHasPermits(webServiceUrl: string, topic: string, subscription: string, timeoutMs = 30_000): Promise<void> {
+  return untilTopicStats(webServiceUrl, topic, `subscription ${subscription} had flow permits`, timeoutMs, (stats) => {
+    const consumers = stats.subscriptions?.[subscription]?.consumers ?? [];
+    return consumers.some((c) => (c.availablePermits ?? 0) > 0) ? undefined : `${consumers.length} consumer(s), none with permits`;
+  });
+}
+
+/**
+ * Waits until the broker no longer lists `subscription` of a non-persistent `topic`. When its last consumer
+ * leaves, the broker removes such a subscription on another thread, after it has answered the close; a
+ * consumer that subscribes under the same name in between joins the subscription being removed and never
+ * receives a message (Pulsar 4.0: NonPersistentTopic.unsubscribe). A test that subscribes again under the
+ * name it just closed waits for this first.
+ */
+export function untilSubscriptionGone(webServiceUrl: string, topic: string, subscription: string, timeoutMs = 30_000): Promise<void> {
+  return untilTopicStats(webServiceUrl, topic, `subscription ${subscription} was removed`, timeoutMs, (stats) => {
+    const held = stats.subscriptions?.[subscription];
+    return held === undefined ? undefined : `still listed, with ${held.consumers?.length ?? 0} consumer(s)`;
+  });
+}
+
+/** Waits until the broker lists exactly `count` consumers on `subscription` of `topic`. */
+export function untilSubscriptionHasConsumers(webServiceUrl: string, topic: string, subscription: string, count: number, timeoutMs = 30_000): Promise<void> {
+  return untilTopicStats(webServiceUrl, topic, `subscription ${subscription} had ${count} consumer(s)`, timeoutMs, (stats) => {
+    const held = stats.subscriptions?.[subscription];
+    if (held === undefined) return 'no such subscription';
+    const consumers = held.consumers?.length ?? 0;
+    return consumers === count ? undefined : `${consumers} consumer(s)`;
+  });
+}
+
+/** Polls the topic's stats until `unmet` returns undefined; throws with its last answer after `timeoutMs`. */
+async function untilTopicStats(
+  webServiceUrl: string,
+  topic: string,
+  goal: string,
+  timeoutMs: number,
+  unmet: (stats: TopicStats) => string | undefined,
+): Promise<void> {
   const { path } = topicAdminPath(webServiceUrl, topic);
   if (path === undefined) throw new Error(`${topic} is not a full topic name`);
   const deadline = Date.now() + timeoutMs;
@@ -192,15 +230,14 @@ export async function untilSubscriptionHasPermits(webServiceUrl: string, topic: 
     try {
       const response = await fetch(`${path}/stats`, { signal: AbortSignal.timeout(5000) });
       if (response.ok) {
-        const stats = (await response.json()) as TopicStats;
-        const consumers = stats.subscriptions?.[subscription]?.consumers ?? [];
-        if (consumers.some((c) => (c.availablePermits ?? 0) > 0)) return;
-        last = `${consumers.length} consumer(s), none with permits`;
+        const why = unmet((await response.json()) as TopicStats);
+        if (why === undefined) return;
+        last = why;
       } else last = `HTTP ${response.status}`;
     } catch (err) {
       last = String(err);
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  throw new Error(`subscription ${subscription} of ${topic} had no flow permits within ${timeoutMs} ms (${last})`);
+  throw new Error(`not true within ${timeoutMs} ms on ${topic}: ${goal} (last seen: ${last})`);
 }

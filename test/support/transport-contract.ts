@@ -21,7 +21,7 @@ import type {
   SubscribeOptions,
   Transport,
 } from '../../src/bus/transport.js';
-import { elapsed, explained, logLines, recordStatus, subscriptionStats, type Report, type StatusHistory } from './failure-report.js';
+import { elapsed, explained, logLines, recordStatus, subscriptionStats, untilSubscriptionGone, untilSubscriptionHasPermits, type Report, type StatusHistory } from './failure-report.js';
 import { capturingLogger, type LogCapture } from './log-capture.js';
 
 export interface TransportContractOptions {
@@ -49,7 +49,11 @@ export interface TransportContractOptions {
   quietMs?: number;
   /** How long to wait for an expected delivery. Default 15000 ms. */
   deliveryTimeoutMs?: number;
-  /** The broker's admin API (http://host:8080): a failing test's report then holds the stats of its topics. */
+  /**
+   * The broker's admin API (http://host:8080), for a transport to a real broker: a subscribe to a
+   * non-persistent topic then waits there until the broker holds the consumer's flow permits, and a failing
+   * test's report holds the stats of its topics.
+   */
   webServiceUrl?: string;
 }
 
@@ -225,6 +229,12 @@ export function describeTransportContract(
           throw err;
         });
       note(`${label}: subscribed`);
+      // The broker answers a subscribe before the consumer's first flow permits reach it, and a
+      // non-persistent topic drops what no consumer has permits for (CI saw that drop right after a subscribe).
+      if (options.webServiceUrl !== undefined && topic.startsWith('non-persistent://')) {
+        await untilSubscriptionHasPermits(options.webServiceUrl, topic, subscription);
+        note(`${label}: the broker holds its flow permits`);
+      }
       const tracked: Consumer = {
         topic: consumer.topic,
         subscription: consumer.subscription,
@@ -320,6 +330,9 @@ export function describeTransportContract(
       expect((refused as ConnectError).status ?? 409).toBe(409);
 
       await first.close();
+      // The broker drops the emptied subscription only after answering the close; subscribing under its name
+      // before then would join the subscription being dropped and receive nothing (docs/reliability.md).
+      if (options.webServiceUrl !== undefined) await untilSubscriptionGone(options.webServiceUrl, topic, subscription);
       const inbox = new Inbox(ack);
       await subscribe(topic, subscription, inbox, { subscriptionType: 'Exclusive' });
       const producer = await createProducer(topic);

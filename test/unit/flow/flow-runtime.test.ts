@@ -10,15 +10,13 @@ import { MemoryTransport } from '../../../src/bus/memory-transport.js';
 import { queueToTopic } from '../../../src/bus/topics.js';
 import type { Properties } from '../../../src/bus/transport.js';
 import type { FlowDefinition } from '../../../src/config/flows.js';
-import { ConcurrencyLimit } from '../../../src/flow/concurrency-limit.js';
 import { FlowRuntime } from '../../../src/flow/flow-runtime.js';
 import type { FlowRuntimeDeps, RequestGate, RequestTelemetry } from '../../../src/flow/ports.js';
-import { ToolServiceClients } from '../../../src/flow/tool-service-clients.js';
-import { agentRequestCodec, agentResponseCodec, makeAgentRequest, type AgentRequestInput, type AgentResponse } from '../../../src/wire/index.js';
-import { agentFlowTopics, knowledgeQueryTool, uniqueWorkspace } from '../../../dev/flow-config.js';
-import { startPromptService, type PromptServiceStandIn } from '../../../dev/stand-ins/prompt-service.js';
+import { agentRequestCodec, makeAgentRequest, type AgentRequestInput, type AgentResponse } from '../../../src/wire/index.js';
+import { agentFlowTopics, uniqueWorkspace } from '../../../dev/flow-config.js';
+import type { PromptServiceStandIn } from '../../../dev/stand-ins/prompt-service.js';
 import { waitUntil } from '../../support/agent-harness.js';
-import { registryOf } from '../tools/fixtures.js';
+import { okPromptAndGateway, testFlowDeps } from './fixtures.js';
 
 const logger = pino({ level: 'silent' });
 
@@ -46,37 +44,13 @@ async function start(deps: Partial<FlowRuntimeDeps> = {}): Promise<Running> {
   const bus = new MemoryTransport();
   const workspace = uniqueWorkspace();
   const topics = agentFlowTopics(workspace, 'default');
-  const prompt = await startPromptService({
-    transport: bus,
-    requestQueue: topics['prompt-request']!,
-    responseQueue: topics['prompt-response']!,
-    script: () => 'Thought: easy\nFinal Answer: ok',
-  });
   const responses = new Map<string, AgentResponse[]>();
-  await bus.subscribe({
-    topic: queueToTopic(topics.response!),
-    subscription: 'gateway',
-    subscriptionType: 'Exclusive',
-    handler: async (message) => {
-      await message.ack();
-      const id = message.properties.id ?? 'unknown';
-      responses.set(id, [...(responses.get(id) ?? []), agentResponseCodec.decode(message.payload)]);
-    },
-  });
+  const prompt = await okPromptAndGateway(bus, topics, (id, response) => responses.set(id, [...(responses.get(id) ?? []), response]));
   const hooks: Running['hooks'] = [];
   const consumed: boolean[] = [];
   const definition: FlowDefinition = { workspace, flow: 'default', topics, parameters: {}, fingerprint: 'f' };
-  const registry = registryOf({ lookup: knowledgeQueryTool('lookup') }).registry;
   const runtime = await FlowRuntime.start(definition, {
-    transport: bus,
-    processorId: 'agent-manager',
-    requestTimeoutMs: 2_000,
-    maxIterations: 5,
-    strictTools: false,
-    logger,
-    registryFor: () => registry,
-    limit: new ConcurrencyLimit(2),
-    toolServices: new ToolServiceClients({ transport: bus, processorId: 'agent-manager', timeoutMs: 2_000, logger }),
+    ...testFlowDeps(bus, logger),
     telemetry: {
       request: (_flow, ask) => {
         const entry = { request: ask?.request, calls: [] as string[] };
