@@ -38,12 +38,15 @@
  *        --node-flags="<flags>" (with "=": more node/V8 flags for the agent, e.g. "--trace-gc-nvp" or "--max-semi-space-size=32")
  *        --cpu-prof (the agent writes a V8 CPU profile into the log directory; add --keep-logs to keep it)
  *        --keep-logs (keep the agent's log directory; it grows by ~120 KB per iteration with 10 000 tools)
+ *        --agent-cpus 0 (the agent alone on these CPUs, everything else on the rest: a core of its own, as a pod
+ *          with an integer CPU request gets under the kubelet's static CPU manager policy)
  *        --in-process-only (only the reload path in this process, no broker: bench/reload-in-process.ts) --reloads 8
  */
 import { createReadStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { queueToTopic } from '../src/bus/topics.js';
 import { WebSocketTransport } from '../src/bus/websocket-transport.js';
 import { AgentMetrics } from '../src/observability/metrics.js';
 import { buildRegistry } from '../src/tools/registry/registry.js';
@@ -54,7 +57,8 @@ import { AgentProcess, startConfigProcess } from './support/agent-process.js';
 import { buildAgent } from './support/build.js';
 import { runInProcess } from './reload-in-process.js';
 import { startBenchBroker } from './support/broker.js';
-import { coreShare, CpuMeter, loadAverage, waitForLowLoad, type CpuReading } from './support/proc.js';
+import { topicDeliveries } from './support/broker-traffic.js';
+import { coreShare, CpuMeter, loadAverage, reserveCpusForAgent, waitForLowLoad, type CpuReading } from './support/proc.js';
 import { header, log, withCleanup, writeJson } from './support/run.js';
 import { mib, ms, num, numberFlag, parseFlags, quantile, sleep, summarize, table, type Summary } from './support/stats.js';
 import { syntheticTools } from './support/tools.js';
@@ -95,6 +99,7 @@ const KEEP_LOGS = flags.has('keep-logs');
 /** Only the reload path in this process (bench/reload-in-process.ts): no broker, no agent process. */
 const IN_PROCESS_ONLY = flags.has('in-process-only');
 const RELOADS = numberFlag(flags, 'reloads', 8);
+const AGENT_CPUS = flags.get('agent-cpus');
 const FRAME_LIMIT = 16 * 1024 * 1024;
 const BLOCK_THRESHOLD_MS = 10;
 const GOAL_MS = 50;
@@ -218,6 +223,8 @@ if (IN_PROCESS_ONLY) {
 
 await withCleanup(async (defer) => {
   const loadAtStart = await waitForLowLoad(MAX_LOAD, 10 * 60_000, log);
+  const cpuSplit = AGENT_CPUS === undefined ? undefined : reserveCpusForAgent(AGENT_CPUS);
+  if (cpuSplit) log(`the agent runs alone on CPU ${cpuSplit.agent}; this process, the broker and the config service on ${cpuSplit.others}`);
   log(`measuring the reload work in-process (${TOOLS} tools)`);
   const steps = breakdown();
 
@@ -260,6 +267,7 @@ await withCleanup(async (defer) => {
     logFile: agentLog,
     transport: TRANSPORT,
     serviceUrl: broker.serviceUrl,
+    ...(cpuSplit ? { cpus: cpuSplit.agent } : {}),
     env: { TG_BENCH_ELD_RESOLUTION_MS: '1', TG_BENCH_BLOCK_THRESHOLD_MS: String(BLOCK_THRESHOLD_MS) },
     nodeFlags: [...(CPU_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', logDir] : []), ...(TRACE_GC ? ['--trace-gc'] : []), ...NODE_FLAGS],
   });
@@ -273,10 +281,15 @@ await withCleanup(async (defer) => {
   const wall = (t: number): number => performance.timeOrigin + t;
   const records: ConversationRecord[] = [];
   let stop = false;
+  let phaseName = 'warm-up';
   const running = client.run(
     CONCURRENCY,
     () => stop,
-    (r) => records.push(r),
+    (r) => {
+      records.push(r);
+      // A phase counts the conversations that started and ended in it: one that timed out spans two.
+      if (r.responses === -1) log(`a conversation started ${((r.end - r.start) / 1000).toFixed(0)} s ago timed out without its end_of_dialog (now in: ${phaseName})`);
+    },
   );
   defer(async () => {
     stop = true;
@@ -287,6 +300,7 @@ await withCleanup(async (defer) => {
   const pids = { agent: agent.pid, broker: broker.pid, generator: process.pid, config: config.pid };
   const runPhase = async (name: string, during?: (until: number) => Promise<void>): Promise<PhaseResult> => {
     log(`phase: ${name} (${PHASE_S} s)`);
+    phaseName = name;
     await agent.sample({ reset: true });
     const meter = new CpuMeter(pids);
     const logBefore = statSync(agentLog).size;
@@ -346,6 +360,9 @@ await withCleanup(async (defer) => {
   const scrapeSeries = (await agent.get('/metrics')).text.split('\n').filter((line) => line !== '' && !line.startsWith('#')).length;
   const rebuilt = await rebuildTimes(agentLog);
   const rebuildMetric = await agent.metrics(['tg_agent_registry_rebuild_seconds_sum', 'tg_agent_registry_rebuild_seconds_count']);
+  // The flow's non-persistent topics: what reached each, and what the broker handed to each subscription.
+  const flowTopics = [...new Set(Object.values(workload.topics).map((queue) => queueToTopic(queue)))].filter((t) => t.startsWith('non-persistent://'));
+  const deliveries = (await Promise.all(flowTopics.map((t) => topicDeliveries(broker.webServiceUrl, t)))).filter((d) => d !== undefined);
 
   // Per reload: the blocks between the push and a little after the agent reported it applied.
   const allBlocks = phases.flatMap((p) => p.result.blocks);
@@ -398,6 +415,10 @@ await withCleanup(async (defer) => {
   const out = [
     header(`tg-agent reload benchmark: ${num(TOOLS)} tools, agent on the ${TRANSPORT} transport`, broker, [
       `load average before the run: ${loadAtStart}; at the end: ${loadAverage()}`,
+      `conversations that timed out (30 s without their end_of_dialog; no phase counts them, as each spans two): ${client.timeouts}`,
+      cpuSplit
+        ? `CPUs: the agent alone on ${cpuSplit.agent}; the broker, the config service and the load generator on ${cpuSplit.others} (--agent-cpus)`
+        : 'CPUs: shared by the agent, the broker, the config service and the load generator',
       `conversations at concurrency ${CONCURRENCY} (agent --concurrency ${CONCURRENCY}) throughout; phases of ${PHASE_S} s; a reload every ${RELOAD_EVERY_S} s; cases: ${CASES.join(', ')}${CHANGED === undefined ? '' : ` (${num(CHANGED)} tools changed per one/all reload)`}`,
       `config answer with ${num(TOOLS + 1)} tools: ${mib(steps.payloadBytes)} payload, ${mib(steps.frameBytes)} WebSocket frame (broker webSocketMaxTextFrameSize raised to ${mib(FRAME_LIMIT, 0)} for the config service's WebSocket producer)`,
       `blocks: gaps > ${BLOCK_THRESHOLD_MS} ms between ticks of a 1 ms timer inside the agent (with the CPU the agent process, and its event-loop thread alone, used meanwhile); event-loop delay: monitorEventLoopDelay at 1 ms resolution (resolution subtracted)`,
@@ -437,6 +458,11 @@ await withCleanup(async (defer) => {
     ),
     `\nRegistry rebuilds (agent metric tg_agent_registry_rebuild_seconds, initial load included): ${rebuildMetric.tg_agent_registry_rebuild_seconds_count} rebuilds, mean ${ms((rebuildMetric.tg_agent_registry_rebuild_seconds_sum! / rebuildMetric.tg_agent_registry_rebuild_seconds_count!) * 1000, 1)}.`,
     `\nA /metrics scrape with ${num(TOOLS)} tools: ${num(scrapeSeries)} series, ${mib(scrapes[0]!.bytes)}, answered in ${ms(quantile(scrapes.map((x) => x.ms), 0.5), 1)} (median of 3); longest event-loop block during the scrapes ${ms(Math.max(0, ...scrapeProbe.blocks.map((b) => b.ms)), 1)}.`,
+    '\n### What the broker delivered on the flow\'s non-persistent topics (the whole run)\n',
+    table(
+      ['topic', 'messages in', 'out, per subscription (a shortfall: dropped by the broker)'],
+      deliveries.map((d) => [d.topic.replace(/^non-persistent:\/\/tg\//, ''), num(d.in), Object.entries(d.out).map(([sub, out]) => `${sub}: ${num(out)}${out < d.in ? ` (**${num(d.in - out)} short**)` : ''}`).join(', ')]),
+    ),
     '\n### The goal, by case\n',
     table(
       ['case', 'reloads', 'longest block during a reload', 'most agent CPU in one block', 'most event-loop thread CPU in one block', 'event-loop delay max (phase)', 'event-loop delay p99 (phase)', `blocks > ${GOAL_MS} ms (phase)`, 'push → applied (median)'],
@@ -458,5 +484,5 @@ await withCleanup(async (defer) => {
     `\nGoal "a reload of ${num(TOOLS)} tools never blocks requests for more than ${GOAL_MS} ms": **${longest <= GOAL_MS ? 'met' : 'missed'}** (longest block during a reload ${ms(longest, 1)}; the most CPU the agent used in one block ${ms(mostCpu, 1)}, its event-loop thread ${ms(mostMainCpu, 1)} — on a machine with other work a block is also time spent waiting for a core; the event-loop thread's CPU is what it would be on an idle one, the agent's CPU (every thread: worker threads and the garbage collector's helpers too) an upper bound of it).`,
   ].join('\n');
   console.log(out);
-  writeJson(JSON_OUT, { kind: 'reload', transport: TRANSPORT, cases: CASES, steps, baseline, phases, perReload, rebuildMetric, scrapes, scrapeSeries });
+  writeJson(JSON_OUT, { kind: 'reload', transport: TRANSPORT, cpus: cpuSplit ?? 'shared', timeouts: client.timeouts, deliveries, cases: CASES, steps, baseline, phases, perReload, rebuildMetric, scrapes, scrapeSeries });
 });

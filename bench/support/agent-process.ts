@@ -31,6 +31,8 @@ export interface AgentProcessOptions {
   /** `--transport` of the agent (default websocket), and the broker's binary protocol URL for native. */
   transport?: BenchTransportKind;
   serviceUrl?: string;
+  /** Run the agent on these CPUs only (a taskset list, e.g. "0"; see reserveCpusForAgent). */
+  cpus?: string;
 }
 
 export class AgentProcess {
@@ -81,7 +83,9 @@ export class AgentProcess {
       ...(options.args ?? []),
     ];
     const fd = openSync(options.logFile, 'a');
-    const child = spawn(process.execPath, args, {
+    const [command, commandArgs] = options.cpus === undefined ? [process.execPath, args] : ['taskset', ['-c', options.cpus, process.execPath, ...args]];
+    // taskset execs node: the child's pid and IPC channel are the agent's.
+    const child = spawn(command, commandArgs, {
       stdio: ['ignore', fd, fd, 'ipc'],
       env: { ...process.env, ...(options.env ?? {}) },
     });

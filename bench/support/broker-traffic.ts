@@ -45,3 +45,30 @@ export function trafficBetween(before: BrokerTraffic, after: BrokerTraffic): [st
   }
   return out.sort((a, b) => b[1].bytes - a[1].bytes);
 }
+
+/** A topic's messages in, and out to each subscription, since the broker loaded it (its admin API's stats). */
+export interface TopicDeliveries {
+  topic: string;
+  in: number;
+  out: Record<string, number>;
+}
+
+/**
+ * What the broker delivered of what reached a topic. On a non-persistent topic, a subscription's `out` below
+ * `in` counts messages the broker dropped for it (it keeps nothing to hand over later). Undefined when the
+ * stats cannot be read.
+ */
+export async function topicDeliveries(webServiceUrl: string, topic: string): Promise<TopicDeliveries | undefined> {
+  const [, domain, name] = /^(persistent|non-persistent):\/\/(.+)$/.exec(topic) ?? [];
+  if (domain === undefined || name === undefined) return undefined;
+  try {
+    const path = name.split('/').map(encodeURIComponent).join('/');
+    const response = await fetch(`${webServiceUrl}/admin/v2/${domain}/${path}/stats`, { signal: AbortSignal.timeout(10_000) });
+    if (!response.ok) return undefined;
+    const stats = (await response.json()) as { msgInCounter?: number; subscriptions?: Record<string, { msgOutCounter?: number }> };
+    const out = Object.fromEntries(Object.entries(stats.subscriptions ?? {}).map(([sub, s]) => [sub, s.msgOutCounter ?? 0]));
+    return { topic, in: stats.msgInCounter ?? 0, out };
+  } catch {
+    return undefined;
+  }
+}

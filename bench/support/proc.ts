@@ -145,3 +145,25 @@ export async function waitForLowLoad(threshold: number, maxWaitMs: number, log: 
   if (loadAverage1() > threshold) log(`load average still ${reading} after waiting; measuring anyway (noted in the results)`);
   return reading;
 }
+
+/** The CPUs this process may run on (Linux: `taskset -p`), e.g. [0, 1]. */
+function allowedCpus(): number[] {
+  const list = execFileSync('taskset', ['-c', '-p', String(process.pid)], { encoding: 'utf8' }).split(':').at(-1)!.trim();
+  return list.split(',').flatMap((part) => {
+    const [from, to] = part.split('-').map(Number);
+    return Array.from({ length: (to ?? from!) - from! + 1 }, (_, i) => from! + i);
+  });
+}
+
+/**
+ * Gives the agent the CPUs in `agentCpus` (a taskset list, e.g. "0") to itself: this process and every thread
+ * it has, hence every process it starts later (broker, config service), move to the others. Returns the two
+ * lists for the report. The agent is then started under `taskset -c <agentCpus>` (AgentProcessOptions.cpus).
+ */
+export function reserveCpusForAgent(agentCpus: string): { agent: string; others: string } {
+  const reserved = new Set(agentCpus.split(',').map(Number));
+  const others = allowedCpus().filter((cpu) => !reserved.has(cpu));
+  if (others.length === 0) throw new Error(`--agent-cpus ${agentCpus} leaves no CPU for the broker and the load generator`);
+  execFileSync('taskset', ['-a', '-c', '-p', others.join(','), String(process.pid)], { stdio: 'ignore' });
+  return { agent: agentCpus, others: others.join(',') };
+}

@@ -1,11 +1,13 @@
 import { execFile } from 'node:child_process';
+import { getPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WorkerFailedError } from '../../../src/threads/errors.js';
+import { currentThreadId, WORKER_NICENESS } from '../../../src/threads/serve-calls.js';
 import { WorkerClient } from '../../../src/threads/worker-client.js';
 
-type Call = { echo: string } | { throw: string } | { exit: number };
+type Call = { echo: string } | { throw: string } | { exit: number } | { nice: true };
 const entry = new URL('./fixtures/test-worker.ts', import.meta.url);
 const clients: WorkerClient<Call, string>[] = [];
 
@@ -26,6 +28,13 @@ describe('WorkerClient', () => {
     const answers = await Promise.all(['a', 'b', 'c'].map((echo) => c.call({ echo })));
     expect(answers).toEqual(['echo: a (main thread: false)', 'echo: b (main thread: false)', 'echo: c (main thread: false)']);
     expect(c.ready).toBe(true);
+  });
+
+  it.skipIf(process.platform !== 'linux')('runs the worker nicer than the thread that started it, which keeps its own priority', async () => {
+    const own = getPriority(currentThreadId());
+    const c = client();
+    expect(await c.call({ nice: true })).toBe(String(Math.min(19, own + WORKER_NICENESS)));
+    expect(getPriority(currentThreadId())).toBe(own);
   });
 
   it('rejects a call whose handler throws, naming the worker and the error, and keeps serving', async () => {
