@@ -26,7 +26,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { queueToTopic, splitPulsarTopic } from '../src/bus/topics.js';
+import { queueToTopic, topicAdminUrl } from '../src/bus/topics.js';
 import type { Transport } from '../src/bus/transport.js';
 import { startBroker, type BrokerHandle } from '../dev/broker.js';
 import { AgentProcess } from './support/agent-process.js';
@@ -68,8 +68,7 @@ interface FloodResult {
 
 /** The broker's drop counters on the flow's request topic (rates as the broker reports them, per second). */
 async function brokerDrops(broker: BrokerHandle, topic: string): Promise<Record<string, number>> {
-  const { tenant, namespace, topic: local } = splitPulsarTopic(topic);
-  const url = `${broker.webServiceUrl}/admin/v2/non-persistent/${tenant}/${namespace}/${encodeURIComponent(local)}/stats`;
+  const url = `${topicAdminUrl(broker.webServiceUrl, topic)}/stats`;
   try {
     const response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
     if (!response.ok) return { [`HTTP ${response.status}`]: -1 };

@@ -30,7 +30,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { queueToTopic, splitPulsarTopic } from '../src/bus/topics.js';
+import { queueToTopic, topicAdminUrl } from '../src/bus/topics.js';
 import type { Transport } from '../src/bus/transport.js';
 import { uniqueSuffix } from '../dev/flow-config.js';
 import { AgentProcess } from './support/agent-process.js';
@@ -290,8 +290,7 @@ function watchBrokerDrops(webServiceUrl: string, topics: Record<string, string>)
     for (const [name, queue] of Object.entries(topics)) {
       const topic = queueToTopic(queue);
       if (!topic.startsWith('non-persistent://')) continue;
-      const { tenant, namespace, topic: local } = splitPulsarTopic(topic);
-      fetch(`${webServiceUrl}/admin/v2/non-persistent/${tenant}/${namespace}/${encodeURIComponent(local)}/stats`, { signal: AbortSignal.timeout(5000) })
+      fetch(`${topicAdminUrl(webServiceUrl, topic)}/stats`, { signal: AbortSignal.timeout(5000) })
         .then(async (response) => (response.ok ? ((await response.json()) as BrokerTopicStats) : undefined))
         .then((stats) => {
           for (const publisher of stats?.publishers ?? []) note(`${name} (publish)`, publisher.msgDropRate);

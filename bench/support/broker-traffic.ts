@@ -3,6 +3,8 @@
  * broker's own Prometheus endpoint (`pulsar_in_messages_total`, `pulsar_in_bytes_total`, one series per topic,
  * non-persistent topics included). Independent of the agent's code, so two trees compare on the same count.
  */
+import { topicAdminUrl } from '../../src/bus/topics.js';
+
 export interface TopicTraffic {
   messages: number;
   bytes: number;
@@ -59,11 +61,8 @@ export interface TopicDeliveries {
  * stats cannot be read.
  */
 export async function topicDeliveries(webServiceUrl: string, topic: string): Promise<TopicDeliveries | undefined> {
-  const [, domain, name] = /^(persistent|non-persistent):\/\/(.+)$/.exec(topic) ?? [];
-  if (domain === undefined || name === undefined) return undefined;
   try {
-    const path = name.split('/').map(encodeURIComponent).join('/');
-    const response = await fetch(`${webServiceUrl}/admin/v2/${domain}/${path}/stats`, { signal: AbortSignal.timeout(10_000) });
+    const response = await fetch(`${topicAdminUrl(webServiceUrl, topic)}/stats`, { signal: AbortSignal.timeout(10_000) });
     if (!response.ok) return undefined;
     const stats = (await response.json()) as { msgInCounter?: number; subscriptions?: Record<string, { msgOutCounter?: number }> };
     const out = Object.fromEntries(Object.entries(stats.subscriptions ?? {}).map(([sub, s]) => [sub, s.msgOutCounter ?? 0]));

@@ -107,6 +107,15 @@ export function requestResponseSubscriptionName(random: (bytes: number) => Buffe
  * Split a full Pulsar topic (`persistent://tenant/namespace/topic`) into its parts. Queue ids are not accepted:
  * map them with `queueToTopic` first. Everything after the namespace is the topic (it may contain colons).
  */
+/**
+ * A topic's resource on the broker's admin API, `<adminUrl>/admin/v2/<persistence>/<tenant>/<namespace>/<topic>`
+ * (append `/stats` for its stats). Throws a TopicError for a name that is not a full topic.
+ */
+export function topicAdminUrl(adminUrl: string, topic: string): string {
+  const { persistence, tenant, namespace, topic: local } = splitPulsarTopic(topic);
+  return `${adminUrl.replace(/\/+$/, '')}/admin/v2/${persistence}/${encodeURIComponent(tenant)}/${encodeURIComponent(namespace)}/${encodeURIComponent(local)}`;
+}
+
 export function splitPulsarTopic(topic: string): PulsarTopicParts {
   const match = /^(persistent|non-persistent):\/\/([^/]+)\/([^/]+)\/(.+)$/.exec(topic);
   if (!match) {

@@ -7,7 +7,7 @@
  * kind and never affects the agent.
  */
 import type { Logger } from 'pino';
-import { splitPulsarTopic } from '../bus/topics.js';
+import { topicAdminUrl } from '../bus/topics.js';
 import { errorMessage } from '../errors/error-text.js';
 
 export interface WatchedSubscription {
@@ -59,8 +59,7 @@ export class BrokerDropStats {
   }
 
   private async dropRate(watched: WatchedSubscription): Promise<number | undefined> {
-    const { tenant, namespace, topic } = splitPulsarTopic(watched.topic);
-    const url = `${this.options.adminUrl.replace(/\/+$/, '')}/admin/v2/non-persistent/${tenant}/${namespace}/${encodeURIComponent(topic)}/stats`;
+    const url = `${topicAdminUrl(this.options.adminUrl, watched.topic)}/stats`;
     try {
       const response = await fetch(url, {
         headers: this.options.token ? { Authorization: `Bearer ${this.options.token}` } : {},

@@ -4,6 +4,7 @@
  * stand-ins' view, the gateway's conversations). `explained(body, report)` runs the body and, when it throws,
  * appends the report to the error's message; with TG_TEST_REPORT=always it prints the report of a pass too.
  */
+import { splitPulsarTopic, topicAdminUrl } from '../../src/bus/topics.js';
 import type { Transport, TransportStatus } from '../../src/bus/transport.js';
 import type { LogCapture } from './log-capture.js';
 
@@ -173,9 +174,11 @@ export async function subscriptionStats(webServiceUrl: string, topic: string): P
 
 /** The admin API's path of a topic (undefined when `topic` is not a full topic name). */
 export function topicAdminPath(webServiceUrl: string, topic: string): { domain?: string; path?: string } {
-  const [, domain, name] = /^(persistent|non-persistent):\/\/(.+)$/.exec(topic) ?? [];
-  if (domain === undefined || name === undefined) return {};
-  return { domain, path: `${webServiceUrl.replace(/\/+$/, '')}/admin/v2/${domain}/${name.split('/').map(encodeURIComponent).join('/')}` };
+  try {
+    return { domain: splitPulsarTopic(topic).persistence, path: topicAdminUrl(webServiceUrl, topic) };
+  } catch {
+    return {};
+  }
 }
 
 /**

@@ -8,6 +8,7 @@ import {
   queueToTopic,
   requestResponseSubscriptionName,
   splitPulsarTopic,
+  topicAdminUrl,
   subscriptionTypeFor,
 } from '../../../src/bus/topics.js';
 
@@ -115,4 +116,17 @@ describe('splitPulsarTopic', () => {
       expect(() => splitPulsarTopic(topic)).toThrow(TopicError);
     },
   );
+});
+
+describe('topicAdminUrl', () => {
+  it("names the topic's resource on the admin API, the local name encoded, a trailing slash dropped", () => {
+    expect(topicAdminUrl('http://broker:8080/', 'non-persistent://tg/request/agent:ws:flow')).toBe(
+      'http://broker:8080/admin/v2/non-persistent/tg/request/agent%3Aws%3Aflow',
+    );
+    expect(topicAdminUrl('http://broker:8080', 'persistent://tg/flow/a b')).toBe('http://broker:8080/admin/v2/persistent/tg/flow/a%20b');
+  });
+
+  it('refuses a name that is not a full topic', () => {
+    expect(() => topicAdminUrl('http://broker:8080', 'request:tg:agent')).toThrow(TopicError);
+  });
 });
