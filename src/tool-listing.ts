@@ -39,6 +39,7 @@ export function toolListing(
           allowed_groups: [...policy.allowedGroups].sort(),
           allow_wildcard: policy.allowWildcard,
           initial_states: policy.initialStates ? [...policy.initialStates].sort() : null,
+          unknown_groups: policy.unknownGroups,
         }
       : null,
     policy_problems: gate.problemsOf(workspace),

@@ -18,20 +18,34 @@ import type { DocumentSaveOutcome } from './document-saver.js';
 
 /** Why a request was refused before it ran. */
 export interface Refusal {
-  kind: 'group-policy' | 'initial-state' | 'signature' | 'invalid-state';
+  kind: 'group-policy' | 'unknown-group' | 'initial-state' | 'signature' | 'invalid-state';
   /** The metric label and audit detail: e.g. `policy-group`, `initial-state`, `stale-signature`. */
   reason: string;
   message: string;
+  /** The requested groups no tool is in (unknown-group refusals). */
+  unknownGroups?: readonly string[];
   /** The requested groups the policy denied (group-policy refusals). */
   deniedGroups?: readonly string[];
   /** Set when the refusal looks like a privilege escalation attempt: its reason label. */
   escalation?: string;
 }
 
-/** What the gate found: a refusal, and — refused or not — a state no tool of the workspace knows. */
+/** Requested groups no tool of the workspace is in, let through (the policy's `unknown-groups` is not `reject`). */
+export interface UnknownGroups {
+  readonly groups: readonly string[];
+  readonly action: 'ignored' | 'warned';
+  /** Those of `groups` not reported before in this workspace (logged once each). */
+  readonly firstSeen: readonly string[];
+}
+
+/**
+ * What the gate found: a refusal, and — refused or not — a state no tool of the workspace knows, and requested
+ * groups no tool is in.
+ */
 export interface GateVerdict {
   refusal?: Refusal;
   unknownState?: string;
+  unknownGroups?: UnknownGroups;
 }
 
 /** The verdict on one aggregation message: refused (reason label and what was wrong), or its signing time. */
@@ -57,6 +71,8 @@ export interface RequestGate {
 export type RequestTelemetry = IterationEvents & {
   /** The gate found the request's state unknown to every tool of the workspace (counted even when let through). */
   stateUnknown?(state: string): void;
+  /** The request named groups no tool of the workspace is in; `rejected` ones are also `refused`. */
+  groupsUnknown?(groups: readonly string[], action: 'ignored' | 'warned' | 'rejected'): void;
   refused?(refusal: Refusal): void;
   /** The iteration failed for a reason other than the dialog's own logic (too large, too deep, broker, ...). */
   failed?(failure: Failure): void;

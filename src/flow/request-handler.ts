@@ -127,9 +127,22 @@ export class RequestHandler {
       dialog.events = events;
       const verdict = deps.gate?.check(this.ctx.definition, ask, message.properties, registry) ?? {};
       if (verdict.unknownState !== undefined) events.stateUnknown?.(verdict.unknownState);
+      const { unknownGroups } = verdict;
+      if (unknownGroups) {
+        events.groupsUnknown?.(unknownGroups.groups, unknownGroups.action);
+        if (unknownGroups.firstSeen.length > 0) {
+          logger.warn(
+            { id, groups: unknownGroups.firstSeen },
+            `Request names tool group(s) no tool of workspace "${workspace}" is in: ` +
+              `${unknownGroups.firstSeen.map((g) => `"${g}"`).join(', ')} (they match nothing; logged once per name; ` +
+              'the group policy\'s "unknown-groups": "reject" refuses such requests, "ignore" stops this warning)',
+          );
+        }
+      }
       const { refusal } = verdict;
       if (refusal) {
         logger.warn({ id, kind: refusal.kind, reason: refusal.reason }, `Request refused: ${refusal.message}`);
+        if (refusal.unknownGroups) events.groupsUnknown?.(refusal.unknownGroups, 'rejected');
         events.refused?.(refusal);
         await output.respond(errorResponse(refusal.message));
         return;

@@ -14,7 +14,7 @@ export interface AuditTransition {
 }
 
 export interface AuditDenial {
-  kind: 'tool-not-offered' | 'invalid-arguments' | 'group-policy' | 'initial-state' | 'signature' | 'invalid-state' | 'plan-step-refused';
+  kind: 'tool-not-offered' | 'invalid-arguments' | 'group-policy' | 'unknown-group' | 'initial-state' | 'signature' | 'invalid-state' | 'plan-step-refused';
   /** For refusals: why, e.g. `policy-group`, `initial-state`, `stale-signature`, `replayed-signature`. */
   reason?: string;
   detail: string;
@@ -35,6 +35,8 @@ export interface AuditRecord {
   requested_groups: string[] | null;
   /** After defaults: what filtering used. */
   effective_groups: string[];
+  /** Requested groups no tool of the workspace is in (first 20); absent when there were none. */
+  unknown_groups?: readonly string[];
   initial_state: string;
   final_state: string;
   transitions: AuditTransition[];

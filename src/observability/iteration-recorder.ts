@@ -159,6 +159,11 @@ export class IterationRecorder implements RequestTelemetry {
     this.metrics.invalidStates.inc({ state: this.metrics.state(state) });
   }
 
+  groupsUnknown(groups: readonly string[], action: 'ignored' | 'warned' | 'rejected'): void {
+    this.metrics.unknownGroups.inc({ action });
+    this.record.unknown_groups = groups.slice(0, 20);
+  }
+
   refused(refusal: Refusal): void {
     this.metrics.refusals.inc({ reason: refusal.reason });
     if (refusal.escalation) this.metrics.escalationAttempts.inc({ reason: refusal.escalation });

@@ -35,6 +35,7 @@ export const REFUSAL_REASONS = [
   'stale-signature',
   'replayed-signature',
   'invalid-state',
+  'unknown-group',
 ] as const;
 
 /** Tools for which per-tool series are exported at 0 before first use. */
@@ -76,6 +77,7 @@ export class AgentMetrics {
   readonly stateDuration: Histogram<'processor' | 'state'>;
   readonly groupAccessDenied: Counter<'processor' | 'group'>;
   readonly invalidStates: Counter<'processor' | 'state'>;
+  readonly unknownGroups: Counter<'processor' | 'action'>;
   readonly escalationAttempts: Counter<'processor' | 'reason'>;
   readonly toolDenied: Counter<'processor' | 'tool'>;
   readonly argumentFailures: Counter<'processor' | 'tool'>;
@@ -167,6 +169,8 @@ export class AgentMetrics {
     this.stateDuration = new Histogram({ name: 'tg_agent_workflow_duration_seconds', help: 'Time spent in each state: iteration time attributed to the state it ran in (TG-16)', labelNames: ['processor', 'state'], buckets: STATE_BUCKETS, registers });
     this.groupAccessDenied = new Counter({ name: 'tg_agent_group_access_denied_total', help: 'Requests refused by the group policy, by group (TG-13, TG-16)', labelNames: ['processor', 'group'], registers });
     this.invalidStates = new Counter({ name: 'tg_agent_invalid_state_transition_total', help: 'Requests in a state no tool of the workspace knows (TG-16)', labelNames: ['processor', 'state'], registers });
+    this.unknownGroups = new Counter({ name: 'tg_agent_unknown_group_requests_total', help: 'Requests naming a tool group no tool of the workspace is in, by what the policy\'s unknown-groups did (ignored, warned, rejected)', labelNames: ['processor', 'action'], registers });
+    for (const action of ['ignored', 'warned', 'rejected']) this.unknownGroups.inc({ action }, 0);
     this.escalationAttempts = new Counter({ name: 'tg_agent_privilege_escalation_attempts_total', help: 'Suspected privilege escalation attempts (TG-16)', labelNames: ['processor', 'reason'], registers });
     this.toolDenied = new Counter({ name: 'tg_agent_tool_denied_total', help: 'Actions naming a tool that was not offered', labelNames: ['processor', 'tool'], registers });
     this.argumentFailures = new Counter({ name: 'tg_agent_argument_validation_failures_total', help: 'Tool calls refused for invalid arguments', labelNames: ['processor', 'tool'], registers });

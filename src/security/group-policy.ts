@@ -2,8 +2,10 @@
  * The group policy (TG-13 (docs/requirements.md), the spec's §6; TrustGraph has none): per workspace, which tool groups a request
  * may ask for, whether `"*"` is allowed, and optionally which states a conversation may start in. It lives in
  * its own config type (default `agent-group-policy`), key `policy`, value e.g.
- * `{"allowed-groups": ["default", "read-only"], "allow-wildcard": false, "initial-states": ["undefined"]}`.
- * A workspace without entries in that type behaves as TrustGraph does: any group, any state.
+ * `{"allowed-groups": ["default", "read-only"], "allow-wildcard": false, "initial-states": ["undefined"],
+ * "unknown-groups": "warn"}`.
+ * A workspace without entries in that type behaves as TrustGraph does: any group, any state; a requested group
+ * that no tool of the workspace is in is let through (it matches nothing) and warned about.
  *
  * Anything else in the type is a problem, never silently "no policy": a malformed or unknown field, or a
  * policy stored under another key, denies every group (fail closed) until it is fixed; an extra key next to
@@ -12,7 +14,7 @@
 import { z } from 'zod';
 import type { TypeValues } from '../config/workspace-config.js';
 import { describeValue, quote } from '../tools/describe-value.js';
-import { WILDCARD, type AgentAsk, type RequestedGroups } from '../tools/registry/selection.js';
+import { DEFAULT_GROUP, WILDCARD, type AgentAsk, type RequestedGroups } from '../tools/registry/selection.js';
 
 export const POLICY_KEY = 'policy';
 
@@ -21,13 +23,23 @@ const PolicySchema = z.strictObject({
   'allow-wildcard': z.boolean().default(false),
   /** States a conversation may start in; absent: any (TrustGraph's behaviour). */
   'initial-states': z.array(z.string()).optional(),
+  /** What a requested group that no tool of the workspace is in does (the spec's open question on invalid names). */
+  'unknown-groups': z.enum(['ignore', 'warn', 'reject']).default('warn'),
 });
+
+/**
+ * What a requested group no tool is in does: `ignore` (TrustGraph: it matches nothing), `warn` (the same, logged
+ * once per name and counted), `reject` (the request ends with an error naming the groups).
+ */
+export type UnknownGroupsMode = 'ignore' | 'warn' | 'reject';
+export const DEFAULT_UNKNOWN_GROUPS: UnknownGroupsMode = 'warn';
 
 export interface GroupPolicy {
   readonly allowedGroups: ReadonlySet<string>;
   readonly allowWildcard: boolean;
   /** Undefined: a first request may name any state. */
   readonly initialStates: ReadonlySet<string> | undefined;
+  readonly unknownGroups: UnknownGroupsMode;
 }
 
 export interface PolicyParse {
@@ -65,7 +77,7 @@ export function parsePolicy(workspace: string, values: TypeValues): PolicyParse 
     const issue = parsed.error.issues[0];
     const detail =
       issue?.code === 'unrecognized_keys'
-        ? `unknown field(s) ${issue.keys.slice(0, 10).map((k) => quote(k)).join(', ')} (known: allowed-groups, allow-wildcard, initial-states)`
+        ? `unknown field(s) ${issue.keys.slice(0, 10).map((k) => quote(k)).join(', ')} (known: allowed-groups, allow-wildcard, initial-states, unknown-groups)`
         : issue?.path.length
           ? `field "${issue.path.join('.')}": ${issue.message}`
           : `must be a JSON object, got ${describeValue(json)}`;
@@ -78,13 +90,14 @@ export function parsePolicy(workspace: string, values: TypeValues): PolicyParse 
       allowedGroups: new Set(parsed.data['allowed-groups']),
       allowWildcard: parsed.data['allow-wildcard'],
       initialStates: states === undefined ? undefined : new Set(states),
+      unknownGroups: parsed.data['unknown-groups'],
     },
     problems,
   };
 }
 
 function denyAll(): GroupPolicy {
-  return { allowedGroups: new Set(), allowWildcard: false, initialStates: undefined };
+  return { allowedGroups: new Set(), allowWildcard: false, initialStates: undefined, unknownGroups: DEFAULT_UNKNOWN_GROUPS };
 }
 
 export type PolicyDecision = { allowed: true } | { allowed: false; deniedGroups: string[]; wildcard: boolean; message: string };
@@ -118,4 +131,13 @@ export function checkInitialState(policy: GroupPolicy | undefined, ask: AgentAsk
     allowed: false,
     message: `Conversation refused: it may not start in state ${quote(state)}; allowed initial states: ${names.length > 0 ? names.join(', ') : '(none)'}`,
   };
+}
+
+/**
+ * The requested groups that no tool of the workspace is in. `"*"` is never unknown, nor is `"default"` (what a
+ * request without groups asks for, in every workspace).
+ */
+export function unknownGroupsOf(requested: RequestedGroups, knownGroups: ReadonlySet<string>): string[] {
+  if (requested.wildcard) return [];
+  return requested.groups.filter((group) => group !== DEFAULT_GROUP && !knownGroups.has(group));
 }

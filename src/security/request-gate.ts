@@ -7,11 +7,19 @@
 import type { Properties } from '../bus/transport.js';
 import type { FlowDefinition } from '../config/flows.js';
 import type { WorkspaceChange } from '../config/config-watcher.js';
-import type { AggregationCheck, GateVerdict, RequestGate } from '../flow/ports.js';
+import type { AggregationCheck, GateVerdict, RequestGate, UnknownGroups } from '../flow/ports.js';
 import type { ToolRegistry } from '../tools/registry/registry.js';
 import type { AgentAsk } from '../tools/registry/selection.js';
 import type { AgentRequest } from '../wire/index.js';
-import { checkGroups, checkInitialState, parsePolicy, type GroupPolicy } from './group-policy.js';
+import {
+  checkGroups,
+  checkInitialState,
+  DEFAULT_UNKNOWN_GROUPS,
+  parsePolicy,
+  unknownGroupsOf,
+  type GroupPolicy,
+  type UnknownGroupsMode,
+} from './group-policy.js';
 import type { IterationSigner, Verdict } from './iteration-signature.js';
 
 export interface SecurityGateOptions {
@@ -40,14 +48,21 @@ const AGGREGATION_SIGNATURE_MESSAGES: Readonly<Record<'missing' | 'bad' | 'stale
   stale: 'its signature is older than the aggregation timeout (a replay?)',
 };
 
+/** Unknown group names remembered per workspace for logging once; past this, every further one is logged. */
+const REMEMBERED_UNKNOWN_GROUPS = 1000;
+
 export class SecurityGate implements RequestGate {
   private readonly policies = new Map<string, GroupPolicy | undefined>();
   private readonly problems = new Map<string, readonly string[]>();
+  /** Per workspace: unknown group names already logged (forgotten when the workspace's config changes). */
+  private readonly reportedUnknown = new Map<string, Set<string>>();
 
   constructor(private readonly options: SecurityGateOptions) {}
 
   /** Keep each workspace's policy current (called on every config change). */
   onConfig(change: WorkspaceChange): void {
+    // A tool may now be in a group that was unknown: report again what is still unknown.
+    this.reportedUnknown.delete(change.workspace);
     if (!change.changedTypes.includes(this.options.policyConfigType)) return;
     const parsed = parsePolicy(change.workspace, change.snapshot[this.options.policyConfigType] ?? {});
     const { policy } = parsed;
@@ -66,6 +81,7 @@ export class SecurityGate implements RequestGate {
   onWorkspaceDeleted(workspace: string): void {
     this.policies.delete(workspace);
     this.problems.delete(workspace);
+    this.reportedUnknown.delete(workspace);
   }
 
   policyOf(workspace: string): GroupPolicy | undefined {
@@ -93,6 +109,23 @@ export class SecurityGate implements RequestGate {
       };
     }
 
+    const unknown = unknownGroupsOf(ask.groups, registry.knownGroups);
+    const mode = policy?.unknownGroups ?? DEFAULT_UNKNOWN_GROUPS;
+    if (unknown.length > 0 && mode === 'reject') {
+      const known = [...registry.knownGroups].sort().slice(0, 20).map((g) => `"${g}"`);
+      return {
+        refusal: {
+          kind: 'unknown-group',
+          reason: 'unknown-group',
+          message:
+            `Unknown tool group(s) ${unknown.map((g) => `"${g}"`).join(', ')}: no tool of workspace "${flow.workspace}" is in ` +
+            `${unknown.length === 1 ? 'it' : 'them'} (known groups: ${known.join(', ')}${registry.knownGroups.size > 20 ? ', …' : ''})`,
+          unknownGroups: unknown,
+        },
+      };
+    }
+    const unknownGroups = unknown.length > 0 ? this.letThrough(flow.workspace, unknown, mode) : undefined;
+
     const initial = checkInitialState(policy, ask);
     if (!initial.allowed) {
       return { refusal: { kind: 'initial-state', reason: 'initial-state', message: initial.message, escalation: 'initial-state' } };
@@ -108,9 +141,11 @@ export class SecurityGate implements RequestGate {
       }
     }
 
-    if (registry.knownStates.has(state)) return {};
-    if (!this.options.strictStates) return { unknownState: state };
+    const found = unknownGroups === undefined ? {} : { unknownGroups };
+    if (registry.knownStates.has(state)) return found;
+    if (!this.options.strictStates) return { ...found, unknownState: state };
     return {
+      ...found,
       unknownState: state,
       refusal: {
         kind: 'invalid-state',
@@ -118,6 +153,16 @@ export class SecurityGate implements RequestGate {
         message: `Invalid state "${state}": no tool of workspace "${flow.workspace}" uses it`,
       },
     };
+  }
+
+  /** The verdict on unknown groups that are let through; each name is reported (logged) once per workspace. */
+  private letThrough(workspace: string, groups: readonly string[], mode: UnknownGroupsMode): UnknownGroups {
+    if (mode === 'ignore') return { groups, action: 'ignored', firstSeen: [] };
+    let reported = this.reportedUnknown.get(workspace);
+    if (!reported) this.reportedUnknown.set(workspace, (reported = new Set()));
+    const firstSeen = groups.filter((group) => !reported.has(group));
+    for (const group of firstSeen) if (reported.size < REMEMBERED_UNKNOWN_GROUPS) reported.add(group);
+    return { groups, action: 'warned', firstSeen };
   }
 
   checkAggregation(flow: FlowDefinition, request: AgentRequest, properties: Properties, maxAgeMs: number): AggregationCheck {

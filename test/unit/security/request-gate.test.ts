@@ -24,6 +24,8 @@ function checked(gate: SecurityGate, request: AgentRequest, properties: Record<s
   if (metrics) {
     const recorder = new IterationRecorder(metrics, undefined, flow, ask, 'id');
     if (verdict.unknownState !== undefined) recorder.stateUnknown(verdict.unknownState);
+    if (verdict.unknownGroups) recorder.groupsUnknown(verdict.unknownGroups.groups, verdict.unknownGroups.action);
+    if (verdict.refusal?.unknownGroups) recorder.groupsUnknown(verdict.refusal.unknownGroups, 'rejected');
     if (verdict.refusal) recorder.refused(verdict.refusal);
   }
   return verdict;
@@ -123,5 +125,65 @@ describe('the request gate', () => {
     expect(await counter(metrics, 'tg_agent_group_access_denied_total', { group: '*' })).toBe(1);
     expect(await counter(metrics, 'tg_agent_privilege_escalation_attempts_total', { reason: 'policy-wildcard' })).toBe(1);
     expect(await counter(metrics, 'tg_agent_requests_refused_total', { reason: 'policy-group' })).toBe(1);
+  });
+
+  describe('a requested group no tool is in', () => {
+    const withPolicy = (policy: object | undefined): SecurityGate => {
+      const gate = new SecurityGate({ policyConfigType: 'agent-group-policy', strictStates: false });
+      if (policy) {
+        gate.onConfig({ workspace: 'w', changedTypes: ['agent-group-policy'], snapshot: { 'agent-group-policy': { policy: JSON.stringify(policy) } }, version: 1 });
+      }
+      return gate;
+    };
+    const ask = (group: string[]) => makeAgentRequest({ question: 'q', group });
+
+    it('is warned about by default, once per name, and counted on every request', async () => {
+      const metrics = new AgentMetrics('agent-manager', { defaultMetrics: false });
+      const gate = withPolicy(undefined);
+      expect(checked(gate, ask(['default', 'reserch']), {}, metrics)).toEqual({
+        unknownGroups: { groups: ['reserch'], action: 'warned', firstSeen: ['reserch'] },
+      });
+      expect(checked(gate, ask(['reserch', 'zzz']), {}, metrics)).toEqual({
+        unknownGroups: { groups: ['reserch', 'zzz'], action: 'warned', firstSeen: ['zzz'] },
+      });
+      // "default" and "*" are never unknown; a group some tool is in is not either.
+      expect(checked(gate, ask(['default']), {}, metrics)).toEqual({});
+      expect(checked(gate, ask(['*']), {}, metrics)).toEqual({});
+      // A config change may have put a tool in the group: what is still unknown is reported again.
+      gate.onConfig({ workspace: 'w', changedTypes: ['tool'], snapshot: {}, version: 2 });
+      expect(checked(gate, ask(['zzz']), {}, metrics).unknownGroups?.firstSeen).toEqual(['zzz']);
+      expect(await counter(metrics, 'tg_agent_unknown_group_requests_total', { action: 'warned' })).toBe(3);
+      expect(await counter(metrics, 'tg_agent_requests_refused_total', { reason: 'unknown-group' })).toBe(0);
+    });
+
+    it('is let through silently under "ignore" and counted', async () => {
+      const metrics = new AgentMetrics('agent-manager', { defaultMetrics: false });
+      const gate = withPolicy({ 'allowed-groups': ['default', 'reserch'], 'unknown-groups': 'ignore' });
+      expect(checked(gate, ask(['reserch']), {}, metrics)).toEqual({
+        unknownGroups: { groups: ['reserch'], action: 'ignored', firstSeen: [] },
+      });
+      expect(await counter(metrics, 'tg_agent_unknown_group_requests_total', { action: 'ignored' })).toBe(1);
+    });
+
+    it('is refused under "reject" with an error naming it and the known groups, never as an escalation', async () => {
+      const metrics = new AgentMetrics('agent-manager', { defaultMetrics: false });
+      const gate = withPolicy({ 'allowed-groups': ['default', 'reserch', 'x'], 'unknown-groups': 'reject' });
+      expect(checked(gate, ask(['reserch', 'x']), {}, metrics).refusal).toEqual({
+        kind: 'unknown-group',
+        reason: 'unknown-group',
+        message: 'Unknown tool group(s) "reserch", "x": no tool of workspace "w" is in them (known groups: "default")',
+        unknownGroups: ['reserch', 'x'],
+      });
+      // The policy's own refusal comes first for a group it does not allow.
+      expect(checked(gate, ask(['admin']), {}, metrics).refusal?.kind).toBe('group-policy');
+      expect(await counter(metrics, 'tg_agent_unknown_group_requests_total', { action: 'rejected' })).toBe(1);
+      expect(await counter(metrics, 'tg_agent_requests_refused_total', { reason: 'unknown-group' })).toBe(1);
+      expect(await counter(metrics, 'tg_agent_privilege_escalation_attempts_total', {})).toBe(0);
+    });
+
+    it('refuses a policy whose unknown-groups is not one of the three modes, naming the field', () => {
+      const gate = withPolicy({ 'allowed-groups': ['default'], 'unknown-groups': 'loud' });
+      expect(gate.problemsOf('w')).toEqual([expect.stringMatching(/field "unknown-groups".*every group is refused/)]);
+    });
   });
 });

@@ -1,0 +1,77 @@
+/**
+ * The tool-group spec's open questions (its §12) as tg-agent answers them, end to end on any harness transport,
+ * through gateway-shaped requests: a requested group no tool is in, under each of the group policy's
+ * `unknown-groups` modes, and groups inherited from a `tool-service` or `mcp` entry.
+ */
+import { describe, expect, it } from 'vitest';
+import { offeredToolNames, type PromptTerms } from '../../dev/stand-ins/prompt-service.js';
+import { knowledgeQueryTool } from '../../dev/flow-config.js';
+import { harnessPerTest, onTarget, type HarnessTarget } from '../support/harness-per-test.js';
+import { capturingLogger } from '../support/log-capture.js';
+import { sample, scrape } from '../support/prometheus-text.js';
+
+const p = { processor: 'agent-manager' };
+const answerAtOnce = (_terms: PromptTerms): string => 'Thought: nothing to look up\nFinal Answer: done';
+
+export function groupQuestionsSuite(target: HarnessTarget): void {
+  describe(onTarget('the spec open questions on groups', target), () => {
+    const start = harnessPerTest(target);
+
+    describe('a requested group no tool is in', () => {
+      const tools = { r: knowledgeQueryTool('lookup', 'Research lookup', { group: ['research'] }) };
+
+      it('is let through and warned about once per name by default (TrustGraph: it matches nothing)', async () => {
+        const capture = capturingLogger('info');
+        const h = await start({ app: {}, logger: capture.logger, tools, script: answerAtOnce });
+        const first = await h.ask({ question: 'q', group: ['research', 'reserch'] });
+        const second = await h.ask({ question: 'q', group: ['reserch'] });
+        for (const result of [first, second]) expect(result.last).toMatchObject({ end_of_dialog: true, error: null });
+        expect(offeredToolNames(h.prompt.reactCalls()[0]!)).toEqual(['lookup']);
+        expect(offeredToolNames(h.prompt.reactCalls()[1]!)).toEqual([]);
+        const warnings = capture.lines.filter((line) => /no tool of workspace .* is in: "reserch"/.test(String(line.msg)));
+        expect(warnings).toHaveLength(1);
+        const text = await scrape(h.httpUrl());
+        expect(sample(text, 'tg_agent_unknown_group_requests_total', { ...p, action: 'warned' })).toBe(2);
+        expect(capture.audits().map((a) => a.unknown_groups)).toEqual([['reserch'], ['reserch']]);
+      });
+
+      it('ends the request with an error naming it under "reject", before the model is called', async () => {
+        const h = await start({ app: {}, tools, script: answerAtOnce });
+        await h.config.put(h.workspace, 'agent-group-policy', 'policy', {
+          'allowed-groups': ['default', 'research', 'reserch'],
+          'unknown-groups': 'reject',
+        });
+        await h.configApplied();
+        const refused = await h.ask({ question: 'q', group: ['reserch'] });
+        expect(refused.responses).toHaveLength(1);
+        expect(refused.last).toMatchObject({ message_type: 'error', end_of_dialog: true });
+        expect(refused.last.error?.message).toBe(
+          `Unknown tool group(s) "reserch": no tool of workspace "${h.workspace}" is in it (known groups: "default", "research")`,
+        );
+        expect(h.prompt.calls).toHaveLength(0);
+        const fine = await h.ask({ question: 'q', group: ['research'] });
+        expect(fine.last).toMatchObject({ end_of_dialog: true, error: null });
+        const text = await scrape(h.httpUrl());
+        expect(sample(text, 'tg_agent_unknown_group_requests_total', { ...p, action: 'rejected' })).toBe(1);
+        expect(sample(text, 'tg_agent_requests_refused_total', { ...p, reason: 'unknown-group' })).toBe(1);
+        const listing = (await (await fetch(`${h.httpUrl()}/tools/${h.workspace}`)).json()) as { policy: { unknown_groups: string } };
+        expect(listing.policy.unknown_groups).toBe('reject');
+      });
+
+      it('is let through without a warning under "ignore", still counted', async () => {
+        const capture = capturingLogger('info');
+        const h = await start({ app: {}, logger: capture.logger, tools, script: answerAtOnce });
+        await h.config.put(h.workspace, 'agent-group-policy', 'policy', {
+          'allowed-groups': ['default', 'research', 'reserch'],
+          'unknown-groups': 'ignore',
+        });
+        await h.configApplied();
+        const result = await h.ask({ question: 'q', group: ['reserch'] });
+        expect(result.last).toMatchObject({ end_of_dialog: true, error: null });
+        expect(capture.lines.filter((line) => /no tool of workspace/.test(String(line.msg)))).toEqual([]);
+        const text = await scrape(h.httpUrl());
+        expect(sample(text, 'tg_agent_unknown_group_requests_total', { ...p, action: 'ignored' })).toBe(1);
+      });
+    });
+  });
+}

@@ -1,0 +1,3 @@
+import { groupQuestionsSuite } from '../../behaviour/group-questions.js';
+
+groupQuestionsSuite({ transport: 'memory' });
