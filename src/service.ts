@@ -150,7 +150,7 @@ export class AgentService {
         logger,
       }),
       pushQueue: settings.configPushQueue,
-      types: [this.flowConfigType, ...TOOL_CONFIG_TYPES, ...PATTERN_CONFIG_TYPES, ...(hooks.extraConfigTypes ?? [])],
+      types: [...new Set([this.flowConfigType, ...TOOL_CONFIG_TYPES, ...PATTERN_CONFIG_TYPES, ...(hooks.extraConfigTypes ?? [])])],
       onChange: (change) => this.onConfigChange(change),
       onWorkspaceDeleted: (workspace) => this.onWorkspaceDeleted(workspace),
       logger,

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { decodeEntry } from '../tools/config/config-entry.js';
 import { describeValue, quote } from '../tools/describe-value.js';
 import { checkAgainst } from '../tools/config/schema-issues.js';
+import { stringList } from '../tools/config/tool-config-schema.js';
 
 export const MCP_CONFIG_TYPE = 'mcp';
 
@@ -62,6 +63,8 @@ export const McpEntrySchema = z.looseObject({
     .optional(),
   // The value is never echoed: it is a secret.
   'auth-token': z.string({ error: () => 'expected a string (the bearer token)' }).nullable().optional(),
+  // Ours: inherited by the entry's mcp-tool tools that name no group (src/tools/config/inherited-groups.ts).
+  group: stringList('group names').nullable().optional(),
 });
 
 /** The URL as it may be shown: user-info (`user:password@`) replaced by `***@`, query string dropped. */

@@ -77,6 +77,8 @@ export interface ToolServiceDescriptor {
   readonly requestQueue: string;
   readonly responseQueue: string;
   readonly configParams: readonly { readonly name: string; readonly required: boolean }[];
+  /** The entry's `group`: the groups of its tools that name none of their own. */
+  readonly groups?: readonly string[];
   /** The whole parsed config entry (frozen). */
   readonly config: Readonly<Record<string, unknown>>;
 }

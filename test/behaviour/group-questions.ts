@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { offeredToolNames, type PromptTerms } from '../../dev/stand-ins/prompt-service.js';
-import { knowledgeQueryTool } from '../../dev/flow-config.js';
+import { knowledgeQueryTool, mcpTool, toolServiceTool } from '../../dev/flow-config.js';
 import { harnessPerTest, onTarget, type HarnessTarget } from '../support/harness-per-test.js';
 import { capturingLogger } from '../support/log-capture.js';
 import { sample, scrape } from '../support/prometheus-text.js';
@@ -71,6 +71,45 @@ export function groupQuestionsSuite(target: HarnessTarget): void {
         expect(capture.lines.filter((line) => /no tool of workspace/.test(String(line.msg)))).toEqual([]);
         const text = await scrape(h.httpUrl());
         expect(sample(text, 'tg_agent_unknown_group_requests_total', { ...p, action: 'ignored' })).toBe(1);
+      });
+    });
+
+    describe('groups inherited from a tool-service or an mcp entry', () => {
+      it('gives a tool without its own group the group of its tool-service or mcp entry; its own group, even [], wins', async () => {
+        const args = [{ name: 'q', type: 'string', description: 'Query' }];
+        const h = await start({
+          app: {},
+          toolServices: { weather: { group: ['ops'] } },
+          tools: {
+            a: toolServiceTool('forecast', 'weather', args),
+            b: toolServiceTool('public forecast', 'weather', args, 'Public', { group: ['default'] }),
+            c: mcpTool('search', 'search-server', args),
+            d: mcpTool('hidden search', 'search-server', args, 'Never offered', { group: [] }),
+          },
+          script: answerAtOnce,
+        });
+        await h.config.put(h.workspace, 'mcp', 'search-server', { url: 'http://127.0.0.1:9/mcp', group: ['research'] });
+        await h.configApplied();
+        for (const group of [['ops'], ['research'], ['default'], ['*']]) await h.ask({ question: 'q', group });
+        expect(h.prompt.reactCalls().map(offeredToolNames)).toEqual([
+          ['forecast'],
+          ['search'],
+          ['public forecast'],
+          ['forecast', 'public forecast', 'search', 'hidden search'],
+        ]);
+        const listing = (await (await fetch(`${h.httpUrl()}/tools/${h.workspace}`)).json()) as { tools: { name: string; groups: string[] }[] };
+        expect(Object.fromEntries(listing.tools.map((t) => [t.name, t.groups]))).toEqual({
+          forecast: ['ops'],
+          'public forecast': ['default'],
+          search: ['research'],
+          'hidden search': [],
+        });
+
+        // The entry's group changes: its tools follow without a change of their own.
+        await h.config.put(h.workspace, 'mcp', 'search-server', { url: 'http://127.0.0.1:9/mcp', group: ['archive'] });
+        await h.configApplied();
+        await h.ask({ question: 'q', group: ['archive'] });
+        expect(offeredToolNames(h.prompt.reactCalls().at(-1)!)).toEqual(['search']);
       });
     });
   });

@@ -67,6 +67,8 @@ export interface ToolServiceSpec {
   /** Default: echoes `{arguments, config}` as JSON. */
   handler?: ToolServiceHandler;
   configParams?: (string | { name: string; required?: boolean })[];
+  /** The entry's `group` (inherited by its tools that name none). */
+  group?: string[];
   /** Topic under `non-persistent://tg/{request,response}/`. Default `<id>-<random>`. */
   topic?: string;
 }
@@ -500,7 +502,10 @@ export async function startAgentHarness(options: AgentHarnessOptions): Promise<A
       entries.push({
         type: 'tool-service',
         key: id,
-        value: toolServiceDescriptor({ id, ...queues, ...(spec.configParams ? { configParams: spec.configParams } : {}) }),
+        value: {
+          ...toolServiceDescriptor({ id, ...queues, ...(spec.configParams ? { configParams: spec.configParams } : {}) }),
+          ...(spec.group ? { group: spec.group } : {}),
+        },
       });
     }
     for (const [key, value] of Object.entries(options.toolServiceConfigs ?? {})) {

@@ -28,6 +28,7 @@ export function loadToolService(workspace: string, key: string, raw: unknown): T
     requestQueue: config['request-queue'],
     responseQueue: config['response-queue'],
     configParams: Object.freeze(configParams),
+    ...(config.group ? { groups: Object.freeze([...new Set(config.group)]) } : {}),
     config: deepFreeze(decoded.value),
   });
   return { descriptor, problems: [] };

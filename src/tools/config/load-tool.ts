@@ -2,6 +2,7 @@
  * One `tool` config entry → a normalized, frozen `Tool`, or the problems that keep it out of the
  * registry. Each entry is judged on its own (design decision 5 (docs/design.md)); this never throws.
  */
+import { inheritedGroups } from './inherited-groups.js';
 import {
   argumentsFromConfig,
   compileArguments,
@@ -36,6 +37,8 @@ export interface ToolServiceLookup {
   readonly services: ReadonlyMap<string, ToolServiceDescriptor>;
   /** Keys of descriptors that exist but were invalid (reported on their own). */
   readonly invalid: ReadonlySet<string>;
+  /** `mcp` entry key → its `group`, for the entries that have one (inherited by their `mcp-tool` tools). */
+  readonly mcpGroups?: ReadonlyMap<string, readonly string[]>;
 }
 
 export interface ToolLoad {
@@ -168,7 +171,7 @@ export function loadTool(
     key,
     name: config.name,
     description: config.description ?? null,
-    groups: config.group ? Object.freeze([...new Set(config.group)]) : DEFAULT_GROUPS,
+    groups: config.group ? Object.freeze([...new Set(config.group)]) : (inheritedGroups(config, lookup) ?? DEFAULT_GROUPS),
     states: normalizeStates(config),
     nextState: config.state ? config.state : undefined,
     arguments: declared,

@@ -50,7 +50,8 @@ function nonEmptyString(whenMissing: string) {
 }
 
 /** A list of strings; a bare string gets a hint on how to write it. */
-function stringList(what: string) {
+/** A list of strings; a bare string is refused with the fix (TrustGraph's `group` and state lists). */
+export function stringList(what: string) {
   return z.array(z.string(), {
     error: (issue) =>
       typeof issue.input === 'string'

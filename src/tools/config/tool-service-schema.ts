@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { describeValue } from '../describe-value.js';
+import { stringList } from './tool-config-schema.js';
 
 function queueId(which: string) {
   return z
@@ -46,6 +47,10 @@ export const ToolServiceConfigSchema = z
       .nullable()
       .optional()
       .meta({ description: 'Keys a tool using this service may (or must) carry' }),
+    group: stringList('group names')
+      .nullable()
+      .optional()
+      .meta({ description: "Ours: the groups of every tool of this service that names no `group` of its own" }),
   })
   .meta({
     title: 'TrustGraph tool service',

@@ -9,6 +9,7 @@ import { describeValue, quote } from '../describe-value.js';
 import { deepFreeze, frozenMap, frozenSet } from '../freeze.js';
 import { buildListing, type RegistryListing } from './listing.js';
 import { loadTool, type ToolLoad, type ToolServiceLookup } from '../config/load-tool.js';
+import { mcpGroupsOf } from '../config/inherited-groups.js';
 import { loadToolService } from '../config/load-tool-service.js';
 import { LruCache } from './lru.js';
 import { makeProblem, type ConfigKind, type Problem } from '../config/problems.js';
@@ -37,6 +38,8 @@ export interface BuildRegistryInput {
   readonly tools?: Readonly<Record<string, unknown>> | null;
   /** Config type `tool-service`: config key → JSON string. */
   readonly toolServices?: Readonly<Record<string, unknown>> | null;
+  /** Config type `mcp`: config key → JSON string; read for the entries' `group`, which their tools inherit. */
+  readonly mcpServers?: Readonly<Record<string, unknown>> | null;
   /** The config version this registry was built from. */
   readonly version: number;
   /** How many request tool sets to cache (LRU); 0 disables the cache. */
@@ -246,7 +249,8 @@ const bases = new WeakMap<ToolRegistry, Basis>();
 
 /** The build, as steps: the previous registry patched when it can be, otherwise from scratch. */
 function* registrySteps(input: BuildRegistryInput): Steps<BuildRegistryResult> {
-  const fingerprint = servicesFingerprint(input.toolServices);
+  // Tools inherit groups from their tool-service and mcp entries: a change of either rebuilds every tool.
+  const fingerprint = `${servicesFingerprint(input.toolServices)}|${servicesFingerprint(input.mcpServers ?? {})}`;
   if (input.previous !== undefined) {
     const patched = yield* patchSteps(input, input.previous, fingerprint);
     if (patched !== undefined) return patched;
@@ -381,6 +385,8 @@ function* fullSteps(input: BuildRegistryInput, fingerprint: string): Steps<Build
     yield;
   }
   yield;
+  const mcpGroups = mcpGroupsOf(input.mcpServers);
+  const lookup: ToolServiceLookup = { services, invalid: invalidServices, mcpGroups };
 
   const loadedTools: Tool[] = [];
   const mcpReports = new Map<Tool, ArgumentsReport>();
@@ -392,7 +398,7 @@ function* fullSteps(input: BuildRegistryInput, fingerprint: string): Steps<Build
     let loaded = session?.get(key, raw);
     if (!loaded) {
       try {
-        loaded = loadTool(workspace, key, raw, { services, invalid: invalidServices }, input.mcp);
+        loaded = loadTool(workspace, key, raw, lookup, input.mcp);
       } catch (error) {
         loaded = { problems: [unexpectedProblem(workspace, 'tool', key, error)] };
       }
@@ -472,7 +478,7 @@ function* fullSteps(input: BuildRegistryInput, fingerprint: string): Steps<Build
       toolCount: toolEntries.length,
       servicesFingerprint: fingerprint,
       mcp: input.mcp,
-      lookup: { services, invalid: invalidServices },
+      lookup,
       problemKeys,
       index,
       shared,

@@ -16,7 +16,7 @@ import { runInSlices } from '../../threads/time-slices.js';
 import { ToolLoadCache } from '../config/tool-load-cache.js';
 import type { WorkspaceSnapshot } from '../../config/workspace-config.js';
 
-export const TOOL_CONFIG_TYPES = ['tool', 'tool-service'] as const;
+export const TOOL_CONFIG_TYPES = ['tool', 'tool-service', 'mcp'] as const;
 
 /** The rebuilds of one workspace: the newest asked for, and the end of the chain they run in. */
 interface Rebuilds {
@@ -67,6 +67,7 @@ export class WorkspaceRegistries {
       workspace,
       tools: snapshot.tool ?? {},
       toolServices: snapshot['tool-service'] ?? {},
+      mcpServers: snapshot.mcp ?? {},
       version,
       ...(mcp === undefined ? {} : { mcp }),
       // Patched when only tool values changed (see BuildRegistryInput.previous).
