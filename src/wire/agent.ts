@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { TripleSchema, errorField } from './primitives.js';
 import { pythonStr } from './python-repr.js';
-import { bool, defineMessage, list, num, optNum, optStr, str, strKeepingNull, strMap } from './schema-kit.js';
+import { bool, defineMessage, jsonTypeName, list, num, optNum, optStr, str, strKeepingNull, strMap } from './schema-kit.js';
 
 export const PlanStepSchema = z.object({
   goal: str(),
@@ -24,13 +24,14 @@ export type PlanStepInput = z.input<typeof PlanStepSchema>;
  */
 export const argumentsField = () =>
   z
-    .record(z.string(), z.unknown())
+    // Not z.record: it rebuilds the object by assignment, which drops a key such as "__proto__".
+    .custom<Record<string, unknown>>((v) => typeof v === 'object' && v !== null && !Array.isArray(v), {
+      error: (issue) => `expected object, got ${jsonTypeName(issue.input)}`,
+    })
     .nullish()
-    .transform((v): Record<string, string> => {
-      const out: Record<string, string> = {};
-      if (v) for (const [key, value] of Object.entries(v)) out[key] = pythonStr(value);
-      return out;
-    });
+    // fromEntries defines own properties: a key such as "__proto__" survives (an assignment would drop it, and
+    // the iteration signature, which covers every key, would then fail on the next iteration).
+    .transform((v): Record<string, string> => (v ? Object.fromEntries(Object.entries(v).map(([key, value]) => [key, pythonStr(value)])) : {}));
 
 export const AgentStepSchema = z.object({
   thought: str(),
