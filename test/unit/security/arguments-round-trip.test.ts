@@ -23,9 +23,10 @@ const modelArgs = fc
 
 describe('Args through signing and the wire', () => {
   it('round-trip unchanged and verify on the next iteration, for any keys and values', () => {
-    const signer = new IterationSigner('a-signing-key-of-some-length');
     fc.assert(
       fc.property(modelArgs, (args) => {
+        // A signer per run: one that saw an equal request before would rightly call it a replay.
+        const signer = new IterationSigner('a-signing-key-of-some-length');
         const step = agentStepOf({ thought: 't', action: 'tool', arguments: stringifyArguments(args), observation: 'o' });
         const request = agentRequestOf({ ...makeAgentRequest({ question: 'q' }), history: [step] });
         const properties = signer.sign(route, request);
