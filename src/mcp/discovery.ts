@@ -18,7 +18,7 @@ import { McpDiscoveryError, type DiscoveryFailureReason } from './errors.js';
 import { discoveryFingerprint, type McpDiscoveryLookup, type McpToolDiscovery } from './discovery-result.js';
 import { MCP_CONFIG_TYPE, parseMcpConfig, redactUrl, type McpConfig, type McpServerEntry } from './mcp-config.js';
 import { SchemaCompiler } from './schema-arguments.js';
-import { listMcpTools, type ListedMcpTool, type McpEndpoint, type ToolsLister } from './tools-list-client.js';
+import { hideSecrets, listMcpTools, type ListedMcpTool, type McpEndpoint, type ToolsLister } from './tools-list-client.js';
 import { errorMessage } from '../errors/error-text.js';
 
 export interface McpDiscoveryOptions {
@@ -258,7 +258,7 @@ export class McpDiscovery {
       const failure =
         error instanceof McpDiscoveryError
           ? error
-          : new McpDiscoveryError('protocol', `tools/list of ${redactUrl(entry.url)} failed: ${errorMessage(error)}`);
+          : new McpDiscoveryError('protocol', `tools/list of ${redactUrl(entry.url)} failed: ${hideSecrets(errorMessage(error), endpoint)}`);
       state.cache.fail(key, failure);
       const after = state.cache.state(key);
       const repeated = before.status === 'failed' && before.error.reason === failure.reason;

@@ -11,6 +11,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { McpDiscoveryError } from './errors.js';
 import { redactUrl } from './mcp-config.js';
+import { maskSecrets, urlSecrets } from '../errors/secret-text.js';
 import { errorMessage } from '../errors/error-text.js';
 
 /** Where to ask: an MCP server URL and its optional bearer token. */
@@ -82,8 +83,9 @@ function networkCode(error: unknown): string | undefined {
   return undefined;
 }
 
-function hideToken(text: string, endpoint: McpEndpoint): string {
-  return endpoint.authToken ? text.split(endpoint.authToken).join('***') : text;
+/** The text without the endpoint's token, URL password, user name or query values, in whatever form they appear. */
+export function hideSecrets(text: string, endpoint: McpEndpoint): string {
+  return maskSecrets(text, [endpoint.authToken, ...urlSecrets(endpoint.url)]);
 }
 
 /** Any failure of the exchange → a reason and an actionable message. */
@@ -106,15 +108,15 @@ export function classifyFailure(error: unknown, endpoint: McpEndpoint, timedOut:
   }
   if (error instanceof StreamableHTTPError && error.code !== undefined && error.code >= 300) {
     const hint = error.code === 404 || error.code === 405 ? '; check the "url" path of the mcp entry (often …/mcp)' : '';
-    return new McpDiscoveryError('http', `${where} answered HTTP ${error.code}${hint}: ${short(hideToken(error.message, endpoint))}`);
+    return new McpDiscoveryError('http', `${where} answered HTTP ${error.code}${hint}: ${short(hideSecrets(error.message, endpoint))}`);
   }
   const message = errorMessage(error);
   if (error instanceof TypeError && /fetch failed/i.test(message)) {
-    return new McpDiscoveryError('unreachable', `cannot reach ${where} (${short(message)}); check the "url" of the mcp entry and that the server is running`);
+    return new McpDiscoveryError('unreachable', `cannot reach ${where} (${short(hideSecrets(message, endpoint))}); check the "url" of the mcp entry and that the server is running`);
   }
   return new McpDiscoveryError(
     'protocol',
-    `${where} did not complete an MCP tools/list exchange over Streamable HTTP: ${short(hideToken(message, endpoint))}`,
+    `${where} did not complete an MCP tools/list exchange over Streamable HTTP: ${short(hideSecrets(message, endpoint))}`,
   );
 }
 
