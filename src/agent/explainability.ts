@@ -26,15 +26,29 @@ const literalIfSet = (s: string, p: string, value: string | number | null | unde
 /** Session ids longer than this are not put into URIs and message ids as they are. */
 export const MAX_SESSION_ID_IN_URI = 256;
 
+/** Characters a session id may use to go into URIs unchanged (what UUIDs and TrustGraph's own ids use). */
+const URI_SAFE_SESSION_ID = /^[A-Za-z0-9._~-]*$/;
+
 /**
- * The part of a conversation's URIs that names it: the session id itself (as TrustGraph writes it), or, for a
- * session id longer than MAX_SESSION_ID_IN_URI, `sha256-<hex>` of it, so that every message id and explain
- * triple stays small however large the id the client sent. The same id always gives the same key, on any
- * replica and in every iteration.
+ * The part of a conversation's URIs that names it: the session id itself when it is URI-safe (as TrustGraph
+ * writes it: a UUID), percent-encoded when it is not (a client's `../x`, NUL, newline or `<script>` never reaches
+ * a URI or a librarian document id raw), and for an id longer than MAX_SESSION_ID_IN_URI once encoded,
+ * `sha256-<hex>` of it, so that every message id and explain triple stays small however large the id the
+ * client sent. The same id always gives the same key, on any replica and in every iteration.
  */
 export function sessionUriKey(sessionId: string): string {
-  if (sessionId.length <= MAX_SESSION_ID_IN_URI) return sessionId;
+  const key = URI_SAFE_SESSION_ID.test(sessionId) ? sessionId : percentEncoded(sessionId);
+  if (key !== undefined && key.length <= MAX_SESSION_ID_IN_URI) return key;
   return `sha256-${createHash('sha256').update(sessionId, 'utf8').digest('hex')}`;
+}
+
+/** `undefined` for a string with a lone surrogate, which has no UTF-8 form to encode. */
+function percentEncoded(text: string): string | undefined {
+  try {
+    return encodeURIComponent(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The URIs of one conversation's entities; `sessionId` is the `sessionUriKey`. */

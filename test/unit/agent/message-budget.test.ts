@@ -105,6 +105,16 @@ describe('budgetFor', () => {
 });
 
 describe('sessionUriKey', () => {
+  it('percent-encodes a session id that is not URI-safe, so no path, NUL, newline or markup reaches a URI', () => {
+    expect(sessionUriKey('3f1c2a9e-0b7d-4e57-9a51-3c0f9e2b1d44')).toBe('3f1c2a9e-0b7d-4e57-9a51-3c0f9e2b1d44');
+    const key = sessionUriKey('../../x\u0000y\n<script>/é');
+    expect(key).toBe('..%2F..%2Fx%00y%0A%3Cscript%3E%2F%C3%A9');
+    expect(key).toMatch(/^[A-Za-z0-9._~%-]+$/);
+    expect(sessionUriKey('a\ud800b')).toMatch(/^sha256-[0-9a-f]{64}$/);
+    // '%' is encoded too, so an id that looks encoded never meets the id it looks like.
+    expect(sessionUriKey('a%20b')).not.toBe(sessionUriKey('a b'));
+  });
+
   it('keeps a session id of ordinary length, as TrustGraph writes it', () => {
     const id = 'f7b3c0de-0000-4000-8000-000000000000';
     expect(sessionUriKey(id)).toBe(id);
