@@ -12,6 +12,11 @@ export interface DialogState {
   ended: boolean;
   /** The broker acknowledged the end-of-dialog message. */
   delivered: boolean;
+  /**
+   * Refused without a reply on purpose: a continuation whose signature is missing, wrong or already used was not
+   * written by this conversation's agent, and its `id` may name someone else's dialog (see `Refusal.unanswered`).
+   */
+  unanswered?: boolean;
   /** Why the end-of-dialog message failed, when it did. */
   finalFailure?: unknown;
   /** The first failure of anything in this request's handling. */

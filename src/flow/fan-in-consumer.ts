@@ -8,7 +8,7 @@
  */
 import type { Consumer, IncomingMessage, Transport } from '../bus/transport.js';
 import { FanIn, REJECTED, type FanInStep } from '../agent/patterns/fan-in.js';
-import { readFanInMessage, type DecodedFanIn } from '../agent/patterns/fan-in-messages.js';
+import { FAN_IN_PROPERTY, fanInKindOf, readFanInMessage, type DecodedFanIn } from '../agent/patterns/fan-in-messages.js';
 import { agentRequestCodec, type AgentRequest } from '../wire/index.js';
 import { emitFanIn } from '../agent/patterns/supervisor.js';
 import { errorResponse } from '../agent/responses.js';
@@ -112,9 +112,16 @@ export class FanInConsumer {
     const gate = this.flow.gate;
     if (!gate?.checkAggregation) return {};
     const maxAgeMs = this.settings.timeoutMs + ORPHAN_GRACE_MS;
-    const check = request
-      ? gate.checkAggregation(this.flow.definition, request, message.properties, maxAgeMs)
-      : { refused: { reason: 'bad-signature', message: `it cannot be read, so its signature cannot be checked (${problem ?? 'unreadable'})` } };
+    const kind = fanInKindOf(message.properties);
+    const check =
+      request && kind
+        ? gate.checkAggregation(this.flow.definition, request, message.properties, maxAgeMs, kind)
+        : {
+            refused: {
+              reason: 'bad-signature',
+              message: `it cannot be read, so its signature cannot be checked (${problem ?? `its ${FAN_IN_PROPERTY} property is ${JSON.stringify(message.properties[FAN_IN_PROPERTY] ?? null)}`})`,
+            },
+          };
     if (!check.refused) return check.signedAt !== undefined ? { signedAt: check.signedAt } : {};
     this.flow.logger.warn(
       { messageId: message.messageId, id: message.properties.id, reason: check.refused.reason, correlationId: request?.correlation_id },

@@ -71,7 +71,7 @@ export function iterationOutput(flow: FlowOutput, id: string, dialog: DialogStat
       ? {
           aggregate: async (kind: FanInKind, message: AgentRequest) => {
             const aggregation = producers.aggregation!;
-            const signed = { ...(flow.gate?.nextProperties(flow.definition, message, id) ?? {}), id };
+            const signed = { ...(flow.gate?.nextProperties(flow.definition, message, id, kind) ?? {}), id };
             const outgoing = fanInMessage(kind, message, signed, Date.now());
             checkFits(outgoing.payload, 'the supervisor aggregation message', budgetFor(flow.transport, outgoing.properties));
             await settle(dialog.pending);

@@ -13,6 +13,7 @@ import type { IterationEvents, IterationResult, UndeclaredArguments } from '../a
 import type { ToolServiceClients } from './tool-service-clients.js';
 import type { ToolRegistry } from '../tools/registry/registry.js';
 import type { AgentAsk } from '../tools/registry/selection.js';
+import type { FanInKind } from '../agent/patterns/fan-in-messages.js';
 import type { ConcurrencyLimit } from './concurrency-limit.js';
 import type { DocumentSaveOutcome } from './document-saver.js';
 
@@ -28,6 +29,11 @@ export interface Refusal {
   deniedGroups?: readonly string[];
   /** Set when the refusal looks like a privilege escalation attempt: its reason label. */
   escalation?: string;
+  /**
+   * No error response is sent: the message is a forgery or a replay, and the dialog its `id` names belongs to
+   * whoever started it (an error there would end a conversation the sender did not start). Logged and counted.
+   */
+  unanswered?: boolean;
 }
 
 /** Requested groups no tool of the workspace is in, let through (the policy's `unknown-groups` is not `reject`). */
@@ -58,13 +64,22 @@ export interface AggregationCheck {
 export interface RequestGate {
   /** A refusal ends the dialog with an error; no refusal lets the request through. The gate counts nothing. */
   check(flow: FlowDefinition, ask: AgentAsk, properties: Properties, registry: ToolRegistry): GateVerdict;
-  /** Extra properties for a `next` message (the iteration signature). */
-  nextProperties(flow: FlowDefinition, request: AgentAsk['request'], id: string): Properties;
+  /**
+   * Extra properties for a `next` message (the iteration signature), or with `aggregation` for a message of the
+   * supervisor's aggregation topic of that kind (signed apart: see iteration-signature.ts).
+   */
+  nextProperties(flow: FlowDefinition, request: AgentAsk['request'], id: string, aggregation?: FanInKind): Properties;
   /**
    * With signing, the check of a message of the supervisor's aggregation topic (signed as `nextProperties`
    * signs): its signature must verify and be at most `maxAgeMs` old. Absent: nothing is checked.
    */
-  checkAggregation?(flow: FlowDefinition, request: AgentAsk['request'], properties: Properties, maxAgeMs: number): AggregationCheck;
+  checkAggregation?(
+    flow: FlowDefinition,
+    request: AgentAsk['request'],
+    properties: Properties,
+    maxAgeMs: number,
+    kind: FanInKind,
+  ): AggregationCheck;
 }
 
 /** The telemetry of one consumed request: its iteration's events plus what happens around the iteration. */

@@ -144,6 +144,11 @@ export class RequestHandler {
         logger.warn({ id, kind: refusal.kind, reason: refusal.reason }, `Request refused: ${refusal.message}`);
         if (refusal.unknownGroups) events.groupsUnknown?.(refusal.unknownGroups, 'rejected');
         events.refused?.(refusal);
+        if (refusal.unanswered) {
+          logger.warn({ id, reason: refusal.reason }, 'No error response for this refusal: the id it carries may name a conversation its sender did not start');
+          dialog.unanswered = true;
+          return;
+        }
         await output.respond(errorResponse(refusal.message));
         return;
       }
@@ -193,6 +198,7 @@ export class RequestHandler {
     const { logger } = this.ctx;
     // Ended, or handed over to its next iteration (which ends the dialog): a second final message would be one
     // too many, so a failure of some other message of this iteration is only logged.
+    if (dialog.unanswered) return true;
     if (dialog.delivered || dialog.result?.outcome === 'next') {
       if (dialog.failure !== undefined) {
         const { reason, text } = describeFailure(dialog.failure);

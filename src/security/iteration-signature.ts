@@ -28,6 +28,12 @@ export const DEFAULT_SIGNING_MAX_AGE_SECONDS = 600;
 const CLOCK_SKEW_MS = 30_000;
 /** Version tag of the signed content: signatures of another layout never verify. */
 const LAYOUT = 'tg-agent-iteration/2';
+/**
+ * The layout of the supervisor's aggregation messages, with their kind inside: a signature of one never verifies
+ * as a `next` (a held fan-out record replayed onto the request topic), nor as an aggregation message of
+ * another kind (a genuine fan-out re-labelled as a cancel).
+ */
+const AGGREGATION_LAYOUT = 'tg-agent-aggregation/1';
 
 /** Where an iteration travels: part of what is signed, so a `next` cannot be moved to another flow. */
 export interface IterationRoute {
@@ -35,6 +41,8 @@ export interface IterationRoute {
   readonly flow: string;
   /** The message's `id` property. */
   readonly id: string;
+  /** Absent: a message of the request topic. Set: a message of the aggregation topic, of this kind. */
+  readonly aggregation?: 'fan-out' | 'completion' | 'cancel';
 }
 
 export type Verdict = 'ok' | 'missing' | 'bad' | 'stale' | 'replayed';
@@ -55,7 +63,8 @@ function canonicalValue(value: unknown): unknown {
 
 /** The signed content. */
 export function canonicalIteration(route: IterationRoute, request: AgentRequest, signedAt: string): string {
-  return JSON.stringify([LAYOUT, route.workspace, route.flow, route.id, signedAt, canonicalValue(request)]);
+  const layout = route.aggregation === undefined ? [LAYOUT] : [AGGREGATION_LAYOUT, route.aggregation];
+  return JSON.stringify([...layout, route.workspace, route.flow, route.id, signedAt, canonicalValue(request)]);
 }
 
 export interface IterationSignerOptions {

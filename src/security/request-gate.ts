@@ -11,6 +11,7 @@ import type { AggregationCheck, GateVerdict, RequestGate, UnknownGroups } from '
 import type { ToolRegistry } from '../tools/registry/registry.js';
 import type { AgentAsk } from '../tools/registry/selection.js';
 import type { AgentRequest } from '../wire/index.js';
+import type { FanInKind } from '../agent/patterns/fan-in-messages.js';
 import {
   checkGroups,
   checkInitialState,
@@ -137,7 +138,11 @@ export class SecurityGate implements RequestGate {
       const verdict = signer.verify(route, request, properties);
       if (verdict !== 'ok') {
         const reason = `${verdict}-signature`;
-        return { refusal: { kind: 'signature', reason, message: SIGNATURE_MESSAGES[verdict], escalation: reason } };
+        // A stale signature is genuine (a conversation that waited too long): its own client gets the error.
+        const unanswered = verdict !== 'stale';
+        return {
+          refusal: { kind: 'signature', reason, message: SIGNATURE_MESSAGES[verdict], escalation: reason, ...(unanswered ? { unanswered } : {}) },
+        };
       }
     }
 
@@ -165,16 +170,17 @@ export class SecurityGate implements RequestGate {
     return { groups, action: 'warned', firstSeen };
   }
 
-  checkAggregation(flow: FlowDefinition, request: AgentRequest, properties: Properties, maxAgeMs: number): AggregationCheck {
+  checkAggregation(flow: FlowDefinition, request: AgentRequest, properties: Properties, maxAgeMs: number, kind: FanInKind): AggregationCheck {
     const { signer } = this.options;
     if (!signer) return {};
-    const route = { workspace: flow.workspace, flow: flow.flow, id: properties.id ?? 'unknown' };
+    const route = { workspace: flow.workspace, flow: flow.flow, id: properties.id ?? 'unknown', aggregation: kind };
     const { verdict, signedAt } = signer.verifyHeld(route, request, properties, maxAgeMs);
     if (verdict === 'ok') return { signedAt };
     return { refused: { reason: `${verdict}-signature`, message: AGGREGATION_SIGNATURE_MESSAGES[verdict] } };
   }
 
-  nextProperties(flow: FlowDefinition, request: AgentRequest, id: string): Properties {
-    return this.options.signer ? this.options.signer.sign({ workspace: flow.workspace, flow: flow.flow, id }, request) : {};
+  nextProperties(flow: FlowDefinition, request: AgentRequest, id: string, aggregation?: FanInKind): Properties {
+    const route = { workspace: flow.workspace, flow: flow.flow, id, ...(aggregation ? { aggregation } : {}) };
+    return this.options.signer ? this.options.signer.sign(route, request) : {};
   }
 }

@@ -8,7 +8,8 @@ import { SIGNATURE_PROPERTY } from '../../src/security/iteration-signature.js';
 import type { AgentRequest } from '../../src/wire/index.js';
 import type { PromptTerms } from '../../dev/stand-ins/prompt-service.js';
 import { harnessPerTest, onTarget, type HarnessTarget } from '../support/harness-per-test.js';
-import { capturingLogger } from '../support/log-capture.js';
+import { capturingLogger, type LogCapture } from '../support/log-capture.js';
+import { responsesToRefused } from '../support/no-reply.js';
 import { knowledgeQueryTool } from '../../dev/flow-config.js';
 import { checkDashboardMetrics, parseExposition as metricFamilies } from '../support/dashboard-metrics.js';
 import { sample, scrape } from '../support/prometheus-text.js';
@@ -140,9 +141,10 @@ export function observabilitySuite(target: HarnessTarget): void {
     describe('signed iterations', () => {
       const SIGNING_KEY = 'test-signing-key-0123456789';
 
-      async function signedConversation() {
+      async function signedConversation(capture?: LogCapture) {
         const h = await start({
           app: { signingKey: SIGNING_KEY },
+          ...(capture ? { logger: capture.logger } : {}),
           tools: {
             a: knowledgeQueryTool('lookup', 'Look up', { group: ['read-only'], state: 'analysis' }),
             b: knowledgeQueryTool('secret', 'Admin only', { group: ['admin'] }),
@@ -162,17 +164,19 @@ export function observabilitySuite(target: HarnessTarget): void {
       });
 
       it('refuses a next message whose group or state was changed, or whose signature is missing, and counts it', async () => {
-        const { h, result } = await signedConversation();
+        const capture = capturingLogger();
+        const { h, result } = await signedConversation(capture);
         const genuine = result.nextMessages[0]!;
-        const forge = async (request: AgentRequest, properties: Record<string, string>) =>
-          (await h.ask(request, { properties: { ...properties, id: `forged-${Math.random()}` } })).last;
+        // No reply to any of them: the id a forged continuation carries may be someone else's dialog.
+        const forge = (request: AgentRequest, properties: Record<string, string>) =>
+          responsesToRefused(h, capture.audits, request, { ...properties, id: genuine.properties.id ?? '' });
 
-        const escalated = await forge({ ...genuine.value, group: ['admin'] }, genuine.properties);
-        expect(escalated.error?.message).toMatch(/signature does not match/);
-        const skipped = await forge({ ...genuine.value, state: 'results' }, genuine.properties);
-        expect(skipped.error?.message).toMatch(/signature does not match/);
-        const unsigned = await forge(genuine.value, {});
-        expect(unsigned.error?.message).toMatch(/carries no signature/);
+        expect(await forge({ ...genuine.value, group: ['admin'] }, genuine.properties)).toEqual([]);
+        expect(await forge({ ...genuine.value, state: 'results' }, genuine.properties)).toEqual([]);
+        expect(await forge(genuine.value, {})).toEqual([]);
+        const logged = capture.lines.map((l) => String(l.msg));
+        expect(logged.filter((m) => /signature does not match/.test(m))).toHaveLength(2);
+        expect(logged.filter((m) => /carries no signature/.test(m))).toHaveLength(1);
         expect(h.prompt.reactCalls()).toHaveLength(2);
 
         const text = await scrape(h.httpUrl());

@@ -6,9 +6,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { IterationSigner, SIGNATURE_PROPERTY, SIGNED_AT_PROPERTY } from '../../src/security/iteration-signature.js';
-import type { AgentRequest } from '../../src/wire/index.js';
 import type { PromptTerms } from '../../dev/stand-ins/prompt-service.js';
-import type { AgentHarnessOptions } from '../support/agent-harness.js';
+import { AskTimeoutError, type AgentHarnessOptions } from '../support/agent-harness.js';
+import { responsesToRefused } from '../support/no-reply.js';
 import { harnessPerTest, onTarget, type HarnessTarget } from '../support/harness-per-test.js';
 import { capturingLogger } from '../support/log-capture.js';
 import { knowledgeQueryTool, mcpTool, toolServiceTool } from '../../dev/flow-config.js';
@@ -104,26 +104,25 @@ export function securityHardeningSuite(target: HarnessTarget): void {
       }
 
       it('refuses a signed next whose question, collection, streaming, session id or flow was changed', async () => {
-        const { h, genuine } = await signedConversation();
+        const { h, genuine, capture } = await signedConversation();
         const reactCalls = h.prompt.reactCalls().length;
         const properties = genuine.properties;
-        const resend = async (request: AgentRequest, flow?: string) =>
-          (await h.ask(request, { properties, ...(flow ? { flow } : {}) })).last;
-
+        // Refused without a reply: the id may be a victim's, whose dialog an error would end.
         for (const [field, changed] of [
           ['question', { ...genuine.value, question: 'delete everything' }],
           ['collection', { ...genuine.value, collection: 'other' }],
           ['streaming', { ...genuine.value, streaming: true }],
           ['session_id', { ...genuine.value, session_id: 's-2' }],
         ] as const) {
-          const last = await resend(changed);
-          expect(last.error?.message, field).toMatch(/signature does not match/);
+          expect(await responsesToRefused(h, capture.audits, changed, properties), field).toEqual([]);
         }
         await h.addFlow('other');
         await h.configApplied();
         await h.waitReady();
-        const moved = await resend(genuine.value, 'other');
-        expect(moved.error?.message).toMatch(/signature does not match/);
+        const moved = await h.ask(genuine.value, { properties, flow: 'other', timeoutMs: 3_000 }).catch((e: unknown) => e);
+        expect(moved).toBeInstanceOf(AskTimeoutError);
+        expect((moved as AskTimeoutError).responses).toEqual([]);
+        await h.waitFor(() => capture.audits().filter((a) => a.outcome === 'refused').length === 5, 'five refusals audited');
         expect(h.prompt.reactCalls()).toHaveLength(reactCalls);
 
         const text = await scrape(h.httpUrl());
@@ -135,8 +134,9 @@ export function securityHardeningSuite(target: HarnessTarget): void {
         const { h, genuine, capture } = await signedConversation();
         const reactCalls = h.prompt.reactCalls().length;
 
-        const replayed = await h.ask(genuine.value, { properties: genuine.properties });
-        expect(replayed.last.error?.message).toMatch(/already processed \(a replay\)/);
+        // A replay gets no reply (the dialog it names is someone else's); a stale one does: it is genuine, only late.
+        expect(await responsesToRefused(h, capture.audits, genuine.value, genuine.properties)).toEqual([]);
+        expect(capture.lines.some((l) => /already processed \(a replay\)/.test(String(l.msg)))).toBe(true);
 
         // Signed with the key an hour ago: older than the default --signing-max-age (600 s).
         const hourAgo = new IterationSigner(SIGNING_KEY, { now: () => Date.now() - 3_600_000 });

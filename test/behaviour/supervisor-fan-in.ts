@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Producer, Transport } from '../../src/bus/transport.js';
 import { aggregationTopic, queueToTopic } from '../../src/bus/topics.js';
-import { fanInMessage } from '../../src/agent/patterns/fan-in-messages.js';
+import { FAN_IN_PROPERTY, fanInMessage } from '../../src/agent/patterns/fan-in-messages.js';
 import { agentRequestCodec, makeAgentRequest, makeAgentStep } from '../../src/wire/index.js';
 import type { PromptTerms } from '../../dev/stand-ins/prompt-service.js';
 import { startGatewayClient } from '../support/gateway-client.js';
@@ -142,6 +142,50 @@ export function supervisorFanInSuite(target: HarnessTarget): void {
         // Findings come in the order the subagents finished, which several request consumers do not fix.
         expect(after.answer.replace(/^Synthesis: /, '').split(' | ').sort()).toEqual([...GOALS].sort());
       } finally {
+        await gateway.close();
+      }
+    });
+
+    it('with signing, a genuine fan-out record re-labelled as a cancel or replayed onto the request topic is refused, and its conversation ends once, with its answer', async () => {
+      const h = await start({ app: { signingKey: SIGNING_KEY } });
+      const gateway = await startGatewayClient({ transport: h.transport, workspace: h.workspace });
+      const topic = aggregationTopic(queueToTopic(h.flows[Object.keys(h.flows)[0]!]!.topics.request!));
+      const aggregation = await h.transport.createProducer(topic);
+      const replayed: Promise<unknown>[] = [];
+      // The attacker reads the aggregation topic and sends each genuine fan-out record back twice: as a cancel of
+      // the conversation, and as a `next` on the request topic (whose signature it carries).
+      const observer = await h.transport.subscribe({
+        topic,
+        subscription: `attacker-${Math.random().toString(36).slice(2)}`,
+        subscriptionType: 'Exclusive',
+        handler: async (message) => {
+          await message.ack();
+          if (message.properties[FAN_IN_PROPERTY] !== 'fan-out') return;
+          const { [FAN_IN_PROPERTY]: _kind, ...rest } = message.properties;
+          replayed.push(aggregation.send({ payload: message.payload, properties: { ...rest, [FAN_IN_PROPERTY]: 'cancel' }, key: agentRequestCodec.decode(message.payload).correlation_id }));
+          replayed.push(gateway.sendRaw(message.payload, rest));
+        },
+      });
+      try {
+        const victim = await gateway.send({ question: 'Two things', pattern: 'supervisor', session_id: 'sup-victim' });
+        await gateway.waitEnded([victim], 30_000);
+        await h.waitFor(() => replayed.length === 2, 'both replays sent');
+        await Promise.all(replayed);
+        // Past the aggregation timeout: a cancelled fan-in would have sent nothing, a second one a second message.
+        await new Promise((resolve) => setTimeout(resolve, PAST_TIMEOUT_MS));
+        const finals = gateway.conversation(victim).responses.filter((r) => r.end_of_dialog);
+        expect(finals).toHaveLength(1);
+        expect(finals[0]).toMatchObject({ message_type: 'answer' });
+        expect(finals[0]!.content.replace(/^Synthesis: /, '').split(' | ').sort()).toEqual([...GOALS].sort());
+        expect(h.prompt.calls.filter((c) => c.id === 'supervisor-decompose')).toHaveLength(1);
+        let refused = 0;
+        const deadline = Date.now() + 20_000;
+        while ((refused = await metric(h, 'tg_agent_privilege_escalation_attempts_total', 'reason="bad-signature"')) < 2 && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        expect(refused).toBe(2);
+      } finally {
+        await observer.close();
         await gateway.close();
       }
     });

@@ -8,7 +8,8 @@
  * - `cancel`: the supervisor's request again, sent when its subagent requests could not all be published (the
  *   client already has its error): the fan-in ends without another message, and late completions are dropped.
  *
- * With `--signing-key` each one is signed like a `next` message, and the consumer refuses one that is not.
+ * With `--signing-key` each one is signed like a `next` message but apart from it, its kind inside what is
+ * signed (iteration-signature.ts), and the consumer refuses one that is not.
  * The `id` property is the client's, as on every message of the conversation.
  */
 import type { IncomingMessage, OutgoingMessage, Properties } from '../../bus/transport.js';
@@ -18,6 +19,13 @@ import type { Cancel, Completion, FanOutRecord } from './fan-in.js';
 export type FanInKind = 'fan-out' | 'completion' | 'cancel';
 
 export const FAN_IN_PROPERTY = 'tg-agent-fan-in';
+const FAN_IN_KINDS: readonly string[] = ['fan-out', 'completion', 'cancel'] satisfies FanInKind[];
+
+/** The message's kind, as its property says (with signing, the signature binds it); undefined when it is none. */
+export function fanInKindOf(properties: Properties): FanInKind | undefined {
+  const kind = properties[FAN_IN_PROPERTY];
+  return kind !== undefined && FAN_IN_KINDS.includes(kind) ? (kind as FanInKind) : undefined;
+}
 export const FAN_OUT_AT_PROPERTY = 'tg-agent-fan-out-at';
 
 export function fanInMessage(kind: FanInKind, request: AgentRequest, properties: Properties, now: number): OutgoingMessage {
