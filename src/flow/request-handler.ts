@@ -13,11 +13,12 @@ import type { IncomingMessage } from '../bus/transport.js';
 import { clipErrorText, describeFailure, type Failure } from '../agent/failure.js';
 import type { IterationOutput, IterationResult } from '../agent/iteration.js';
 import { runAgentRequest } from '../agent/patterns/dispatch.js';
+import { isSubagent, subagentCompletion } from '../agent/patterns/orchestration.js';
 import { budgetFor } from '../agent/message-budget.js';
 import { errorResponse } from '../agent/responses.js';
 import type { ToolClients } from '../tools/run/tool-clients.js';
 import { askOf, type AgentAsk } from '../tools/registry/selection.js';
-import { agentRequestCodec, agentResponseCodec, type AgentRequest, type PromptRequest, type PromptResponse } from '../wire/index.js';
+import { agentRequestCodec, agentResponseCodec, makeAgentRequest, type AgentRequest, type PromptRequest, type PromptResponse } from '../wire/index.js';
 import { finalMayHaveBeenSent, newDialog, settleAll, type DialogState } from './dialog.js';
 import { iterationOutput, type FlowOutput } from './iteration-output.js';
 import type { FlowRuntimeDeps, RequestTelemetry } from './ports.js';
@@ -147,6 +148,14 @@ export class RequestHandler {
         if (refusal.unanswered) {
           logger.warn({ id, reason: refusal.reason }, 'No error response for this refusal: the id it carries may name a conversation its sender did not start');
           dialog.unanswered = true;
+          return;
+        }
+        if (isSubagent(ask.request) && output.aggregate) {
+          // Its supervisor's fan-in ends the conversation once (the synthesis, this error among the results):
+          // an error to the client here would be one final message too many. Straight to the aggregation
+          // topic, as the request topic would refuse the completion again.
+          await output.aggregate('completion', makeAgentRequest(subagentCompletion(ask.request, `Error: ${refusal.message}`)));
+          dialog.result = { outcome: 'next', stateBefore: ask.state, error: refusal.message };
           return;
         }
         await output.respond(errorResponse(refusal.message));

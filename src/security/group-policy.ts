@@ -123,7 +123,9 @@ export function checkGroups(policy: GroupPolicy | undefined, requested: Requeste
 /** May a conversation start in the request's state? Only first requests (empty history) are checked. */
 export function checkInitialState(policy: GroupPolicy | undefined, ask: AgentAsk): { allowed: true } | { allowed: false; message: string } {
   const allowed = policy?.initialStates;
-  if (!allowed || ask.request.history.length > 0) return { allowed: true };
+  // A subagent's first request (it carries its supervisor's `correlation_id`) continues that conversation.
+  const continuing = ask.request.history.length > 0 || ask.request.correlation_id !== '';
+  if (!allowed || continuing) return { allowed: true };
   const { state } = ask;
   if (allowed.has(state)) return { allowed: true };
   const names = [...allowed].sort().map((s) => quote(s));

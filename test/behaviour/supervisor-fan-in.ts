@@ -14,6 +14,7 @@ import type { PromptTerms } from '../../dev/stand-ins/prompt-service.js';
 import { startGatewayClient } from '../support/gateway-client.js';
 import { harnessPerTest, onTarget, type HarnessTarget } from '../support/harness-per-test.js';
 import type { AgentHarness } from '../support/agent-harness.js';
+import { knowledgeQueryTool } from '../../dev/flow-config.js';
 
 const GOALS = ['What is a pulsar?', 'What is a quasar?'];
 /** Seconds: short, so that a fan-in left live would time out (a second final message) inside the test. */
@@ -63,6 +64,15 @@ async function metric(h: AgentHarness, name: string, label: string): Promise<num
   return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
 }
 
+/** The sum of every series of `name`. */
+async function metricSum(h: AgentHarness, name: string): Promise<number> {
+  const text = await (await fetch(`${h.httpUrl()}/metrics`)).text();
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith(`${name}{`))
+    .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+}
+
 function completion(correlationId: string, goal: string) {
   return makeAgentRequest({
     question: goal,
@@ -99,6 +109,58 @@ export function supervisorFanInSuite(target: HarnessTarget): void {
       expect(await metric(h, 'tg_agent_aggregations_total', 'outcome="timed-out"')).toBe(0);
       // The published subagent's completion came after the cancel: dropped, and counted.
       expect(await metric(h, 'tg_agent_aggregations_total', 'outcome="unclaimed"')).toBe(1);
+    });
+
+    it('gives its subagents its own state: a policy\'s initial states do not judge them as fresh starts, and the conversation ends once, with its answer', async () => {
+      const h = await start({
+        app: { signingKey: SIGNING_KEY },
+        tools: {
+          early: knowledgeQueryTool('intake', 'Fresh starts only', { 'applicable-states': ['undefined'] }),
+          late: knowledgeQueryTool('report', 'Results only', { 'applicable-states': ['results'] }),
+        },
+      });
+      await h.config.put(h.workspace, 'agent-group-policy', 'policy', { 'allowed-groups': ['default'], 'initial-states': ['results'] });
+      await h.configApplied();
+      const gateway = await startGatewayClient({ transport: h.transport, workspace: h.workspace });
+      const result = await h.ask({ question: 'Pulsars and quasars', pattern: 'supervisor', state: 'results', session_id: 'sup-late' }, { timeoutMs: 30_000, settleMs: PAST_TIMEOUT_MS });
+      await gateway.close();
+      expect(gateway.conversation(result.id).ends).toBe(1);
+      expect(result.last).toMatchObject({ message_type: 'answer', end_of_dialog: true });
+      expect(result.answer.replace(/^Synthesis: /, '').split(' | ').sort()).toEqual([...GOALS].sort());
+      const subagents = result.nextRequests.filter((r) => r.subagent_goal !== '' && r.history.length === 0);
+      expect(subagents.map((r) => r.state)).toEqual(['results', 'results']);
+      // Each subagent was offered the tools of its parent's state, not those of a fresh start.
+      const offered = h.prompt.reactCalls().map((c) => c.terms.tool_names);
+      expect(offered).toEqual(['report', 'report']);
+      expect(await metricSum(h, 'tg_agent_requests_refused_total')).toBe(0);
+      expect(await metricSum(h, 'tg_agent_privilege_escalation_attempts_total')).toBe(0);
+    });
+
+    it('a subagent refused by the policy reports the refusal to its supervisor: the conversation still ends with exactly one final message', async () => {
+      const h = await start({ app: {}, tools: { r: knowledgeQueryTool('lookup', 'Research', { group: ['research'] }) } });
+      await h.config.put(h.workspace, 'agent-group-policy', 'policy', { 'allowed-groups': ['default', 'research'] });
+      await h.configApplied();
+      // The operator narrows the policy while the supervisor decomposes: its subagents (its groups) are refused.
+      h.prompt.templates['supervisor-decompose'] = async () => {
+        await h.config.put(h.workspace, 'agent-group-policy', 'policy', { 'allowed-groups': ['default'] });
+        await h.configApplied();
+        return { object: GOALS };
+      };
+      const gateway = await startGatewayClient({ transport: h.transport, workspace: h.workspace });
+      const result = await h.ask(
+        { question: 'Pulsars and quasars', pattern: 'supervisor', group: ['research'], session_id: 'sup-narrowed' },
+        { timeoutMs: 30_000, settleMs: PAST_TIMEOUT_MS },
+      );
+      await gateway.close();
+      expect(gateway.conversation(result.id).ends).toBe(1);
+      expect(result.responses.filter((r) => r.end_of_dialog)).toHaveLength(1);
+      // The synthesis request carries the conversation's groups too: the narrowed policy refuses it, and that is the end.
+      expect(result.last.error?.message).toBe('Insufficient permissions for requested tool groups: "research"');
+      // Both subagents were refused before they ran, and their refusals reached the fan-in, which did not time out.
+      expect(h.prompt.calls.filter((c) => c.id === 'supervisor-synthesise')).toHaveLength(0);
+      expect(h.prompt.reactCalls()).toHaveLength(0);
+      expect(await metric(h, 'tg_agent_aggregations_total', 'outcome="timed-out"')).toBe(0);
+      expect(await metric(h, 'tg_agent_requests_refused_total', 'reason="policy-group"')).toBe(3);
     });
 
     it('with signing, refuses unsigned, wrongly signed and unreadable aggregation messages without ending the conversation they name', async () => {

@@ -18,6 +18,7 @@ import type { PromptScript, PromptTerms } from '../../dev/stand-ins/prompt-servi
 import { startAgentHarness, type AgentHarness, type AgentHarnessOptions } from '../support/agent-harness.js';
 import { brokerUrls } from '../support/transport-contract.js';
 import { createTestTransport, testTransports } from '../support/transports.js';
+import { responsesToRefused } from '../support/no-reply.js';
 import { startGatewayClient } from '../support/gateway-client.js';
 
 const USAGE = { in_token: 13, out_token: 5, model: 'scripted-model' };
@@ -204,14 +205,14 @@ describe.each(testTransports())('supervisor pattern [%s]', (transportKind) => {
 
     const reactCalls = () => h.prompt.calls.filter((c) => c.id === 'agent-react').length;
     const before = reactCalls();
-    // The same signed subagent request, with more groups: the signature no longer matches.
-    const widened = agentRequestCodec.encode({ ...original.value, group: ['read-only', 'admin'], session_id: 'forged-sub' });
-    const tampered = await h.askRaw(widened, { properties: { ...original.properties, id: 'forged-1' }, timeoutMs: 20_000 });
-    expect(tampered.last.message_type).toBe('error');
-    expect(tampered.last.content).toContain('signature does not match');
+    // The same signed subagent request, with more groups: the signature no longer matches. Refused without a
+    // word (an error on its id would end whatever conversation that id names), logged and audited.
+    const widened = { ...original.value, group: ['read-only', 'admin'], session_id: 'forged-sub' };
+    expect(await responsesToRefused(h, () => audits, widened, { ...original.properties, id: 'forged-1' })).toEqual([]);
     // Unsigned: a subagent request is not a first request.
-    const unsigned = await h.askRaw(widened, { properties: { id: 'forged-2' }, timeoutMs: 20_000 });
-    expect(unsigned.last.content).toContain('carries no signature');
+    expect(await responsesToRefused(h, () => audits, widened, { id: 'forged-2' })).toEqual([]);
+    const reasons = audits.flatMap((a) => (a.denials as { kind: string; reason: string }[] | undefined) ?? []).map((d) => d.reason);
+    expect(reasons).toEqual(expect.arrayContaining(['bad-signature', 'missing-signature']));
     expect(reactCalls()).toBe(before);
     await h.waitFor(() => audits.filter((a) => (a.denials as { kind: string }[] | undefined)?.some((d) => d.kind === 'signature')).length >= 2, 'two signature refusals audited');
   });

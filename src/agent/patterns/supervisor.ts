@@ -4,7 +4,7 @@
  *   1. decomposition (no `synthesise` step in the history): `supervisor-decompose` splits the question into at
  *      most `max_subagents` goals; the fan-out record goes to the aggregation topic (fan-in.ts), then one
  *      subagent request per goal to the request topic (`pattern` react, `correlation_id`, `parent_session_id`,
- *      `subagent_goal`, `expected_siblings`, the parent's groups and nothing more).
+ *      `subagent_goal`, `expected_siblings`, the parent's groups (nothing more) and state).
  *   2. each subagent runs as a ReAct conversation of its own; its answer comes back as a `subagent-completion`
  *      request, which the replica that receives it forwards to the aggregation topic.
  *   3. the aggregation's owner, once every sibling is in, emits the findings and the synthesis request
@@ -107,11 +107,15 @@ async function decomposition(
   return { ...result, outcome: 'next', action: 'decompose' };
 }
 
-/** One subagent's first request: its goal as the question, the parent's groups, a fresh session. */
+/**
+ * One subagent's first request: its goal as the question, the parent's groups and state, a fresh session.
+ * TrustGraph starts subagents in state "": then a supervisor in a late state offered its subagents the tools
+ * of a fresh start, and a policy's initial states refused them.
+ */
 function subagentRequest(parent: AgentRequest, parentSessionId: string, correlationId: string, goal: string, siblings: number): AgentRequest {
   return makeAgentRequest({
     question: goal,
-    state: '',
+    state: parent.state,
     group: parent.group,
     history: [],
     collection: parent.collection,
