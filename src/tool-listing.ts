@@ -40,6 +40,7 @@ export function toolListing(
           allow_wildcard: policy.allowWildcard,
           initial_states: policy.initialStates ? [...policy.initialStates].sort() : null,
           unknown_groups: policy.unknownGroups,
+          allowed_patterns: typeof policy.allowedPatterns === 'string' ? policy.allowedPatterns : [...policy.allowedPatterns].sort(),
         }
       : null,
     policy_problems: gate.problemsOf(workspace),

@@ -19,7 +19,7 @@ import type { DocumentSaveOutcome } from './document-saver.js';
 
 /** Why a request was refused before it ran. */
 export interface Refusal {
-  kind: 'group-policy' | 'unknown-group' | 'initial-state' | 'signature' | 'invalid-state';
+  kind: 'group-policy' | 'unknown-group' | 'initial-state' | 'pattern' | 'signature' | 'invalid-state';
   /** The metric label and audit detail: e.g. `policy-group`, `initial-state`, `stale-signature`. */
   reason: string;
   message: string;
@@ -63,7 +63,7 @@ export interface AggregationCheck {
 /** What a request must pass before it is run (group policy, iteration signature); see src/security. */
 export interface RequestGate {
   /** A refusal ends the dialog with an error; no refusal lets the request through. The gate counts nothing. */
-  check(flow: FlowDefinition, ask: AgentAsk, properties: Properties, registry: ToolRegistry): GateVerdict;
+  check(flow: FlowDefinition, ask: AgentAsk, properties: Properties, registry: ToolRegistry, patterns?: PatternCatalog): GateVerdict;
   /**
    * Extra properties for a `next` message (the iteration signature), or with `aggregation` for a message of the
    * supervisor's aggregation topic of that kind (signed apart: see iteration-signature.ts).

@@ -126,7 +126,7 @@ export class RequestHandler {
       const registry = deps.registryFor(workspace);
       const events = this.telemetryOf(ask, id);
       dialog.events = events;
-      const verdict = deps.gate?.check(this.ctx.definition, ask, message.properties, registry) ?? {};
+      const verdict = deps.gate?.check(this.ctx.definition, ask, message.properties, registry, deps.patternsFor?.(workspace)) ?? {};
       if (verdict.unknownState !== undefined) events.stateUnknown?.(verdict.unknownState);
       const { unknownGroups } = verdict;
       if (unknownGroups) {

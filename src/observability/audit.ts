@@ -14,7 +14,7 @@ export interface AuditTransition {
 }
 
 export interface AuditDenial {
-  kind: 'tool-not-offered' | 'invalid-arguments' | 'group-policy' | 'unknown-group' | 'initial-state' | 'signature' | 'invalid-state' | 'plan-step-refused';
+  kind: 'tool-not-offered' | 'invalid-arguments' | 'group-policy' | 'unknown-group' | 'initial-state' | 'pattern' | 'signature' | 'invalid-state' | 'plan-step-refused';
   /** For refusals: why, e.g. `policy-group`, `initial-state`, `stale-signature`, `replayed-signature`. */
   reason?: string;
   detail: string;

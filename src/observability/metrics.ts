@@ -36,6 +36,7 @@ export const REFUSAL_REASONS = [
   'replayed-signature',
   'invalid-state',
   'unknown-group',
+  'pattern',
 ] as const;
 
 /** Tools for which per-tool series are exported at 0 before first use. */

@@ -3,7 +3,7 @@
  * may ask for, whether `"*"` is allowed, and optionally which states a conversation may start in. It lives in
  * its own config type (default `agent-group-policy`), key `policy`, value e.g.
  * `{"allowed-groups": ["default", "read-only"], "allow-wildcard": false, "initial-states": ["undefined"],
- * "unknown-groups": "warn"}`.
+ * "unknown-groups": "warn", "allowed-patterns": "configured"}`.
  * A workspace without entries in that type behaves as TrustGraph does: any group, any state; a requested group
  * that no tool of the workspace is in is let through (it matches nothing) and warned about.
  *
@@ -15,6 +15,8 @@ import { z } from 'zod';
 import type { TypeValues } from '../config/workspace-config.js';
 import { describeValue, quote } from '../tools/describe-value.js';
 import { DEFAULT_GROUP, WILDCARD, type AgentAsk, type RequestedGroups } from '../tools/registry/selection.js';
+import { PATTERN_IDS } from '../agent/patterns/catalog.js';
+import { DEFAULT_ALLOWED_PATTERNS, type AllowedPatterns } from './pattern-policy.js';
 
 export const POLICY_KEY = 'policy';
 
@@ -25,6 +27,8 @@ const PolicySchema = z.strictObject({
   'initial-states': z.array(z.string()).optional(),
   /** What a requested group that no tool of the workspace is in does (the spec's open question on invalid names). */
   'unknown-groups': z.enum(['ignore', 'warn', 'reject']).default('warn'),
+  /** The patterns a client may name in a first request (pattern-policy.ts). */
+  'allowed-patterns': z.union([z.enum(['configured', 'any']), z.array(z.string())]).default(DEFAULT_ALLOWED_PATTERNS),
 });
 
 /**
@@ -40,6 +44,7 @@ export interface GroupPolicy {
   /** Undefined: a first request may name any state. */
   readonly initialStates: ReadonlySet<string> | undefined;
   readonly unknownGroups: UnknownGroupsMode;
+  readonly allowedPatterns: AllowedPatterns;
 }
 
 export interface PolicyParse {
@@ -77,7 +82,7 @@ export function parsePolicy(workspace: string, values: TypeValues): PolicyParse 
     const issue = parsed.error.issues[0];
     const detail =
       issue?.code === 'unrecognized_keys'
-        ? `unknown field(s) ${issue.keys.slice(0, 10).map((k) => quote(k)).join(', ')} (known: allowed-groups, allow-wildcard, initial-states, unknown-groups)`
+        ? `unknown field(s) ${issue.keys.slice(0, 10).map((k) => quote(k)).join(', ')} (known: allowed-groups, allow-wildcard, initial-states, unknown-groups, allowed-patterns)`
         : issue?.path.length
           ? `field "${issue.path.join('.')}": ${issue.message}`
           : `must be a JSON object, got ${describeValue(json)}`;
@@ -85,19 +90,28 @@ export function parsePolicy(workspace: string, values: TypeValues): PolicyParse 
     return { policy: denyAll(), problems };
   }
   const states = parsed.data['initial-states'];
+  const patterns = parsed.data['allowed-patterns'];
+  const unknownPatterns = Array.isArray(patterns) ? patterns.filter((p) => !(PATTERN_IDS as readonly string[]).includes(p)) : [];
+  if (unknownPatterns.length > 0) {
+    problems.push(
+      `${where}: group policy allowed-patterns names ${unknownPatterns.slice(0, 10).map((p) => quote(p)).join(', ')}, which this agent does not ` +
+        `run (${PATTERN_IDS.join(', ')}); a request naming one runs react`,
+    );
+  }
   return {
     policy: {
       allowedGroups: new Set(parsed.data['allowed-groups']),
       allowWildcard: parsed.data['allow-wildcard'],
       initialStates: states === undefined ? undefined : new Set(states),
       unknownGroups: parsed.data['unknown-groups'],
+      allowedPatterns: Array.isArray(patterns) ? new Set(patterns) : patterns,
     },
     problems,
   };
 }
 
 function denyAll(): GroupPolicy {
-  return { allowedGroups: new Set(), allowWildcard: false, initialStates: undefined, unknownGroups: DEFAULT_UNKNOWN_GROUPS };
+  return { allowedGroups: new Set(), allowWildcard: false, initialStates: undefined, unknownGroups: DEFAULT_UNKNOWN_GROUPS, allowedPatterns: DEFAULT_ALLOWED_PATTERNS };
 }
 
 export type PolicyDecision = { allowed: true } | { allowed: false; deniedGroups: string[]; wildcard: boolean; message: string };

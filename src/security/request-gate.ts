@@ -1,5 +1,6 @@
 /**
- * What a request must pass before it runs: the workspace's group policy (TG-13, docs/requirements.md) with its initial states, the
+ * What a request must pass before it runs: the workspace's group policy (TG-13, docs/requirements.md) with its initial states and
+ * the patterns a client may name, the
  * iteration signature, and — under `--strict-states` — a state some tool of the workspace knows.
  * The gate counts nothing: it returns a verdict (the refusal with its reason, denied groups and escalation
  * label; a state no tool knows, even when it is let through) that the request's telemetry records.
@@ -22,6 +23,8 @@ import {
   type UnknownGroupsMode,
 } from './group-policy.js';
 import type { IterationSigner, Verdict } from './iteration-signature.js';
+import { checkPattern, DEFAULT_ALLOWED_PATTERNS } from './pattern-policy.js';
+import type { PatternCatalog } from '../agent/patterns/catalog.js';
 
 export interface SecurityGateOptions {
   policyConfigType: string;
@@ -93,7 +96,7 @@ export class SecurityGate implements RequestGate {
     return this.problems.get(workspace) ?? [];
   }
 
-  check(flow: FlowDefinition, ask: AgentAsk, properties: Properties, registry: ToolRegistry): GateVerdict {
+  check(flow: FlowDefinition, ask: AgentAsk, properties: Properties, registry: ToolRegistry, patterns?: PatternCatalog): GateVerdict {
     const { request, state } = ask;
     const policy = this.policies.get(flow.workspace);
     const decision = checkGroups(policy, ask.groups);
@@ -131,6 +134,9 @@ export class SecurityGate implements RequestGate {
     if (!initial.allowed) {
       return { refusal: { kind: 'initial-state', reason: 'initial-state', message: initial.message, escalation: 'initial-state' } };
     }
+
+    const pattern = checkPattern(flow.workspace, policy?.allowedPatterns ?? DEFAULT_ALLOWED_PATTERNS, patterns, request);
+    if (!pattern.allowed) return { refusal: { kind: 'pattern', reason: 'pattern', message: pattern.message } };
 
     const { signer } = this.options;
     if (signer) {

@@ -189,7 +189,7 @@ export function securityHardeningSuite(target: HarnessTarget): void {
         const audit = capture.audits().find((a) => a.outcome === 'refused');
         expect(audit?.denials).toEqual([expect.objectContaining({ kind: 'initial-state', reason: 'initial-state' })]);
         const listing = (await (await fetch(`${h.httpUrl()}/tools/${h.workspace}`)).json()) as { policy: unknown };
-        expect(listing.policy).toEqual({ allowed_groups: ['default'], allow_wildcard: false, initial_states: ['undefined'], unknown_groups: 'warn' });
+        expect(listing.policy).toEqual({ allowed_groups: ['default'], allow_wildcard: false, initial_states: ['undefined'], unknown_groups: 'warn', allowed_patterns: 'configured' });
       });
     });
 
@@ -311,6 +311,54 @@ export function securityHardeningSuite(target: HarnessTarget): void {
         for (const group of groups) expect(naming(after, 'group', group), group).toBe(0);
         expect(naming(after, 'tool', 'doomed-tool')).toBe(0);
         expect(naming(after, 'tool', 'lookup')).toBeGreaterThan(0);
+      });
+    });
+
+    describe('6. the patterns a client may run', () => {
+      const templates = {
+        'supervisor-decompose': () => ({ object: ['one goal'] }),
+        'supervisor-synthesise': () => 'synthesised',
+      };
+      const answer = () => 'Thought: known\nFinal Answer: done';
+
+      it('refuses a pattern the workspace does not configure by default, before the model is called, counted and audited', async () => {
+        const capture = capturingLogger();
+        const h = await start({ app: {}, logger: capture.logger, script: answer, templates });
+        await h.config.put(h.workspace, 'agent-pattern', 'react', { name: 'react', description: 'Reason and act' });
+        await h.configApplied();
+
+        const refused = await h.ask({ question: 'q', pattern: 'supervisor' });
+        expect(refused.responses).toHaveLength(1);
+        expect(refused.last).toMatchObject({ message_type: 'error', end_of_dialog: true });
+        expect(refused.last.error?.message).toBe(
+          `Pattern "supervisor" is not allowed in workspace "${h.workspace}": a request may name "react", from the workspace's agent-pattern ` +
+            'entries (the group policy\'s allowed-patterns: "configured"); send no pattern to let the meta-router choose',
+        );
+        expect(h.prompt.calls).toHaveLength(0);
+        for (const pattern of ['react', '']) expect((await h.ask({ question: 'q', pattern })).last).toMatchObject({ message_type: 'answer', end_of_dialog: true });
+        expect(h.prompt.calls.filter((c) => c.id.startsWith('supervisor'))).toHaveLength(0);
+
+        const text = await scrape(h.httpUrl());
+        expect(sample(text, 'tg_agent_requests_refused_total', { ...p, reason: 'pattern' })).toBe(1);
+        expect(sample(text, 'tg_agent_privilege_escalation_attempts_total', { ...p, reason: 'initial-state' })).toBe(0);
+        const audit = capture.audits().find((a) => a.outcome === 'refused');
+        expect(audit?.denials).toEqual([expect.objectContaining({ kind: 'pattern', reason: 'pattern' })]);
+      });
+
+      it('runs what the policy allows: "any" is TrustGraph\'s behaviour, a list holds clients to exactly it', async () => {
+        const h = await start({ app: {}, script: answer, templates });
+        await h.config.put(h.workspace, 'agent-pattern', 'react', { name: 'react', description: 'Reason and act' });
+        await h.config.put(h.workspace, 'agent-group-policy', 'policy', { 'allowed-groups': ['default'], 'allowed-patterns': 'any' });
+        await h.configApplied();
+        const any = await h.ask({ question: 'q', pattern: 'supervisor' }, { timeoutMs: 30_000 });
+        expect(any.last).toMatchObject({ message_type: 'answer', content: 'synthesised', end_of_dialog: true });
+
+        await h.config.put(h.workspace, 'agent-group-policy', 'policy', { 'allowed-groups': ['default'], 'allowed-patterns': ['plan-then-execute'] });
+        await h.configApplied();
+        const listed = await h.ask({ question: 'q', pattern: 'supervisor' });
+        expect(listed.last.error?.message).toMatch(/^Pattern "supervisor" is not allowed in workspace "[^"]+": a request may name "plan-then-execute", from the group policy's allowed-patterns;/);
+        const listing = (await (await fetch(`${h.httpUrl()}/tools/${h.workspace}`)).json()) as { policy: { allowed_patterns: unknown } };
+        expect(listing.policy.allowed_patterns).toEqual(['plan-then-execute']);
       });
     });
   });

@@ -39,6 +39,8 @@ export interface TaskTypeEntry {
 export interface PatternCatalog {
   /** The workspace has `agent-pattern` or `agent-task-type` entries (else the defaults stand in). */
   readonly configured: boolean;
+  /** The patterns the workspace's `agent-pattern` entries name; undefined when it has none. */
+  readonly listedPatterns: ReadonlySet<string> | undefined;
   readonly patterns: ReadonlyMap<string, PatternEntry>;
   readonly taskTypes: ReadonlyMap<string, TaskTypeEntry>;
   /** Entries that could not be read as intended, for the log. */
@@ -104,7 +106,8 @@ export function buildPatternCatalog(patternValues: TypeValues = {}, taskTypeValu
   if (taskTypes.size === 0) {
     taskTypes.set(DEFAULT_TASK_TYPE, { id: DEFAULT_TASK_TYPE, description: 'General queries', validPatterns: [DEFAULT_PATTERN], framing: '' });
   }
-  return { configured, patterns, taskTypes, problems };
+  const listedPatterns = Object.keys(patternValues).length > 0 ? new Set(Object.keys(patternValues)) : undefined;
+  return { configured, listedPatterns, patterns, taskTypes, problems };
 }
 
 /** The limits of a pattern: its entry's, or the defaults when the workspace does not configure it. */
