@@ -52,6 +52,8 @@ import type { FanInKind } from './patterns/fan-in-messages.js';
 export interface IterationOutput {
   respond(response: AgentResponse): Promise<void>;
   next(request: AgentRequest): Promise<void>;
+  /** Whether `next` can carry this request (signed, encoded) in one message of the transport. */
+  fitsNext?(request: AgentRequest): boolean;
   /** Absent when the flow has no `explainability` queue. */
   explain?(triples: Triples): Promise<void>;
   /** Librarian documents of thoughts, observations and answers; absent when the flow has no librarian queues. */

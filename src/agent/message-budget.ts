@@ -33,6 +33,26 @@ export function budgetFor(transport: Transport, properties: Properties = {}): Me
   return { maxPayloadBytes, remedy: transport.kind === 'websocket' ? WEBSOCKET_REMEDY : NATIVE_REMEDY };
 }
 
+/** Share of the transport's message size that a request may take by default (`--max-request-bytes`). */
+export const DEFAULT_REQUEST_SHARE = 0.75;
+
+/**
+ * The largest request the agent accepts: the setting, or the default share of what one message can carry.
+ * The agent's own `next` requests are held to it too, or the next iteration would refuse them.
+ */
+export function requestLimitBytes(transport: Transport, configured?: number): number {
+  if (configured !== undefined) return configured;
+  return Math.floor(budgetFor(transport, { id: 'x'.repeat(64) }).maxPayloadBytes * DEFAULT_REQUEST_SHARE);
+}
+
+/** The budget of a `next` request: what the transport carries, at most what a request may be. */
+export function nextRequestBudget(transport: Transport, properties: Properties, configuredLimit?: number): MessageBudget {
+  const message = budgetFor(transport, properties);
+  const limit = requestLimitBytes(transport, configuredLimit);
+  if (limit >= message.maxPayloadBytes) return message;
+  return { maxPayloadBytes: limit, remedy: `raise --max-request-bytes (requests are refused above it; by default three quarters of what one message carries), or ${message.remedy}` };
+}
+
 /** Called with a sentence when a message was shortened or left out. */
 export type BudgetWarning = (message: string) => void;
 

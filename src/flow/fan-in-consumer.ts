@@ -186,8 +186,18 @@ export class FanInConsumer {
       await settleAll(dialog);
       if (dialog.failure !== undefined) throw dialog.failure;
     } catch (error) {
+      const failure = describeFailure(error);
+      if (failure.reason === 'too-large') {
+        // Permanent: made again, it would be as large. The conversation ends here, once.
+        const text = `the supervisor's synthesis request cannot be sent: ${failure.text}`;
+        logger.error({ correlationId: record.correlationId, id: record.id }, `Supervisor fan-in failed: ${text}`);
+        this.ended('failed');
+        await this.endConversation(record.correlationId, record.id, text);
+        await Promise.all(handles.map((h) => h.ack()));
+        return;
+      }
       // Not acknowledged: the broker redelivers the messages and the fan-in is made again.
-      logger.warn({ err: error, correlationId: record.correlationId }, `Could not send a supervisor's synthesis request: ${describeFailure(error).text}`);
+      logger.warn({ err: error, correlationId: record.correlationId }, `Could not send a supervisor's synthesis request: ${failure.text}`);
       this.fanIn.reopen(record.correlationId);
       await Promise.all(handles.map((h) => h.nack()));
       return;

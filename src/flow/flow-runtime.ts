@@ -182,6 +182,7 @@ export class FlowRuntime {
       ...(gate ? { gate } : {}),
       ...(telemetry ? { telemetry } : {}),
       ...(documents ? { documents } : {}),
+      ...(this.deps.maxRequestBytes === undefined ? {} : { maxRequestBytes: this.deps.maxRequestBytes }),
     };
     const handler = new RequestHandler({ ...output, deps: this.deps, prompt, tools });
 

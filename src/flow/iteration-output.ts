@@ -8,7 +8,7 @@ import type { Producer, Transport } from '../bus/transport.js';
 import type { FlowDefinition } from '../config/flows.js';
 import type { DocumentSink } from '../agent/agent-documents.js';
 import type { IterationOutput } from '../agent/iteration.js';
-import { budgetFor, checkFits, fitResponse, fitTriples, type MessageBudget } from '../agent/message-budget.js';
+import { budgetFor, checkFits, fitResponse, fitTriples, nextRequestBudget, type MessageBudget } from '../agent/message-budget.js';
 import { fanInMessage, type FanInKind } from '../agent/patterns/fan-in-messages.js';
 import { agentRequestCodec, triplesCodec, type AgentRequest, type AgentResponse } from '../wire/index.js';
 import { settle, track, type DialogState } from './dialog.js';
@@ -27,6 +27,8 @@ export interface FlowOutput {
   telemetry?: FlowTelemetry;
   /** Where the iteration's librarian documents go, when the flow has librarian queues. */
   documents?: DocumentSink;
+  /** `--max-request-bytes`: the agent's own `next` requests stay within what it accepts. */
+  maxRequestBytes?: number;
 }
 
 /** The output of one request; without `request` (refused before decoding) only `respond` and `next` work. */
@@ -54,12 +56,16 @@ export function iterationOutput(flow: FlowOutput, id: string, dialog: DialogStat
       );
       return track(dialog.pending, publish);
     },
+    fitsNext: (message: AgentRequest) => {
+      const nextProperties = { ...(flow.gate?.nextProperties(flow.definition, message, id) ?? {}), id };
+      return agentRequestCodec.encode(message).length <= nextRequestBudget(flow.transport, nextProperties, flow.maxRequestBytes).maxPayloadBytes;
+    },
     next: async (message: AgentRequest) => {
       const nextProperties = { ...(flow.gate?.nextProperties(flow.definition, message, id) ?? {}), id };
       const payload = checkFits(
         agentRequestCodec.encode(message),
         "this conversation's next request (question, history and session id)",
-        budgetFor(flow.transport, nextProperties),
+        nextRequestBudget(flow.transport, nextProperties, flow.maxRequestBytes),
       );
       // This iteration's responses reach the client before anything of the next iteration can.
       await settle(dialog.pending);

@@ -197,4 +197,4 @@ export interface FlowRuntimeDeps {
  * How a fan-in ended: `completed` (every subagent in, synthesis requested), `timed-out` (--aggregation-timeout
  * passed), `unclaimed` (a completion no fan-out waits for: its conversation got one error).
  */
-export type AggregationOutcome = 'completed' | 'timed-out' | 'unclaimed' | 'cancelled';
+export type AggregationOutcome = 'completed' | 'timed-out' | 'unclaimed' | 'cancelled' | 'failed';

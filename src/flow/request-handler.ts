@@ -14,7 +14,7 @@ import { clipErrorText, describeFailure, type Failure } from '../agent/failure.j
 import type { IterationOutput, IterationResult } from '../agent/iteration.js';
 import { runAgentRequest } from '../agent/patterns/dispatch.js';
 import { isSubagent, subagentCompletion } from '../agent/patterns/orchestration.js';
-import { budgetFor } from '../agent/message-budget.js';
+import { budgetFor, requestLimitBytes } from '../agent/message-budget.js';
 import { errorResponse } from '../agent/responses.js';
 import type { ToolClients } from '../tools/run/tool-clients.js';
 import { askOf, type AgentAsk } from '../tools/registry/selection.js';
@@ -25,9 +25,6 @@ import type { FlowRuntimeDeps, RequestTelemetry } from './ports.js';
 
 /** Default of `FlowRuntimeDeps.maxQueued`: a burst this large waits in memory (each holds its payload). */
 export const DEFAULT_MAX_QUEUED = 10_000;
-
-/** Share of the transport's message size that a request may take by default (`maxRequestBytes`). */
-export const DEFAULT_REQUEST_SHARE = 0.75;
 
 export interface RequestHandlerContext extends FlowOutput {
   deps: FlowRuntimeDeps;
@@ -40,9 +37,7 @@ export class RequestHandler {
 
   /** The request limit in bytes: the setting, or the default share of what one message can carry. */
   get maxRequestBytes(): number {
-    const configured = this.ctx.deps.maxRequestBytes;
-    if (configured !== undefined) return configured;
-    return Math.floor(budgetFor(this.ctx.deps.transport, { id: 'x'.repeat(64) }).maxPayloadBytes * DEFAULT_REQUEST_SHARE);
+    return requestLimitBytes(this.ctx.deps.transport, this.ctx.deps.maxRequestBytes);
   }
 
   async handle(message: IncomingMessage): Promise<void> {

@@ -163,6 +163,31 @@ export function supervisorFanInSuite(target: HarnessTarget): void {
       expect(await metric(h, 'tg_agent_requests_refused_total', 'reason="policy-group"')).toBe(3);
     });
 
+    it('subagent answers too large for one synthesis request are cut to fit: the conversation ends once, with its answer', async () => {
+      const LIMIT = 200_000;
+      const limited = (transport: Transport): Transport =>
+        Object.assign(Object.create(transport) as Transport, {
+          maxPayloadBytes: (properties?: Record<string, string>) => Math.min(LIMIT, transport.maxPayloadBytes?.(properties) ?? Infinity),
+        });
+      const h = await start({ wrapAgentTransport: limited, app: {} });
+      // Each answer fits its own completion; the two together do not fit one request.
+      h.prompt.script = (terms) => `Thought: I know this\nFinal Answer: ${String(terms.question)} ${'x'.repeat(120_000)}`;
+      const gateway = await startGatewayClient({ transport: h.transport, workspace: h.workspace });
+      const result = await h.ask({ question: 'Pulsars and quasars', pattern: 'supervisor', session_id: 'sup-large' }, { timeoutMs: 60_000, settleMs: PAST_TIMEOUT_MS });
+      await gateway.close();
+      expect(gateway.conversation(result.id).ends).toBe(1);
+      expect(result.last).toMatchObject({ message_type: 'answer', end_of_dialog: true });
+      const synthesis = h.prompt.calls.filter((c) => c.id === 'supervisor-synthesise');
+      expect(synthesis).toHaveLength(1);
+      const results = synthesis[0]!.terms.results as { goal: string; result: string }[];
+      expect(results.map((r) => r.goal).sort()).toEqual([...GOALS].sort());
+      for (const r of results) expect(r.result).toMatch(/… \(\d+ characters\)$/);
+      const request = result.nextMessages.find((m) => m.value.history.some((step) => step.step_type === 'synthesise'))!;
+      // Within what the agent accepts as a request: three quarters of what one message carries, by default.
+      expect(agentRequestCodec.encode(request.value).length).toBeLessThanOrEqual(LIMIT * 0.75);
+      expect(await metric(h, 'tg_agent_aggregations_total', 'outcome="completed"')).toBe(1);
+    });
+
     it('with signing, refuses unsigned, wrongly signed and unreadable aggregation messages without ending the conversation they name', async () => {
       const h = await start({ app: { signingKey: SIGNING_KEY } });
       const gateway = await startGatewayClient({ transport: h.transport, workspace: h.workspace });

@@ -12,7 +12,8 @@
  *      from the results.
  */
 import { randomUUID } from 'node:crypto';
-import { makeAgentRequest, makeAgentStep, pythonJsonDumps, pythonRepr, type AgentRequest, type AgentStep } from '../../wire/index.js';
+import { clipText } from '../../errors/error-text.js';
+import { makeAgentRequest, makeAgentStep, pythonRepr, type AgentRequest, type AgentStep } from '../../wire/index.js';
 import { provenanceUris, sessionTriples, sessionUriKey } from '../explainability.js';
 import { DialogError } from '../errors.js';
 import { explain, saveDocument, type IterationContext, type IterationResult } from '../iteration.js';
@@ -177,28 +178,61 @@ export async function emitFanIn(ctx: Pick<IterationContext, 'output' | 'logger'>
     const derivedFrom = sibling.sessionId !== '' ? provenanceUris.final(sessionUriKey(sibling.sessionId)) : patternUris.decomposition(parentKey);
     await explain(ctx, template, patternUris.finding(parentKey, index), findingTriples(parentKey, index, derivedFrom, sibling.goal, document));
   }
+  let request = synthesisRequest(template, results);
+  if (ctx.output.fitsNext && !ctx.output.fitsNext(request)) {
+    const fitted = fitResults(template, results, ctx.output.fitsNext);
+    ctx.logger.warn(
+      { correlationId: record.correlationId, subagents: results.length, keptCharacters: fitted.cap },
+      `The subagents' results do not fit in one synthesis request: each was cut to ${fitted.cap} characters`,
+    );
+    request = fitted.request;
+  }
+  // Too large even with every result cut (a huge question or history): `next` fails with MessageTooLargeError.
+  await ctx.output.next(request);
+}
+
+/**
+ * The supervisor's request with a `synthesise` step: the results in `subagent_results` (TrustGraph's aggregator
+ * also copies them into the observation, which doubled the message; here it names them).
+ */
+function synthesisRequest(template: AgentRequest, results: readonly SiblingResult[]): AgentRequest {
   const byGoal = Object.fromEntries(results.map((r) => [r.goal, r.answer]));
   const step = makeAgentStep({
     thought: 'All subagents completed',
     action: 'aggregate',
     arguments: {},
-    observation: pythonJsonDumps(byGoal),
+    observation: `${results.length} subagent results, in subagent_results`,
     step_type: SYNTHESISE,
     subagent_results: byGoal,
   });
-  await ctx.output.next(
-    makeAgentRequest({
-      question: template.question,
-      state: '',
-      group: template.group,
-      history: [...template.history, step],
-      collection: template.collection,
-      streaming: template.streaming,
-      session_id: template.session_id,
-      conversation_id: template.conversation_id,
-      pattern: 'supervisor',
-      task_type: template.task_type,
-      framing: template.framing,
-    }),
-  );
+  return makeAgentRequest({
+    question: template.question,
+    state: template.state,
+    group: template.group,
+    history: [...template.history, step],
+    collection: template.collection,
+    streaming: template.streaming,
+    session_id: template.session_id,
+    conversation_id: template.conversation_id,
+    pattern: 'supervisor',
+    task_type: template.task_type,
+    framing: template.framing,
+  });
+}
+
+/** Every result cut to the same length, the longest with which the synthesis request fits (binary search). */
+function fitResults(
+  template: AgentRequest,
+  results: readonly SiblingResult[],
+  fits: (request: AgentRequest) => boolean,
+): { request: AgentRequest; cap: number } {
+  const cut = (cap: number) => synthesisRequest(template, results.map((r) => ({ ...r, answer: clipText(r.answer, cap, { sayLength: true }) })));
+  let low = 0;
+  let high = Math.max(...results.map((r) => r.answer.length));
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2);
+    if (fits(cut(middle))) low = middle;
+    else high = middle - 1;
+  }
+  return { request: cut(low), cap: low };
 }

@@ -24,13 +24,13 @@ function template(correlationId: string, expected: number): AgentRequest {
   return makeAgentRequest({ question: `parent of ${correlationId}`, group: ['read-only'], session_id: `parent-${correlationId}`, pattern: 'supervisor', correlation_id: correlationId, expected_siblings: expected });
 }
 
-function completion(correlationId: string, goal: string): AgentRequest {
+function completion(correlationId: string, goal: string, answer = `answer ${goal}`): AgentRequest {
   return makeAgentRequest({
     question: goal,
     correlation_id: correlationId,
     subagent_goal: goal,
     session_id: `sub-${correlationId}-${goal}`,
-    history: [makeAgentStep({ thought: 'Subagent completed', action: 'complete', observation: `answer ${goal}`, step_type: 'subagent-completion' })],
+    history: [makeAgentStep({ thought: 'Subagent completed', action: 'complete', observation: answer, step_type: 'subagent-completion' })],
   });
 }
 
@@ -85,11 +85,12 @@ describe('FanInConsumer on a Key_Shared subscription shared by two replicas', ()
     outcomes = [];
   });
 
-  async function replica(transport: Transport, timeoutMs = 60_000): Promise<FanInConsumer> {
+  async function replica(transport: Transport, timeoutMs = 60_000, maxPayloadBytes?: number): Promise<FanInConsumer> {
     const producer = (topic: string): Promise<Producer> => bus.createProducer(topic);
     const output: FlowOutput = {
       definition: { workspace: 'default', flow: 'default', topics: {}, parameters: {}, fingerprint: 'f' },
-      transport: bus,
+      // The budget a real transport gives (the in-process bus has none).
+      transport: maxPayloadBytes === undefined ? bus : Object.assign(Object.create(bus) as MemoryTransport, { maxPayloadBytes: () => maxPayloadBytes }),
       logger,
       producers: { response: await producer(RESPONSE), next: await producer(NEXT), aggregation: await producer(AGGREGATION) },
       publisher: new PublishPolicy(bus, 1_000, logger),
@@ -152,6 +153,43 @@ describe('FanInConsumer on a Key_Shared subscription shared by two replicas', ()
     expect(findings.every((r) => r.message_type === 'explain' && /\/finding\/[01]$/.test(r.explain_id ?? ''))).toBe(true);
     expect(bus.subscriptions(AGGREGATION).find((s) => s.name.endsWith('--aggregation'))).toMatchObject({ backlog: 0, unacked: 0 });
     await second.close();
+  });
+
+  it('cuts every result to the same length when the synthesis request would not fit one message, and carries them once', async () => {
+    const next = await observe(NEXT);
+    await replica(bus, 60_000, 3_000);
+    const aggregation = await bus.createProducer(AGGREGATION);
+    await aggregation.send(fanInMessage('fan-out', template('big', 2), { id: 'client-big' }, Date.now()));
+    for (const goal of ['g1', 'g2']) await aggregation.send(fanInMessage('completion', completion('big', goal, goal.repeat(1_000)), { id: 'client-big' }, Date.now()));
+    await settle();
+    expect(next).toHaveLength(1);
+    expect(next[0]!.payload.length).toBeLessThanOrEqual(2_250);
+    const step = agentRequestCodec.decode(next[0]!.payload).history.at(-1)!;
+    const cut = Object.values(step.subagent_results);
+    expect(cut).toHaveLength(2);
+    for (const text of cut) expect(text).toMatch(/^[g12]+… \(2000 characters\)$/);
+    expect(cut[0]!.length).toBe(cut[1]!.length);
+    // Not also in the observation, as TrustGraph's aggregator writes them.
+    expect(step.observation).toBe('2 subagent results, in subagent_results');
+    expect(outcomes).toEqual(['completed']);
+  });
+
+  it('ends the conversation with one error when the synthesis request cannot fit even with its results cut: never redelivered', async () => {
+    const next = await observe(NEXT);
+    const responses = await observe(RESPONSE);
+    await replica(bus, 60_000, 3_000);
+    const aggregation = await bus.createProducer(AGGREGATION);
+    const huge = makeAgentRequest({ ...template('huge', 1), question: 'q'.repeat(4_000) });
+    await aggregation.send(fanInMessage('fan-out', huge, { id: 'client-huge' }, Date.now()));
+    await aggregation.send(fanInMessage('completion', completion('huge', 'g1'), { id: 'client-huge' }, Date.now()));
+    await settle();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(next).toEqual([]);
+    const error = onlyError(responses.filter((m) => agentResponseCodec.decode(m.payload).message_type === 'error'), 'client-huge');
+    // Three quarters of the 3000 bytes a message carries: what the agent accepts as a request.
+    expect(error.error?.message).toMatch(/^the supervisor's synthesis request cannot be sent: .* over the 2250 bytes .*--max-request-bytes/);
+    expect(outcomes).toEqual(['failed']);
+    expect(bus.subscriptions(AGGREGATION).find((s) => s.name.endsWith('--aggregation'))).toMatchObject({ backlog: 0, unacked: 0 });
   });
 
   it('a replica that lost its broker connection gives back what it held: no late timeout error after another completed it', async () => {
