@@ -259,6 +259,51 @@ describe.each(testTransports())('an MCP server that is down [%s]', (kind) => {
     expect(sample(await scrape(h.httpUrl()), 'tg_agent_mcp_discovery_failing', { ...p, workspace: h.workspace })).toBe(0);
   });
 
+  it('keeps every secret of an mcp entry off every surface: the listing, metrics, readiness, the log and the audit', async () => {
+    server = await startMcpServer({ requireToken: 'the-right-token', tools: { lookup: { input: z.object({ id: z.string() }) } } });
+    const gone = await startMcpServer({ tools: {} });
+    await gone.stop();
+    const secrets = ['USER-s3cret', 'PASS-s3cret', 'QUERY-s3cret', 'TOKEN-s3cret'];
+    const withSecrets = (base: string): string => {
+      const url = new URL(base);
+      url.username = secrets[0]!;
+      url.password = secrets[1]!;
+      url.searchParams.set('token', secrets[2]!);
+      return url.toString();
+    };
+    const { logger, lines } = capturingLogger();
+    const h = await start({ logger, tools: { lookup: mcpTool('lookup', 'lookup-srv', []), gone: mcpTool('gone', 'gone-srv', []) }, script: scripted() });
+    // One server is there, the other is not: both failures' messages name the server.
+    await h.config.putMany(h.workspace, [
+      { type: 'mcp', key: 'lookup-srv', value: { url: withSecrets(server.url), 'remote-name': 'lookup', 'auth-token': secrets[3] } },
+      { type: 'mcp', key: 'gone-srv', value: { url: withSecrets(gone.url), 'remote-name': 'gone', 'auth-token': secrets[3] } },
+    ]);
+    await h.configApplied();
+    await h.waitFor(
+      () => registryOf(h).mcp.get('lookup')?.discovery === 'failed' && registryOf(h).mcp.get('gone')?.discovery === 'failed',
+      'both discoveries to fail',
+    );
+    expect((await h.ask({ question: 'q' })).last).toMatchObject({ end_of_dialog: true });
+
+    const surfaces: string[] = [];
+    for (const path of ['/tools', `/tools/${encodeURIComponent(h.workspace)}`, '/metrics', '/readyz', '/healthz']) {
+      surfaces.push(await (await fetch(`${h.httpUrl()}${path}`)).text());
+    }
+    surfaces.push(...lines.map((l) => JSON.stringify(l)));
+    expect(lines.some((l) => l.audit === 'agent-iteration')).toBe(true);
+    const body = await listing(h);
+    // The failures are shown, naming each server with its secrets masked.
+    const shown = ((body.mcpDiscovery as Json).entries as Json[]).map((e) => [e.key, e.status, String(e.error)]);
+    expect(shown).toEqual([
+      ['gone-srv', 'failed', expect.stringMatching(/^MCP server http:\/\/\*\*\*@127\.0\.0\.1:\d+\/mcp\?… /)],
+      ['lookup-srv', 'failed', expect.stringMatching(/^MCP server http:\/\/\*\*\*@127\.0\.0\.1:\d+\/mcp\?… /)],
+    ]);
+    for (const secret of secrets) {
+      const leaks = surfaces.filter((text) => text.includes(secret) || text.includes(encodeURIComponent(secret)));
+      expect(leaks, secret).toEqual([]);
+    }
+  });
+
   it('never makes a request wait: a slow server is still pending while the request is answered', async () => {
     server = await startMcpServer({ tools: { slow: { input: z.object({ a: z.string() }) } } });
     server.delayMs = 4_000;
