@@ -130,6 +130,36 @@ export function securityHardeningSuite(target: HarnessTarget): void {
         expect(sample(text, 'tg_agent_requests_refused_total', { ...p, reason: 'bad-signature' })).toBe(5);
       });
 
+      it('continues a signed conversation whose model wrote odd Args keys (__proto__, constructor, unicode): no false escalation', async () => {
+        const capture = capturingLogger();
+        const odd = '{"__proto__": {"polluted": 1}, "constructor": "c", "prototype": [1], "ключ 🔑": "v", "": null}';
+        const seen: unknown[] = [];
+        const h = await start({
+          app: { signingKey: SIGNING_KEY },
+          logger: capture.logger,
+          tools: { o: mcpTool('odd', 'odd-srv', []) },
+          mcpTools: {
+            'odd-srv': (parameters) => {
+              seen.push(parameters);
+              return 'ok';
+            },
+          },
+          script: (terms) => (history(terms).length === 0 ? `Thought: call\nAction: odd\nArgs: ${odd}` : 'Thought: ok\nFinal Answer: done'),
+        });
+        const result = await h.ask({ question: 'q', session_id: 'odd-args' });
+        expect(result.last).toMatchObject({ message_type: 'answer', content: 'done', end_of_dialog: true });
+        // The next iteration saw the arguments exactly as the model wrote them, and its signature verified.
+        const args = result.nextRequests[0]!.history[0]!.arguments;
+        expect(Object.keys(args).sort()).toEqual(['', '__proto__', 'constructor', 'prototype', 'ключ 🔑'].sort());
+        expect(Object.getPrototypeOf(args)).toBe(Object.prototype);
+        expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+        expect(seen).toHaveLength(1);
+        const text = await scrape(h.httpUrl());
+        for (const reason of ['bad-signature', 'missing-signature', 'replayed-signature', 'stale-signature']) {
+          expect(sample(text, 'tg_agent_privilege_escalation_attempts_total', { ...p, reason }), reason).toBe(0);
+        }
+      });
+
       it('refuses a replayed next and a stale one, counts and audits each by reason', async () => {
         const { h, genuine, capture } = await signedConversation();
         const reactCalls = h.prompt.reactCalls().length;
