@@ -1,0 +1,47 @@
+/**
+ * The README's configuration and metrics references against the code: every option of src/settings.ts has its
+ * row (same flag, short flag and environment variable) and every row an option; every metric the agent
+ * registers has its row (same type) and every row a metric. A new option or metric without its documentation,
+ * or a row left behind, fails here.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { AgentMetrics } from '../../../src/observability/metrics.js';
+import { OPTIONS } from '../../../src/settings.js';
+
+const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+const lines = readme.split('\n');
+
+/** The table rows of the README section that starts with `heading`, up to the next `## ` heading. */
+function sectionRows(heading: string): string[][] {
+  const start = lines.indexOf(heading);
+  expect(start, `README section ${heading}`).toBeGreaterThanOrEqual(0);
+  const end = lines.findIndex((line, i) => i > start && line.startsWith('## '));
+  return lines
+    .slice(start, end === -1 ? undefined : end)
+    .filter((line) => line.startsWith('| `'))
+    .map((line) => line.split(' | ').map((cell) => cell.replace(/^\| /, '').trim()));
+}
+
+const code = (cell: string): string[] => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
+
+describe("the README's references", () => {
+  it('lists every option with its flag, short flag and environment variable, and nothing else', () => {
+    const rows = sectionRows('## Configuration reference').filter((row) => row[0]!.startsWith('`--'));
+    // A boolean's `--no-` form is documented beside it where it matters; it is not an option of its own.
+    const documented = rows.map((row) => ({ flags: code(row[0]!).filter((f) => !f.startsWith('--no-')).sort(), env: code(row[1]!)[0] }));
+    expect(documented.length).toBeGreaterThan(30);
+    const options = OPTIONS.map((o) => ({ flags: [`--${o.flag}`, ...(o.short ? [`-${o.short}`] : [])].sort(), env: o.env }));
+    const key = (o: { flags: string[]; env: string | undefined }) => `${o.flags.join(' ')} ${o.env ?? '—'}`;
+    expect(documented.map(key).sort()).toEqual(options.map(key).sort());
+  });
+
+  it('lists every metric the agent registers with its type, and nothing else', async () => {
+    const metrics = new AgentMetrics('agent-manager', { defaultMetrics: false });
+    const registered = (await metrics.registry.getMetricsAsJSON()).map((m) => `${m.name} ${String(m.type)}`);
+    const rows = sectionRows('## Metrics reference').filter((row) => /^`[a-z_]+`$/.test(row[0]!) && /^(counter|gauge|histogram|summary)$/.test(row[1] ?? ''));
+    const documented = rows.map((row) => `${code(row[0]!)[0]} ${row[1]}`);
+    expect(documented.length).toBeGreaterThan(30);
+    expect(documented.sort()).toEqual(registered.sort());
+  });
+});
