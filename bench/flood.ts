@@ -1,5 +1,5 @@
 /**
- * A flood: N two-iteration conversations published at once, on each transport (issue #11).
+ * A flood: N two-iteration conversations published at once, on each transport.
  *
  *   npm run bench:flood                                   5000 conversations, websocket then native
  *   npm run bench:flood -- --conversations 2000 --transports websocket --concurrency 16
@@ -33,12 +33,12 @@ import { AgentProcess } from './support/agent-process.js';
 import { buildAgent } from './support/build.js';
 import { loadAverage, machineInfo } from './support/proc.js';
 import { log, withCleanup, writeJson } from './support/run.js';
-import { numberFlag, parseFlags, sleep, table } from './support/stats.js';
+import { numberFlag, sleep, table } from './support/stats.js';
 import { REQUEST_BODY, startWorkload } from './support/workload.js';
-import { commonOptions, metricSum } from './support/options.js';
+import { benchFlags, commonOptions, metricSum } from './support/options.js';
 import { createBenchTransport, type BenchTransportKind } from './support/transport.js';
 
-const flags = parseFlags(process.argv.slice(2));
+const flags = benchFlags(import.meta.url);
 const CONVERSATIONS = numberFlag(flags, 'conversations', 5000);
 const COMMON = commonOptions(flags, { durationSeconds: 0, warmupSeconds: 0 });
 const TRANSPORTS: BenchTransportKind[] = COMMON.transports ?? ['websocket', 'native'];

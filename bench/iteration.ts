@@ -1,5 +1,5 @@
 /**
- * Speed of one ReAct iteration on the real broker (issue #7).
+ * Speed of one ReAct iteration on the real broker.
  *
  *   npm run bench:iteration                         concurrency 1, 8, 64; ~30 s each
  *   npm run bench:iteration -- --soak 600           10-minute memory soak (concurrency 8)
@@ -53,8 +53,8 @@ import { readBrokerTraffic, trafficBetween, type TopicTraffic } from './support/
 import { coreShare, CpuMeter, loadAverage, processMemory, waitForLowLoad, type CpuReading } from './support/proc.js';
 import { header, log, withCleanup, writeJson } from './support/run.js';
 import { measureWindow } from './support/window.js';
-import { commonOptions } from './support/options.js';
-import { mib, ms, num, numberFlag, parseFlags, slope, sleep, summarize, table, type Summary } from './support/stats.js';
+import { benchFlags, commonOptions } from './support/options.js';
+import { mib, ms, num, numberFlag, slope, sleep, summarize, table, type Summary } from './support/stats.js';
 import {
   ConversationClient,
   CRITICAL_PATH_HOPS,
@@ -69,7 +69,7 @@ import type { AgentBuild } from './support/build.js';
 import { availableTransports, createBenchTransport, type BenchTransportKind } from './support/transport.js';
 import { serveTrustGraphConfig, startTrustGraphAgent, TRUSTGRAPH_AGENT_COMMAND } from './support/trustgraph-agent.js';
 
-const flags = parseFlags(process.argv.slice(2));
+const flags = benchFlags(import.meta.url);
 const CONCURRENCIES = (flags.get('concurrency') ?? '1,8,64').split(',').map(Number);
 const COMMON = commonOptions(flags, { durationSeconds: 20, warmupSeconds: 3 });
 const DURATION_S = COMMON.durationSeconds;

@@ -1,5 +1,5 @@
 /**
- * Reloading 10 000 tools under load (issue #7): how long the agent's event loop is blocked, and what that
+ * Reloading 10 000 tools under load: how long the agent's event loop is blocked, and what that
  * does to requests.
  *
  *   npm run bench:reload
@@ -42,6 +42,7 @@
  *          with an integer CPU request gets under the kubelet's static CPU manager policy)
  *        --in-process-only (only the reload path in this process, no broker: bench/reload-in-process.ts) --reloads 8
  */
+import { benchFlags } from './support/options.js';
 import { createReadStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
@@ -60,11 +61,11 @@ import { startBenchBroker } from './support/broker.js';
 import { topicDeliveries } from './support/broker-traffic.js';
 import { coreShare, CpuMeter, loadAverage, reserveCpusForAgent, waitForLowLoad, type CpuReading } from './support/proc.js';
 import { header, log, withCleanup, writeJson } from './support/run.js';
-import { mib, ms, num, numberFlag, parseFlags, quantile, sleep, summarize, table, type Summary } from './support/stats.js';
+import { mib, ms, num, numberFlag, quantile, sleep, summarize, table, type Summary } from './support/stats.js';
 import { syntheticTools } from './support/tools.js';
 import { ConversationClient, LOOKUP_TOOL, startWorkload, type ConversationRecord } from './support/workload.js';
 
-const flags = parseFlags(process.argv.slice(2));
+const flags = benchFlags(import.meta.url);
 
 /** How much of a block the garbage collector held the event loop, and its longest pause: "31.2 ms (major 28.0)". */
 function gcOf(block: Block): string {

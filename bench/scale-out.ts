@@ -1,5 +1,5 @@
 /**
- * Scale-out: 1, 2 and 4 replicas of the agent on one flow, sharing its request subscription (issue #17).
+ * Scale-out: 1, 2 and 4 replicas of the agent on one flow, sharing its request subscription.
  *
  *   npm run bench:scale-out                                  replicas 1, 2, 4; websocket then native
  *   npm run bench:scale-out -- --replicas 1,2 --transports native --duration 10
@@ -38,12 +38,12 @@ import { startBenchBroker, type BenchBroker } from './support/broker.js';
 import { buildAgent, type AgentBuild } from './support/build.js';
 import { coreShare, CpuMeter, loadAverage, waitForLowLoad, type CpuReading } from './support/proc.js';
 import { header, log, withCleanup, writeJson } from './support/run.js';
-import { commonOptions, metricSum } from './support/options.js';
-import { ms, num, numberFlag, parseFlags, sleep, summarize, table, type Summary } from './support/stats.js';
+import { benchFlags, commonOptions, metricSum } from './support/options.js';
+import { ms, num, numberFlag, sleep, summarize, table, type Summary } from './support/stats.js';
 import { availableTransports, createBenchTransport, type BenchTransportKind } from './support/transport.js';
 import { ITERATIONS_PER_CONVERSATION, REQUEST_BODY, startWorkload, type Workload } from './support/workload.js';
 
-const flags = parseFlags(process.argv.slice(2));
+const flags = benchFlags(import.meta.url);
 const REPLICAS = (flags.get('replicas') ?? '1,2,4').split(',').map(Number);
 const { transports: TRANSPORTS_FLAG, durationSeconds: DURATION_S, warmupSeconds: WARMUP_S, maxLoad: MAX_LOAD, jsonOut: JSON_OUT, keepLogs: KEEP_LOGS } =
   commonOptions(flags, { durationSeconds: 20, warmupSeconds: 3 });

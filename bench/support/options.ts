@@ -1,9 +1,12 @@
 /**
- * The flags every broker benchmark takes, read one way: which transports, how long to warm up and measure, the
+ * The command line of every broker benchmark (`benchFlags`: its doc comment is its usage) and the flags they
+ * all take, read one way: which transports, how long to warm up and measure, the
  * load average to wait for, where to write the raw results and whether to keep the agents' logs. Each
  * benchmark lists its own flags and defaults at the top of its file.
  */
-import { numberFlag } from './stats.js';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { numberFlag, parseFlags } from './stats.js';
 import type { BenchTransportKind } from './transport.js';
 
 export interface CommonOptions {
@@ -19,6 +22,42 @@ export interface CommonOptions {
   jsonOut: string | undefined;
   /** `--keep-logs`: keep the log directory, removed at the end otherwise. */
   keepLogs: boolean;
+}
+
+/**
+ * The command line of the benchmark `script` (its `import.meta.url`). Its leading doc comment is its usage: `--help`
+ * prints it, and the flags it names are the only ones taken — an unknown or misspelt flag stops the run with a
+ * message instead of being ignored.
+ */
+export function benchFlags(script: string, argv: readonly string[] = process.argv.slice(2)): Map<string, string> {
+  const source = readFileSync(fileURLToPath(script), 'utf8');
+  const comment = /^\/\*\*([\s\S]*?)\*\//.exec(source)?.[1] ?? '';
+  const usage = comment
+    .split('\n')
+    .map((line) => line.replace(/^ \* ?/, '').replace(/^ \*$/, ''))
+    .join('\n')
+    .trim();
+  const known = new Set([...comment.matchAll(/--([a-z][a-z-]*)/g)].map((m) => m[1]!));
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(`${usage}\n`);
+    process.exit(0);
+  }
+  let flags: Map<string, string>;
+  try {
+    flags = parseFlags(argv);
+  } catch (error) {
+    return refuse(`${(error as Error).message}`);
+  }
+  const unknown = [...flags.keys()].filter((flag) => !known.has(flag));
+  if (unknown.length > 0) {
+    return refuse(`unknown flag${unknown.length > 1 ? 's' : ''} ${unknown.map((f) => `--${f}`).join(', ')}; known: ${[...known].sort().map((f) => `--${f}`).join(' ')}`);
+  }
+  return flags;
+}
+
+function refuse(message: string): never {
+  process.stderr.write(`${message} (--help prints the usage)\n`);
+  process.exit(2);
 }
 
 export function commonOptions(flags: Map<string, string>, defaults: { durationSeconds: number; warmupSeconds: number }): CommonOptions {

@@ -1,0 +1,23 @@
+/** Every broker benchmark (each run spawns tsx: a timeout of its own that only catches a hang) prints its usage on `--help` and stops on a flag its usage does not name. */
+import { spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+
+const BENCHES = ['iteration', 'reload', 'scale-out', 'flood'];
+const run = (bench: string, ...args: string[]) =>
+  spawnSync(process.execPath, ['--import', 'tsx', `bench/${bench}.ts`, ...args], { encoding: 'utf8', timeout: 60_000 });
+
+describe.each(BENCHES)('bench/%s.ts', (bench) => {
+  it('prints its usage with --help, starting nothing', () => {
+    const help = run(bench, '--help');
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/npm run bench:/);
+    expect(help.stdout).toMatch(/Flags:/);
+  }, 90_000);
+
+  it('refuses a misspelt flag, naming it and the known ones', () => {
+    const wrong = run(bench, '--max-laod', '2');
+    expect(wrong.status).toBe(2);
+    expect(wrong.stderr).toMatch(/^unknown flag --max-laod; known: .*--json/);
+    expect(wrong.stdout).toBe('');
+  }, 90_000);
+});
