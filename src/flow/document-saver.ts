@@ -25,6 +25,8 @@ export interface DocumentSaverOptions {
 
 export class DocumentSaver implements DocumentSink {
   private readonly inFlight = new Set<Promise<void>>();
+  /** Set once the flow stops: the saves still waiting fail as their client closes, counted but not logged each. */
+  private stopped = false;
 
   constructor(private readonly options: DocumentSaverOptions) {}
 
@@ -34,6 +36,10 @@ export class DocumentSaver implements DocumentSink {
   }
 
   save(document: AgentDocument): boolean {
+    if (this.stopped) {
+      this.options.onOutcome?.('skipped');
+      return false;
+    }
     if (this.inFlight.size >= this.options.maxInFlight) {
       this.options.logger.warn(
         { document: document.id, inFlight: this.inFlight.size },
@@ -47,15 +53,21 @@ export class DocumentSaver implements DocumentSink {
     return true;
   }
 
-  /** Wait (at most `timeoutMs`) for the saves in flight, e.g. before the flow's clients close. */
-  async drain(timeoutMs: number): Promise<void> {
-    if (this.inFlight.size === 0) return;
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, timeoutMs);
-    });
-    await Promise.race([Promise.allSettled([...this.inFlight]), deadline]);
-    clearTimeout(timer);
+  /**
+   * Before the flow's clients close: wait (at most `timeoutMs`) for the saves in flight, then give up on the rest
+   * quietly (the caller says so in one line). Returns how many were given up; later saves are skipped.
+   */
+  async stop(timeoutMs: number): Promise<number> {
+    if (this.inFlight.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, timeoutMs);
+      });
+      await Promise.race([Promise.allSettled([...this.inFlight]), deadline]);
+      clearTimeout(timer);
+    }
+    this.stopped = true;
+    return this.inFlight.size;
   }
 
   private async run(document: AgentDocument): Promise<void> {
@@ -64,7 +76,7 @@ export class DocumentSaver implements DocumentSink {
       if (response.error) throw new Error(`librarian error (${response.error.type}): ${response.error.message}`);
       this.options.onOutcome?.('saved');
     } catch (error) {
-      this.options.logger.warn({ err: error, document: document.id }, `Failed to save a librarian document: ${errorMessage(error)}`);
+      if (!this.stopped) this.options.logger.warn({ err: error, document: document.id }, `Failed to save a librarian document: ${errorMessage(error)}`);
       this.options.onOutcome?.('failed');
     }
   }

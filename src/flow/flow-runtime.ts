@@ -84,7 +84,14 @@ export class FlowRuntime {
     );
     while (this.inFlight > 0) await new Promise((r) => setTimeout(r, 20));
     await this.fanIn?.close().catch((error: unknown) => this.logger.warn({ err: error }, 'Closing the aggregation consumer failed'));
-    await this.documents?.drain(DOCUMENT_DRAIN_MS);
+    const unsaved = (await this.documents?.stop(DOCUMENT_DRAIN_MS)) ?? 0;
+    if (unsaved > 0) {
+      this.logger.warn(
+        { unsaved },
+        `Stopping with ${unsaved} librarian document(s) unsaved: the librarian did not answer within ${DOCUMENT_DRAIN_MS / 1000} s ` +
+          '(counted as failed in tg_agent_librarian_documents_total)',
+      );
+    }
     await Promise.allSettled([...this.clients.map((c) => c.close()), ...this.producers.map((p) => p.close())]);
     this.logger.info('Flow stopped');
   }
