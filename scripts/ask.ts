@@ -65,15 +65,24 @@ async function main(): Promise<number> {
     // Empty: the agent's meta-router picks the pattern (as `tg-invoke-agent` without `-p`).
     pattern: values.pattern ?? '',
   });
-  console.log(`asking ${url} (workspace "${workspace}", flow "${flow}", groups ${JSON.stringify(groups ?? null)}, state ${JSON.stringify(values.state ?? null)}, pattern ${JSON.stringify(values.pattern ?? '')}, ${streaming ? 'streaming' : 'not streaming'})\n`);
+  const broker = transport.kind === 'native' ? serviceUrl : url;
+  console.log(`asking ${broker} over ${transport.kind} (workspace "${workspace}", flow "${flow}", groups ${JSON.stringify(groups ?? null)}, state ${JSON.stringify(values.state ?? null)}, pattern ${JSON.stringify(values.pattern ?? '')}, ${streaming ? 'streaming' : 'not streaming'})\n`);
 
   let current = '';
   let exitCode = 0;
+  // A supervisor's subagents stream on the same id, each under its own session: their lines are labelled.
+  const sessions = new Map<string, string>();
+  const whose = (messageId: string): string => {
+    const session = /^urn:trustgraph:agent:([^/]+)\//.exec(messageId)?.[1];
+    if (session === undefined) return '';
+    if (!sessions.has(session)) sessions.set(session, sessions.size === 0 ? '' : `[subagent ${sessions.size}] `);
+    return sessions.get(session)!;
+  };
   const write = (kind: string, messageId: string, text: string, end: boolean) => {
     const key = `${kind}:${messageId}`;
     if (key !== current) {
       if (current) process.stdout.write('\n');
-      process.stdout.write(`${kind.padEnd(11)}> `);
+      process.stdout.write(`${whose(messageId)}${kind.padEnd(11)}> `);
       current = key;
     }
     process.stdout.write(text);

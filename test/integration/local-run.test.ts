@@ -65,6 +65,7 @@ describe.each(testTransports())('npm run local + npm run ask [%s]', (kind) => {
         expect(output).toContain(`transport: ${kind} (agent and stand-ins)`);
 
         const first = await ask(env, ['What entities are connected to Company X?', '--group', 'read-only', '--state', 'undefined'], runs);
+        expect(first.stdout).toMatch(new RegExp(`^asking \\S+ over ${kind} \\(workspace`));
         expect(first.stdout).toContain('thought    > (scripted model) I should look in the knowledge graph first');
         expect(first.stdout).toContain('observation> Company X is connected to Acme Corp');
         expect(first.stdout).toContain('answer     > Here is what I found:\n- Knowledge Graph Query: Company X is connected to Acme Corp');
@@ -85,6 +86,9 @@ describe.each(testTransports())('npm run local + npm run ask [%s]', (kind) => {
         // And as a supervisor (the README's `--pattern supervisor`): two subagents, then one synthesis.
         const supervised = await ask(env, ['Analyse Company X', '--group', 'read-only,advanced,compute,admin', '--state', 'undefined', '--pattern', 'supervisor'], runs);
         expect(supervised.stdout).toContain('thought    > Decomposed into 2 sub-goals');
+        // Each subagent's lines say whose they are; the supervisor's own carry no label.
+        expect(supervised.stdout).toMatch(/^\[subagent 1\] thought {4}> /m);
+        expect(supervised.stdout).toMatch(/^\[subagent 2\] thought {4}> /m);
         expect(supervised.stdout).toContain('answer     > (scripted model) From the subagents:');
         expect(supervised.code).toBe(0);
       } finally {
