@@ -157,6 +157,13 @@ describe.each(testTransports())('orchestrator patterns [%s]', (transportKind) =>
     expect(String(plans[1]!.terms.feedback)).toContain('"Reset Workflow", which is not in this conversation\'s groups');
     expect(h.mcp.bus.calls.filter((r) => r.name === 'workflow-server')).toEqual([]);
     expect(result.nextRequests[0]!.history[0]!.arguments).toEqual({ replan: '1' });
+    // The client was told, as a ReAct refusal tells it, before the plan that ran.
+    const refusal = result.responses.find((r) => r.message_type === 'observation' && r.content.startsWith('Plan refused'));
+    expect(refusal).toMatchObject({
+      content: 'Plan refused: step 0 names the tool "Reset Workflow", which is not in this conversation\'s groups; making a new plan',
+      message_id: 'urn:trustgraph:agent:s-groups/plan/refusal/0',
+    });
+    expect(result.responses.indexOf(refusal!)).toBeLessThan(result.responses.findIndex((r) => r.content === 'Created plan with 1 steps'));
 
     const text = await scrape(h.httpUrl());
     const p = { processor: 'agent-manager' };
@@ -207,6 +214,9 @@ describe.each(testTransports())('orchestrator patterns [%s]', (transportKind) =>
     const result = await h.ask({ question: 'Analyse', group: WORKFLOW_GROUPS, state: 'undefined', pattern: 'plan-then-execute', session_id: 's-plan-state' });
     const plans = h.prompt.calls.filter((c) => c.id === 'plan-create');
     expect(String(plans[1]!.terms.feedback)).toContain('not available in the state "undefined" that step would run in');
+    // plan-create was shown the tool, with the state it needs: exactly what the plan check accepts.
+    const shown = (plans[0]!.terms.tools as { name: string; description: string }[]).find((t) => t.name === 'Complex Analysis Tool');
+    expect(shown?.description).toMatch(/ \(only once an earlier step has moved the state to "analysis"\)$/);
     // The second plan runs in order; the analysis ran once, in `analysis`.
     expect(h.mcp.bus.calls.map((r) => r.name)).toEqual(['analysis-server']);
     expect(result.nextRequests.map((r) => r.state)).toEqual(['undefined', 'analysis', 'results']);

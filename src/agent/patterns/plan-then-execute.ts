@@ -30,6 +30,7 @@ import { provenanceUris, sessionTriples, sessionUriKey } from '../explainability
 import { act, explain, saveDocument, stringifyArguments, type IterationResult } from '../iteration.js';
 import { answerResponse, observationResponse, thoughtResponse } from '../responses.js';
 import { patternLimits } from './catalog.js';
+import { plannableTools } from './plannable-tools.js';
 import { isSubagent, nextAgentRequest, subagentCompletion } from './orchestration.js';
 import type { PatternContext } from './pattern-context.js';
 import { patternDocumentIds, patternUris, planTriples, stepResultTriples, synthesisTriples } from './pattern-explain.js';
@@ -146,7 +147,7 @@ async function planning(run: Run, previous: PlanStep[] | undefined, replan: numb
   const toolSet = ctx.registry.filter(request.group, request.state);
   run.result.toolSet = toolSet;
   ctx.events.toolsOffered?.(toolSet);
-  const tools = toolSet.tools.map((t) => ({ name: t.name, description: t.description }));
+  const tools = plannableTools(ctx.registry, request);
   let feedback = previous ? replanFeedback(previous) : '';
   let steps: PlannedStep[] = [];
   let attempt = replan;
@@ -170,6 +171,9 @@ async function planning(run: Run, previous: PlanStep[] | undefined, replan: numb
     const replan = attempt < maxReplanDepth;
     ctx.events.planStepRefused?.({ tool: refused.tool, step: refused.step, state: refused.state, at: 'plan', then: replan ? 'replan' : 'observation' });
     ctx.logger.warn({ tool: refused.tool, step: refused.step, state: refused.state }, `Plan refused: ${refused.reason}`);
+    // The client is told, as a ReAct refusal is: what was refused, why, and what happens next.
+    const refusal = `Plan refused: ${refused.reason}; ${replan ? 'making a new plan' : 'that step will not run'}`;
+    await ctx.output.respond(observationResponse(refusal, `${patternUris.plan(run.key)}/refusal/${attempt}`));
     if (!replan) {
       // Out of re-plans: the step keeps its goal but never runs; its result says why.
       steps = steps.map((s, i) => (i === refused.step ? { ...s, tool_hint: '' } : s));
