@@ -145,6 +145,8 @@ describe('Grafana dashboard: metric names and labels', () => {
       'tg_agent_invalid_state_transition_total',
       'tg_agent_tool_denied_total',
       'tg_agent_argument_validation_failures_total',
+      'tg_agent_requests_refused_total',
+      'tg_agent_unknown_group_requests_total',
       'tg_agent_registry_rebuild_seconds',
       'tg_agent_registry_problems',
       'tg_config_version',
