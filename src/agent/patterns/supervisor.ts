@@ -116,7 +116,8 @@ async function decomposition(
 function subagentRequest(parent: AgentRequest, parentSessionId: string, correlationId: string, goal: string, siblings: number): AgentRequest {
   return makeAgentRequest({
     question: goal,
-    state: parent.state,
+    // A request without a state gives "" as TrustGraph does.
+    state: parent.state ?? '',
     group: parent.group,
     history: [],
     collection: parent.collection,
@@ -207,7 +208,7 @@ function synthesisRequest(template: AgentRequest, results: readonly SiblingResul
   });
   return makeAgentRequest({
     question: template.question,
-    state: template.state,
+    state: template.state ?? '',
     group: template.group,
     history: [...template.history, step],
     collection: template.collection,
