@@ -17,6 +17,8 @@ import { IterationSigner } from './security/iteration-signature.js';
 import { SecurityGate } from './security/request-gate.js';
 import { AgentService } from './service.js';
 import { brokerAdminUrlFor, type Settings } from './settings.js';
+import { untilBrokerUp } from './bus/until-broker-up.js';
+import { errorMessage } from './errors/error-text.js';
 
 export interface AgentApp {
   readonly service: AgentService;
@@ -32,7 +34,14 @@ export interface AgentApp {
 
 export async function createAgentApp(settings: Settings, transport: Transport, logger: Logger): Promise<AgentApp> {
   const metrics = new AgentMetrics(settings.id);
-  const auditProducer = settings.auditTopic ? await transport.createProducer(queueToTopic(settings.auditTopic)) : undefined;
+  const stopping = new AbortController();
+  const auditTopic = settings.auditTopic ? queueToTopic(settings.auditTopic) : undefined;
+  const auditProducer = auditTopic
+    ? untilBrokerUp(() => transport.createProducer(auditTopic), { signal: stopping.signal })
+    : undefined;
+  auditProducer?.catch((error: unknown) => {
+    if (!stopping.signal.aborted) logger.error({ err: errorMessage(error), topic: auditTopic }, 'Audit records will not be published: the audit topic refused a producer');
+  });
   const audit = new AuditTrail(logger.child({ component: 'audit' }), auditProducer);
   const telemetry = new AgentTelemetry({ metrics, audit, logger, transport: transport.kind, mcpDiscovery: settings.mcpDiscovery });
   const gate = new SecurityGate({
@@ -118,7 +127,8 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
       await discovery?.stop();
       dropStats?.stop();
       await service.stop(settings.shutdownGraceSeconds * 1000);
-      await auditProducer?.close().catch(() => {});
+      stopping.abort();
+      await auditProducer?.then((producer) => producer.close()).catch(() => {});
       await http.close();
     },
   };

@@ -26,6 +26,7 @@ export async function createTransport(settings: Settings, logger: Logger): Promi
         logger,
         ...auth,
         ...(settings.pulsarTlsTrustCertsFile ? { tlsTrustCertsFile: settings.pulsarTlsTrustCertsFile } : {}),
+        ...(settings.pulsarListener ? { listenerName: settings.pulsarListener } : {}),
       });
       logStart(logger, 'native', settings.pulsarHost, settings.transport === 'native' ? 'chosen with --transport native' : 'auto: the pulsar-client binding loads');
       const verdict = await checkNativeCredentials({
@@ -42,6 +43,9 @@ export async function createTransport(settings: Settings, logger: Logger): Promi
     }
   }
   const url = webSocketUrlFor(settings);
+  if (settings.pulsarListener) {
+    logger.warn({ listener: settings.pulsarListener }, '--pulsar-listener applies to the native transport only; the WebSocket transport connects to --pulsar-ws-url');
+  }
   const transport = new WebSocketTransport({ url, logger, ...auth });
   logStart(logger, 'websocket', url, why);
   await refuseUnless(await checkWebSocketCredentials({ webSocketUrl: url, token }), url, token, logger, () => transport.close());

@@ -3,7 +3,7 @@
  * The process: settings → logger → transport → agent app → signals. SIGTERM/SIGINT stop taking requests,
  * let in-flight iterations finish (bounded by --shutdown-grace), close everything and exit 0.
  */
-import { pino } from 'pino';
+import { createServiceLogger } from './observability/service-logger.js';
 import { createAgentApp } from './app.js';
 import { createTransport } from './create-transport.js';
 import { TransportError } from './bus/errors.js';
@@ -26,7 +26,8 @@ async function main(): Promise<void> {
     throw error;
   }
 
-  const logger = pino({ level: settings.logLevel, base: { processor: settings.id } });
+  const logs = createServiceLogger(settings);
+  const { logger } = logs;
   const transport = await createTransport(settings, logger);
   const app = await createAgentApp(settings, transport, logger);
 
@@ -38,12 +39,21 @@ async function main(): Promise<void> {
     await app.stop();
     await transport.close();
     logger.info('Stopped');
+    await logs.close();
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
 
-  const port = await app.start();
+  let port: number;
+  try {
+    port = await app.start();
+  } catch (error) {
+    // SIGTERM while waiting for the broker ends the wait with its latest failure: the stop is under way.
+    if (stopping) return;
+    throw error;
+  }
+  if (stopping) return;
   logger.info({ ...app.service.readiness(), httpPort: port }, 'Agent service started');
 }
 

@@ -60,7 +60,7 @@ export type ServiceSettings = Partial<
   | 'configPushQueue'
   | 'configTimeoutSeconds'
 > &
-  Partial<Pick<Settings, 'librarianTimeoutSeconds' | 'librarianMaxInFlight'>> & {
+  Partial<Pick<Settings, 'librarianTimeoutSeconds' | 'librarianMaxInFlight' | 'promptTimeoutSeconds' | 'configType'>> & {
     /** How long a flow retries a publish while the broker is unreachable (not a flag). Default 60 s. */
     publishRetryMs?: number;
   };
@@ -74,6 +74,8 @@ export class AgentService {
   private readonly watcher: ConfigWatcher;
   private readonly toolServices: ToolServiceClients;
   private readonly flowProblems = new Map<string, FlowProblem[]>();
+  /** Workspace → its `additional-context` value of config type `configType` (TrustGraph's `--config-type`). */
+  private readonly additionalContexts = new Map<string, string>();
   private readonly probe: BrokerProbe | undefined;
   /** Workspace → part → its last failure; a part's entry goes when it next applies. */
   private readonly configFailures = new Map<string, Map<ConfigPart, ConfigFailure>>();
@@ -117,6 +119,7 @@ export class AgentService {
         transport,
         processorId: settings.id,
         requestTimeoutMs: settings.requestTimeoutSeconds * 1000,
+        ...(settings.promptTimeoutSeconds !== undefined ? { promptTimeoutMs: settings.promptTimeoutSeconds * 1000 } : {}),
         maxIterations: settings.maxIterations,
         strictTools: settings.strictTools,
         ...(settings.maxRequestBytes === undefined ? {} : { maxRequestBytes: settings.maxRequestBytes }),
@@ -124,6 +127,7 @@ export class AgentService {
         logger,
         registryFor: (workspace) => this.registries.get(workspace),
         patternsFor: (workspace) => this.patterns.get(workspace),
+        additionalContextFor: (workspace) => this.additionalContexts.get(workspace),
         limit: this.limit,
         ...(settings.maxQueued !== undefined ? { maxQueued: settings.maxQueued } : {}),
         ...(settings.requestConsumers !== undefined ? { requestConsumers: settings.requestConsumers } : {}),
@@ -150,11 +154,16 @@ export class AgentService {
         logger,
       }),
       pushQueue: settings.configPushQueue,
-      types: [...new Set([this.flowConfigType, ...TOOL_CONFIG_TYPES, ...PATTERN_CONFIG_TYPES, ...(hooks.extraConfigTypes ?? [])])],
+      types: [...new Set([this.flowConfigType, ...TOOL_CONFIG_TYPES, ...PATTERN_CONFIG_TYPES, this.agentConfigType, ...(hooks.extraConfigTypes ?? [])])],
       onChange: (change) => this.onConfigChange(change),
       onWorkspaceDeleted: (workspace) => this.onWorkspaceDeleted(workspace),
       logger,
     });
+  }
+
+  /** The config type whose `additional-context` key is the model's context (TrustGraph's `--config-type`). */
+  get agentConfigType(): string {
+    return this.settings.configType ?? 'agent';
   }
 
   /** TrustGraph's flow service writes this agent's flows under `processor:<id>`. */
@@ -174,7 +183,10 @@ export class AgentService {
    * connected and answering, and a concurrency slot free or taken recently.
    */
   readiness(): { ready: boolean; detail: string } {
-    if (!this.started || !this.watcher.isLoaded) return { ready: false, detail: 'configuration not loaded yet' };
+    if (!this.started || !this.watcher.isLoaded) {
+      const waiting = this.watcher.waitingFor;
+      return { ready: false, detail: `configuration not loaded yet${waiting ? `: waiting for ${waiting}` : ''}` };
+    }
     const pending = this.watcher.pendingWorkspaces;
     if (pending.length > 0) return { ready: false, detail: `configuration changes not fetched yet for: ${pending.join(', ')}` };
     const failure = this.watcher.applyFailure;
@@ -251,6 +263,12 @@ export class AgentService {
       // In time slices: requests are served by the previous registry until the new one is complete.
       await this.applyPart(change, 'tools', () => this.registries.rebuild(workspace, snapshot, version));
     }
+    if (changedTypes.includes(this.agentConfigType)) {
+      // Stored as the raw config value, as TrustGraph reads it (not JSON-decoded).
+      const context = snapshot[this.agentConfigType]?.['additional-context'];
+      if (context) this.additionalContexts.set(workspace, context);
+      else this.additionalContexts.delete(workspace);
+    }
     if (WorkspacePatterns.affectedBy(changedTypes)) {
       await this.applyPart(change, 'patterns', () => this.patterns.rebuild(workspace, snapshot));
     }
@@ -290,6 +308,7 @@ export class AgentService {
     await this.flows.sync(workspace, []);
     this.registries.delete(workspace);
     this.patterns.delete(workspace);
+    this.additionalContexts.delete(workspace);
     this.flowProblems.delete(workspace);
     this.configFailures.delete(workspace);
     this.hooks.telemetry?.workspaceDeleted?.(workspace);

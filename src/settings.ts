@@ -33,14 +33,21 @@ const booleanish = z.preprocess((value) => {
 
 const positiveInt = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
+/** TrustGraph's `--pubsub-backend` values; tg-agent speaks Pulsar (native or WebSocket). */
+export const PUBSUB_BACKENDS = ['pulsar', 'kafka', 'rabbitmq'] as const;
+
 export const SettingsSchema = z.object({
   id: z.string().min(1).default('agent-manager'),
+  /** TrustGraph's pub/sub backend; only `pulsar` is served (checked in loadSettings, with what to do). */
+  pubsubBackend: z.enum(PUBSUB_BACKENDS).default('pulsar'),
   /** `auto`: native where the pulsar-client binding loads, else websocket. */
   transport: z.enum(['auto', 'websocket', 'native']).default('auto'),
   pulsarHost: z.string().min(1).default('pulsar://pulsar:6650'),
   pulsarApiKey: z.string().optional(),
   /** CA bundle (PEM) for a pulsar+ssl:// broker whose certificate no system CA signed (native transport). */
   pulsarTlsTrustCertsFile: z.string().min(1).optional(),
+  /** The broker listener to connect through (Pulsar `advertisedListeners`), native transport. */
+  pulsarListener: z.string().min(1).optional(),
   /** Base URL of the broker's WebSocket service. Default: derived from `pulsarHost`, port 8080. */
   pulsarWebSocketUrl: z.string().regex(/^wss?:\/\//, 'must start with ws:// or wss://').optional(),
   concurrency: positiveInt(1, 10_000).default(1),
@@ -58,6 +65,10 @@ export const SettingsSchema = z.object({
   configTimeoutSeconds: z.coerce.number().positive().default(60),
   /** Per-message timeout for calls to TrustGraph services (prompt, graph RAG, MCP, ...). */
   requestTimeoutSeconds: z.coerce.number().positive().default(600),
+  /** The prompt service's reply timeout (TrustGraph's `--prompt-timeout`). Unset: `requestTimeoutSeconds`. */
+  promptTimeoutSeconds: z.coerce.number().positive().optional(),
+  /** Config type whose `additional-context` value is given to the model as context (TrustGraph's `--config-type`). */
+  configType: z.string().min(1).default('agent'),
   /** Larger requests are refused with an error. Unset: three quarters of what the transport carries in one message. */
   maxRequestBytes: positiveInt(1, 2 ** 31).optional(),
   /** Per-save timeout of the agent's librarian documents (TrustGraph's `--librarian-timeout`). */
@@ -99,6 +110,22 @@ export const SettingsSchema = z.object({
   slotsHeldSeconds: z.coerce.number().positive().default(120),
   /** Seconds to let in-flight iterations finish after SIGTERM/SIGINT. */
   shutdownGraceSeconds: z.coerce.number().nonnegative().default(30),
+  /** Push logs to Loki as TrustGraph's processors do (labels `processor`, `severity`, `instance`). */
+  lokiEnabled: booleanish.default(false),
+  lokiUrl: z.string().regex(/^https?:\/\//, 'must start with http:// or https://').default('http://loki:3100/loki/api/v1/push'),
+  lokiUsername: z.string().min(1).optional(),
+  lokiPassword: z.string().min(1).optional(),
+  /** TrustGraph's RabbitMQ and Kafka options: accepted and checked, used once those backends are served. */
+  rabbitmqHost: z.string().min(1).default('rabbitmq'),
+  rabbitmqPort: positiveInt(1, 65_535).default(5672),
+  rabbitmqUsername: z.string().default('guest'),
+  rabbitmqPassword: z.string().default('guest'),
+  rabbitmqVhost: z.string().min(1).default('/'),
+  kafkaBootstrapServers: z.string().min(1).default('kafka:9092'),
+  kafkaSecurityProtocol: z.string().min(1).default('PLAINTEXT'),
+  kafkaSaslMechanism: z.string().min(1).optional(),
+  kafkaSaslUsername: z.string().min(1).optional(),
+  kafkaSaslPassword: z.string().min(1).optional(),
   /** Ask the MCP servers of config type `mcp` for their tools' input schemas (design decision 9 (docs/design.md)). */
   mcpDiscovery: booleanish.default(false),
   /** Seconds a server's tools/list answer is used before it is asked again. */
@@ -121,10 +148,12 @@ interface OptionSpec {
 /** Every option, for parsing and for `--help`. */
 export const OPTIONS: readonly OptionSpec[] = [
   { key: 'id', flag: 'id', env: 'TG_AGENT_ID', help: 'processor id; names subscriptions and flows (default agent-manager)' },
+  { key: 'pubsubBackend', flag: 'pubsub-backend', env: 'PUBSUB_BACKEND', help: 'pulsar (TrustGraph also offers kafka and rabbitmq, which tg-agent does not serve yet)' },
   { key: 'transport', flag: 'transport', env: 'TG_AGENT_TRANSPORT', help: 'auto | native | websocket (default auto: native where the pulsar-client binding loads, else websocket)' },
   { key: 'pulsarHost', flag: 'pulsar-host', short: 'p', env: 'PULSAR_HOST', help: 'Pulsar service URL (default pulsar://pulsar:6650)' },
   { key: 'pulsarApiKey', flag: 'pulsar-api-key', env: 'PULSAR_API_KEY', help: 'Pulsar token for authentication' },
   { key: 'pulsarTlsTrustCertsFile', flag: 'pulsar-tls-trust-certs', env: 'PULSAR_TLS_TRUST_CERTS', help: 'CA bundle (PEM) that signed the broker certificate, native transport (pulsar+ssl://)' },
+  { key: 'pulsarListener', flag: 'pulsar-listener', help: 'broker listener name (advertisedListeners) to connect through, native transport' },
   { key: 'pulsarWebSocketUrl', flag: 'pulsar-ws-url', env: 'PULSAR_WS_URL', help: "broker's WebSocket service (default ws://<pulsar host>:8080)" },
   { key: 'concurrency', flag: 'concurrency', env: 'TG_AGENT_CONCURRENCY', help: 'iterations processed at once (default 1)' },
   { key: 'maxIterations', flag: 'max-iterations', env: 'TG_AGENT_MAX_ITERATIONS', help: 'iteration limit per conversation (default 10)' },
@@ -138,6 +167,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'configPushQueue', flag: 'config-push-queue', env: 'TG_CONFIG_PUSH_QUEUE', help: 'default notify:tg:config' },
   { key: 'configTimeoutSeconds', flag: 'config-timeout', env: 'TG_CONFIG_TIMEOUT', help: 'seconds per config request (default 60)' },
   { key: 'requestTimeoutSeconds', flag: 'request-timeout', env: 'TG_AGENT_REQUEST_TIMEOUT', help: 'seconds to wait for each reply of a TrustGraph service (default 600)' },
+  { key: 'promptTimeoutSeconds', flag: 'prompt-timeout', env: 'TG_AGENT_PROMPT_TIMEOUT', help: "seconds to wait for the prompt service's reply (default: --request-timeout)" },
+  { key: 'configType', flag: 'config-type', env: 'TG_AGENT_CONFIG_TYPE', help: 'config type whose additional-context value is the model\'s context, as TrustGraph reads it (default agent)' },
   { key: 'maxRequestBytes', flag: 'max-request-bytes', env: 'TG_AGENT_MAX_REQUEST_BYTES', help: 'refuse larger requests with an error (default: 3/4 of what the transport carries: ~589 KB on websocket, ~3.9 MB on native)' },
   { key: 'librarianTimeoutSeconds', flag: 'librarian-timeout', env: 'TG_AGENT_LIBRARIAN_TIMEOUT', help: 'seconds to wait for the librarian to confirm a saved document (default 120)' },
   { key: 'librarianMaxInFlight', flag: 'librarian-max-in-flight', env: 'TG_AGENT_LIBRARIAN_MAX_IN_FLIGHT', help: 'document saves awaiting the librarian at most; more are skipped (default 64)' },
@@ -154,9 +185,24 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'maxQueued', flag: 'max-queued', env: 'TG_AGENT_MAX_QUEUED', help: 'requests waiting for a slot beyond which new ones get an "overloaded" error response (default 10000)' },
   { key: 'requestConsumers', flag: 'request-consumers', env: 'TG_AGENT_REQUEST_CONSUMERS', help: 'consumers per flow on its request subscription (default: as many as the transport needs for a 4000-message window: 4 on websocket, 1 on native)' },
   { key: 'brokerAdminUrl', flag: 'broker-admin-url', env: 'TG_AGENT_BROKER_ADMIN_URL', help: "broker admin API read for its drop statistics every 30 s (default http://<pulsar host>:8080; none = off)" },
+  { key: 'brokerAdminUrl', flag: 'pulsar-admin-url', env: 'PULSAR_ADMIN_URL', help: "TrustGraph's name for --broker-admin-url" },
   { key: 'brokerPingTimeoutSeconds', flag: 'broker-ping-timeout', env: 'TG_AGENT_BROKER_PING_TIMEOUT', help: 'seconds a probe message may wait for the broker before /readyz reports it unresponsive (default 5)' },
   { key: 'slotsHeldSeconds', flag: 'slots-held-timeout', env: 'TG_AGENT_SLOTS_HELD_TIMEOUT', help: 'seconds every concurrency slot may be held before /readyz reports the agent stuck (default 120)' },
   { key: 'shutdownGraceSeconds', flag: 'shutdown-grace', env: 'TG_AGENT_SHUTDOWN_GRACE', help: 'seconds to finish in-flight iterations on SIGTERM (default 30)' },
+  { key: 'lokiEnabled', flag: 'loki-enabled', env: 'TG_AGENT_LOKI_ENABLED', boolean: true, help: 'push logs to Loki as TrustGraph does (default off; on with --loki-enabled or when LOKI_URL is set; --no-loki-enabled)' },
+  { key: 'lokiUrl', flag: 'loki-url', env: 'LOKI_URL', help: 'Loki push URL (default http://loki:3100/loki/api/v1/push)' },
+  { key: 'lokiUsername', flag: 'loki-username', env: 'LOKI_USERNAME', help: 'Loki basic-auth user' },
+  { key: 'lokiPassword', flag: 'loki-password', env: 'LOKI_PASSWORD', help: 'Loki basic-auth password (prefer the environment variable)' },
+  { key: 'rabbitmqHost', flag: 'rabbitmq-host', env: 'RABBITMQ_HOST', help: 'TrustGraph RabbitMQ option, accepted (default rabbitmq)' },
+  { key: 'rabbitmqPort', flag: 'rabbitmq-port', env: 'RABBITMQ_PORT', help: 'TrustGraph RabbitMQ option, accepted (default 5672)' },
+  { key: 'rabbitmqUsername', flag: 'rabbitmq-username', env: 'RABBITMQ_USERNAME', help: 'TrustGraph RabbitMQ option, accepted (default guest)' },
+  { key: 'rabbitmqPassword', flag: 'rabbitmq-password', env: 'RABBITMQ_PASSWORD', help: 'TrustGraph RabbitMQ option, accepted (default guest)' },
+  { key: 'rabbitmqVhost', flag: 'rabbitmq-vhost', env: 'RABBITMQ_VHOST', help: 'TrustGraph RabbitMQ option, accepted (default /)' },
+  { key: 'kafkaBootstrapServers', flag: 'kafka-bootstrap-servers', env: 'KAFKA_BOOTSTRAP_SERVERS', help: 'TrustGraph Kafka option, accepted (default kafka:9092)' },
+  { key: 'kafkaSecurityProtocol', flag: 'kafka-security-protocol', env: 'KAFKA_SECURITY_PROTOCOL', help: 'TrustGraph Kafka option, accepted (default PLAINTEXT)' },
+  { key: 'kafkaSaslMechanism', flag: 'kafka-sasl-mechanism', env: 'KAFKA_SASL_MECHANISM', help: 'TrustGraph Kafka option, accepted' },
+  { key: 'kafkaSaslUsername', flag: 'kafka-sasl-username', env: 'KAFKA_SASL_USERNAME', help: 'TrustGraph Kafka option, accepted' },
+  { key: 'kafkaSaslPassword', flag: 'kafka-sasl-password', env: 'KAFKA_SASL_PASSWORD', help: 'TrustGraph Kafka option, accepted' },
   { key: 'mcpDiscovery', flag: 'mcp-discovery', env: 'TG_AGENT_MCP_DISCOVERY', boolean: true, help: "read MCP tools' input schemas from their servers (tools/list); default off" },
   { key: 'mcpDiscoveryTtlSeconds', flag: 'mcp-discovery-ttl', env: 'TG_AGENT_MCP_DISCOVERY_TTL', help: 'seconds a tools/list answer is used before asking again (default 300)' },
   { key: 'mcpDiscoveryTimeoutSeconds', flag: 'mcp-discovery-timeout', env: 'TG_AGENT_MCP_DISCOVERY_TIMEOUT', help: 'seconds one tools/list exchange may take (default 10)' },
@@ -205,9 +251,16 @@ export function loadSettings(argv: string[], env: NodeJS.ProcessEnv): ParsedComm
   const raw: Record<string, unknown> = {};
   const configFile = (values['config-file'] as string | undefined) ?? env.TG_AGENT_CONFIG_FILE;
   if (configFile) Object.assign(raw, readConfigFile(configFile));
+  // Every environment variable first, then every flag: an option may have two names (--pulsar-admin-url is
+  // TrustGraph's --broker-admin-url), and a flag of either name beats an environment variable of either.
   for (const option of OPTIONS) {
     const fromEnv = option.env ? env[option.env] : undefined;
     if (fromEnv !== undefined && fromEnv !== '') raw[option.key] = fromEnv;
+  }
+  // TrustGraph's processors push to Loki by default; outside a TrustGraph deployment there is no Loki, so here
+  // it is on when asked for: --loki-enabled, or a LOKI_URL in the environment as TrustGraph's containers set it.
+  if (raw.lokiEnabled === undefined && env.LOKI_URL) raw.lokiEnabled = true;
+  for (const option of OPTIONS) {
     const fromFlag = values[option.flag];
     if (fromFlag !== undefined) raw[option.key] = fromFlag;
     if (option.boolean && values[`no-${option.flag}`]) raw[option.key] = false;
@@ -222,6 +275,13 @@ export function loadSettings(argv: string[], env: NodeJS.ProcessEnv): ParsedComm
       return `${name}: ${issue.message}${option ? `; accepted: ${option.help}` : ''}`;
     });
     throw new SettingsError(`Invalid settings:\n  ${problems.join('\n  ')}`);
+  }
+  if (result.data.pubsubBackend !== 'pulsar') {
+    throw new SettingsError(
+      `--pubsub-backend ${result.data.pubsubBackend} (PUBSUB_BACKEND): tg-agent serves TrustGraph on Pulsar only ` +
+        `(native or WebSocket transport); on a ${result.data.pubsubBackend} deployment keep TrustGraph's own ` +
+        'agent-manager for now, or run TrustGraph on Pulsar (--pubsub-backend pulsar)',
+    );
   }
   return { help: false, settings: Object.freeze(result.data) };
 }

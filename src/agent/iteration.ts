@@ -125,6 +125,8 @@ export interface IterationContext {
     undeclaredArguments?: UndeclaredArguments;
   };
   now?: () => Date;
+  /** The workspace's `additional-context` (config type `--config-type`, default `agent`), TrustGraph's model context. */
+  additionalContext?: string;
   /** Set when the orchestrator runs this iteration as its `react` pattern (patterns/dispatch.ts). */
   orchestration?: OrchestrationContext;
 }
@@ -223,8 +225,9 @@ async function iterate(ctx: IterationContext, ask: AgentAsk, result: IterationRe
   let call: Pick<PromptResponse, 'in_token' | 'out_token' | 'model'> | undefined;
   const parsed: ParsedResponse = await reason({
     client: ctx.prompt,
-    // TrustGraph's orchestrator hands the task type's framing to the model as the prompt's `context`.
-    terms: agentReactTerms(request.question, toolSet, request.history, request.framing === '' ? null : request.framing),
+    // TrustGraph's orchestrator hands the workspace's additional context and the task type's framing to the
+    // model as the prompt's `context`, the framing after a blank line.
+    terms: agentReactTerms(request.question, toolSet, request.history, modelContext(ctx.additionalContext, request.framing)),
     streaming: request.streaming,
     onEvent: async (event) => {
       if (event.type === 'thought') {
@@ -444,4 +447,10 @@ export async function explain(ctx: Pick<IterationContext, 'output' | 'logger'>, 
     }
   }
   await ctx.output.respond(explainResponse(entity, shared));
+}
+
+/** TrustGraph's `context` of the `agent-react` prompt: additional context, then framing; null when neither. */
+export function modelContext(additional: string | undefined, framing: string): string | null {
+  if (additional && framing) return `${additional}\n\n${framing}`;
+  return additional || framing || null;
 }

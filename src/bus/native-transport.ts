@@ -19,6 +19,7 @@
  */
 import { pino, type Logger } from 'pino';
 import { deliver } from './deliver.js';
+import { untilServiceUrlReachable } from './service-url-reachable.js';
 import { ConnectionStatus } from './connection-status.js';
 import {
   ConnectError,
@@ -163,6 +164,8 @@ export interface NativeTransportOptions {
   sendTimeoutMs?: number;
   /** Seconds for lookups, producer and consumer creation (the client's default is 30). */
   operationTimeoutSeconds?: number;
+  /** The broker listener to use (`advertisedListeners`), TrustGraph's `--pulsar-listener`. */
+  listenerName?: string;
   /** The C++ client's log lines go here. Default: silent. */
   logger?: Logger;
 }
@@ -203,6 +206,9 @@ export class NativeTransport implements Transport {
   private readonly consumers = new Set<NativeConsumer>();
   private readonly connection = new ConnectionStatus();
   private readonly statusTimer: NodeJS.Timeout;
+  private readonly operationTimeoutSeconds: number;
+  /** Set once the broker's port has accepted a connection: from then on the client's own reconnects take over. */
+  private reached: Promise<void> | undefined;
   private closed = false;
   /** When `sampleStatus` last ran (performance.now()). */
   private sampledAt = -Infinity;
@@ -217,6 +223,7 @@ export class NativeTransport implements Transport {
       throw new TypeError(`serviceUrl must be a pulsar:// or pulsar+ssl:// URL, got "${options.serviceUrl}"`);
     }
     this.serviceUrl = options.serviceUrl;
+    this.operationTimeoutSeconds = options.operationTimeoutSeconds ?? 30;
     this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     this.sendTimeoutMs = options.sendTimeoutMs ?? 30_000;
     const logger = (this.logger = options.logger ?? pino({ level: 'silent' }));
@@ -225,7 +232,8 @@ export class NativeTransport implements Transport {
       serviceUrl: options.serviceUrl,
       ...(options.token ? { authentication: new module.AuthenticationToken({ token: options.token }) } : {}),
       ...(options.tlsTrustCertsFile ? { tlsTrustCertsFilePath: options.tlsTrustCertsFile } : {}),
-      operationTimeoutSeconds: options.operationTimeoutSeconds ?? 30,
+      operationTimeoutSeconds: this.operationTimeoutSeconds,
+      ...(options.listenerName ? { listenerName: options.listenerName } : {}),
       // Without a handler the C++ client prints its own lines on stdout, between our JSON log lines.
       log: (level, file, line, message) => clientLogger[LOG_METHODS[level] ?? 'warn']({ file, line }, message),
       logLevel: logger.isLevelEnabled('debug') ? 0 : 2,
@@ -246,6 +254,7 @@ export class NativeTransport implements Transport {
     this.assertOpen();
     let native: NativeProducer;
     try {
+      await this.untilReached();
       // Batching off: with it a publish waits up to batchingMaxPublishDelayMs (10 ms) for company, which is
       // most of a request/response round trip. Chunking off: TrustGraph's consumers must not need it.
       native = await this.client.createProducer({
@@ -293,6 +302,7 @@ export class NativeTransport implements Transport {
     let closed = false;
     let native: NativeConsumer;
     try {
+      await this.untilReached();
       native = await this.client.subscribe({
         topic,
         subscription,
@@ -420,6 +430,15 @@ export class NativeTransport implements Transport {
       `message for ${topic} is ${payloadBytes} bytes, over the broker's ${this.maxMessageBytes}-byte ` +
         'maxMessageSize; it was not sent. Keep payloads under it, or raise maxMessageSize on the broker',
     );
+  }
+
+  /** Before the first connection only: wait for the broker's port to open (service-url-reachable.ts says why). */
+  private untilReached(): Promise<void> {
+    this.reached ??= untilServiceUrlReachable(this.serviceUrl, this.operationTimeoutSeconds * 1000).catch((error: unknown) => {
+      this.reached = undefined;
+      throw error;
+    });
+    return this.reached;
   }
 
   private assertOpen(): void {

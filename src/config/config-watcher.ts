@@ -5,6 +5,9 @@
  *
  * Changes are applied one at a time, in version order; a push at or below the current version is ignored.
  *
+ * The agent may start before the broker (any cluster start): subscribing is retried with a bounded backoff
+ * for as long as the broker takes, and `waitingFor` says what it waits for meanwhile (for /readyz).
+ *
  * Pushes travel on a non-persistent topic: one published while the broker connection is down is lost. So
  * after the transport reconnects, every watched type of every workspace is read again (a resync), and any
  * change announced while we were away is applied; a failed resync is retried until it succeeds.
@@ -13,9 +16,10 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { queueToTopic } from '../bus/topics.js';
 import type { Consumer, IncomingMessage, Transport, TransportStatus } from '../bus/transport.js';
+import { untilBrokerUp } from '../bus/until-broker-up.js';
 import { fixedBackoff } from '../retry/backoff.js';
 import { RetryTimer } from '../retry/retry-timer.js';
-import { retry } from '../retry/retry.js';
+import { retry, type RetryOptions } from '../retry/retry.js';
 import { configPushCodec, type ConfigPush } from '../wire/index.js';
 import type { ConfigClient } from './config-client.js';
 import { WorkspaceConfigStore, type TypeValues, type WorkspaceSnapshot } from './workspace-config.js';
@@ -41,6 +45,8 @@ export interface ConfigWatcherOptions {
   logger: Logger;
   /** Delay between attempts of the initial load (TrustGraph: 2 s). */
   retryDelayMs?: number;
+  /** Longest wait between attempts to reach a broker that is not up yet. Default 5 s. */
+  brokerRetryMaxMs?: number;
 }
 
 export class ConfigWatcher {
@@ -50,6 +56,8 @@ export class ConfigWatcher {
   /** Newest version whose changes are all applied. */
   private applied = 0;
   private loaded = false;
+  /** What the first load waits for (the broker, the config service); undefined once loaded. */
+  private waiting: string | undefined = 'the broker';
   private failure: string | undefined;
   private stopped = false;
   private consumer: Consumer | undefined;
@@ -83,6 +91,11 @@ export class ConfigWatcher {
     return this.loaded;
   }
 
+  /** Before the first load: what it is waiting for and the latest reason, e.g. `the broker: connect ECONNREFUSED`. */
+  get waitingFor(): string | undefined {
+    return this.loaded ? undefined : this.waiting;
+  }
+
   /** Why the latest config change could not be applied; undefined once one is applied again. */
   get applyFailure(): string | undefined {
     return this.failure;
@@ -101,35 +114,61 @@ export class ConfigWatcher {
   async start(): Promise<void> {
     this.readEpoch = this.options.transport.status().epoch;
     this.stopListening = this.options.transport.onStatus((status) => this.onStatus(status));
-    this.consumer = await this.options.transport.subscribe({
-      topic: queueToTopic(this.options.pushQueue),
-      subscription: randomUUID(),
-      subscriptionType: 'Exclusive',
-      handler: (message) => this.onPushMessage(message),
+    await untilBrokerUp(() => this.connect(), {
+      signal: this.stopping.signal,
+      ...(this.options.brokerRetryMaxMs !== undefined ? { maxDelayMs: this.options.brokerRetryMaxMs } : {}),
+      onRetry: ({ error, attempt, delayMs }) => {
+        this.waiting = `the broker: ${errorMessage(error)}`;
+        this.options.logger.warn(
+          { err: errorMessage(error), attempt },
+          `Broker not reachable yet; trying again in ${delayMs} ms (the agent waits for it however long it takes)`,
+        );
+      },
+    }).catch((error: unknown) => {
+      if (!this.stopped) throw error;
     });
-    await this.options.client.start();
+    this.waiting = "TrustGraph's config service";
     const retryDelayMs = this.retryDelayMs;
-    if (!this.stopped) {
-      await retry(() => this.loadAll(), {
-        backoff: fixedBackoff(retryDelayMs),
-        retryIf: () => !this.stopped,
-        onRetry: ({ error, attempt }) =>
-          this.options.logger.warn(
-            { err: error, attempt },
-            `Config load failed; retrying in ${retryDelayMs} ms (is TrustGraph's config service running?)`,
-          ),
-        signal: this.stopping.signal,
-      }).catch((error: unknown) => {
-        // Only stop() ends the retries early.
-        if (!this.stopped) throw error;
-      });
-    }
+    await this.untilStopped(() => this.loadAll(), {
+      backoff: fixedBackoff(retryDelayMs),
+      onRetry: ({ error, attempt }) => {
+        this.waiting = `TrustGraph's config service: ${errorMessage(error)}`;
+        this.options.logger.warn(
+          { err: error, attempt },
+          `Config load failed; retrying in ${retryDelayMs} ms (is TrustGraph's config service running?)`,
+        );
+      },
+    });
     this.loaded = !this.stopped;
     // A connection lost during the initial load may have taken pushes with it.
     this.onStatus(this.options.transport.status());
     const pending = this.early.splice(0).sort((a, b) => a.version - b.version);
     for (const push of pending) this.enqueue(() => this.applyPush(push));
     await this.queue;
+  }
+
+  /** The push consumer and the config client's reply subscription; a retry redoes only what is missing. */
+  private async connect(): Promise<void> {
+    this.consumer ??= await this.options.transport.subscribe({
+      topic: queueToTopic(this.options.pushQueue),
+      subscription: randomUUID(),
+      subscriptionType: 'Exclusive',
+      handler: (message) => this.onPushMessage(message),
+    });
+    await this.options.client.start();
+  }
+
+  /** Retry `step` until it succeeds or stop() is called; only a failure that retryIf refuses rejects. */
+  private async untilStopped(step: () => Promise<void>, options: Omit<RetryOptions, 'signal'>): Promise<void> {
+    if (this.stopped) return;
+    const retryIf = options.retryIf;
+    await retry(step, {
+      ...options,
+      retryIf: (error, attempt) => !this.stopped && (retryIf?.(error, attempt) ?? true),
+      signal: this.stopping.signal,
+    }).catch((error: unknown) => {
+      if (!this.stopped) throw error;
+    });
   }
 
   async stop(): Promise<void> {

@@ -142,7 +142,7 @@ export class FlowRuntime {
       responseTopic,
       requestCodec,
       responseCodec,
-      timeoutMs: this.deps.requestTimeoutMs,
+      timeoutMs: service === 'prompt' ? (this.deps.promptTimeoutMs ?? this.deps.requestTimeoutMs) : this.deps.requestTimeoutMs,
       logger: this.logger,
     });
     this.clients.push(client as RequestClient<unknown, unknown>);

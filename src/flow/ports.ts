@@ -148,12 +148,16 @@ export interface FlowRuntimeDeps {
   transport: Transport;
   processorId: string;
   requestTimeoutMs: number;
+  /** The prompt service's reply timeout (TrustGraph's `--prompt-timeout`). Default: `requestTimeoutMs`. */
+  promptTimeoutMs?: number;
   maxIterations: number;
   strictTools: boolean;
   /** What happens to arguments a tool does not declare (see `UndeclaredArguments`). Default `drop`. */
   undeclaredArguments?: UndeclaredArguments;
   logger: Logger;
   registryFor(workspace: string): ToolRegistry;
+  /** The workspace's `additional-context` value of the `--config-type` config type, if any. */
+  additionalContextFor?(workspace: string): string | undefined;
   /** The workspace's `agent-pattern` / `agent-task-type` config (absent: the defaults, react / general). */
   patternsFor?(workspace: string): PatternCatalog | undefined;
   limit: ConcurrencyLimit;

@@ -166,6 +166,7 @@ export class RequestHandler {
           output,
           events,
           logger: logger.child({ id }),
+          ...withContext(deps.additionalContextFor?.(workspace)),
           settings: {
             maxIterations: deps.maxIterations,
             strictTools: deps.strictTools,
@@ -258,4 +259,8 @@ export class RequestHandler {
       this.ctx.logger.error({ err: error }, `Could not record the end of an iteration: ${describeFailure(error).text}`);
     }
   }
+}
+
+function withContext(additionalContext: string | undefined): { additionalContext?: string } {
+  return additionalContext === undefined ? {} : { additionalContext };
 }

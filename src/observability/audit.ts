@@ -69,16 +69,20 @@ export interface AuditRecord {
 }
 
 export class AuditTrail {
+  /**
+   * @param producer the audit topic's producer, or its creation still under way (the agent may start before
+   *   the broker): records wait for it in order.
+   */
   constructor(
     private readonly logger: Logger,
-    private readonly producer?: Producer,
+    private readonly producer?: Producer | Promise<Producer>,
   ) {}
 
   record(record: AuditRecord): void {
     this.logger.info(record, 'audit');
     if (this.producer) {
-      this.producer
-        .send({ payload: Buffer.from(JSON.stringify(record)), properties: { id: record.request_id } })
+      Promise.resolve(this.producer)
+        .then((producer) => producer.send({ payload: Buffer.from(JSON.stringify(record)), properties: { id: record.request_id } }))
         .catch((error: unknown) => this.logger.warn({ err: error }, 'Could not publish an audit record'));
     }
   }

@@ -290,7 +290,10 @@ describe('the agent follows configuration changes (real broker)', () => {
       settings: { configTimeoutSeconds: 1 },
     });
     await h.waitFor(() => h.config.calls.length >= 2, 'a second config attempt', 15_000);
-    expect(h.service.readiness()).toEqual({ ready: false, detail: 'configuration not loaded yet' });
+    expect(h.service.readiness()).toEqual({
+      ready: false,
+      detail: expect.stringMatching(/^configuration not loaded yet: waiting for TrustGraph's config service: no response to request \S+ on \S+config\S* within 1000 ms$/),
+    });
     expect(h.service.runningFlows()).toEqual([]);
     expect(h.config.calls.every((c) => c.operation === 'getkeys-all-ws')).toBe(true);
 

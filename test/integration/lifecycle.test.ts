@@ -2,7 +2,7 @@
  * The built service as a separate process (`node dist/src/main.js`) against the real broker: it becomes
  * ready, answers, and on SIGTERM mid-conversation finishes the iteration in flight, then exits 0.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -12,13 +12,14 @@ import { AskTimeoutError, startAgentHarness, type AgentHarness } from '../suppor
 import { agentFlowConfig, knowledgeQueryTool } from '../../dev/flow-config.js';
 import { freePort } from '../../dev/ports.js';
 import { nativeUnavailable } from '../support/transports.js';
+import { configQueueArgs, startAgentProcess, type AgentProcess } from '../support/agent-process.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 describe('the built service as a process', () => {
   let harness: AgentHarness;
+  let agent: AgentProcess;
   let child: ChildProcess;
-  let output = '';
   let port: number;
   let releaseModel: () => void = () => {};
   const modelHeld = new Promise<void>((resolve) => (releaseModel = resolve));
@@ -42,31 +43,19 @@ describe('the built service as a process', () => {
     await harness.config.put(harness.workspace, 'processor:agent-manager', 'default', agentFlowConfig(harness.workspace, 'default'));
 
     port = await freePort();
-    child = spawn(
-      process.execPath,
+    agent = startAgentProcess(
       [
-        'dist/src/main.js',
         // --transport auto (the default): native where the binding loads, else WebSocket.
-        '--pulsar-host',
-        inject('pulsarServiceUrl'),
-        '--pulsar-ws-url',
-        inject('pulsarWebSocketUrl'),
-        '--config-request-queue',
-        harness.settings.configRequestQueue,
-        '--config-response-queue',
-        harness.settings.configResponseQueue,
-        '--config-push-queue',
-        harness.settings.configPushQueue,
-        '-P',
-        String(port),
-        '--shutdown-grace',
-        '20',
+        '--pulsar-host', inject('pulsarServiceUrl'),
+        '--pulsar-ws-url', inject('pulsarWebSocketUrl'),
+        ...configQueueArgs(harness.settings),
+        '-P', String(port),
+        '--shutdown-grace', '20',
       ],
-      { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+      { built: true },
     );
-    child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    await harness.waitFor(() => output.includes('Agent service started'), 'the process to start', 30_000);
+    child = agent.child;
+    await harness.waitFor(() => agent.output.includes('Agent service started'), 'the process to start', 30_000);
   }, 120_000);
 
   afterAll(async () => {
@@ -76,12 +65,12 @@ describe('the built service as a process', () => {
   });
 
   it('reports ready over HTTP once its flow is subscribed', async () => {
-    await harness.waitFor(() => output.includes('Flow started'), 'the flow to start', 15_000);
+    await harness.waitFor(() => agent.output.includes('Flow started'), 'the flow to start', 15_000);
     const response = await fetch(`http://127.0.0.1:${port}/readyz`);
     expect(response.status).toBe(200);
     const expected = nativeUnavailable === undefined ? 'native' : 'websocket';
     expect(await response.text()).toMatch(new RegExp(`^ready: config version \\d+, 1 flow\\(s\\); transport ${expected}\n$`));
-    expect(output).toContain(`"msg":"Transport: ${expected}, broker `);
+    expect(agent.output).toContain(`"msg":"Transport: ${expected}, broker `);
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     // Label order is not part of the exposition format: the processor label comes from the registry's defaults.
     expect(metrics).toMatch(
@@ -95,13 +84,13 @@ describe('the built service as a process', () => {
 
     const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
     child.kill('SIGTERM');
-    await harness.waitFor(() => output.includes('Stopping: no new requests'), 'the process to begin stopping', 10_000);
+    await harness.waitFor(() => agent.output.includes('Stopping: no new requests'), 'the process to begin stopping', 10_000);
     expect(child.exitCode).toBeNull(); // still finishing the iteration
     releaseModel();
 
     const [code, signal] = await exited;
     expect({ code, signal }).toEqual({ code: 0, signal: null });
-    expect(output).toContain('"msg":"Stopped"');
+    expect(agent.output).toContain('"msg":"Stopped"');
 
     // The iteration that was in flight completed: its thought, observation and `next` were all published.
     // The `next` iteration is not taken by the stopped process (in production another replica takes it).

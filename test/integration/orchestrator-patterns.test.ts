@@ -222,6 +222,34 @@ describe.each(testTransports())('orchestrator patterns [%s]', (transportKind) =>
     expect(result.nextRequests.map((r) => r.state)).toEqual(['undefined', 'analysis', 'results']);
   });
 
+  it("gives the model the workspace's additional-context (config type agent, or --config-type's) before the framing", async () => {
+    const echo = (terms: Record<string, unknown>): string => `Thought: context ${JSON.stringify(terms.context)}\nFinal Answer: ok`;
+    const h = await start({ script: echo });
+    const ask = async (framing?: string): Promise<string | undefined> =>
+      (await h.ask({ question: 'q', group: WORKFLOW_GROUPS, state: 'undefined', ...(framing ? { framing, pattern: 'react' } : {}) })).responses.find(
+        (r) => r.message_type === 'thought',
+      )?.content;
+    expect(await ask()).toBe('context null');
+    await h.config.put(h.workspace, 'agent', 'additional-context', 'Answer in French.');
+    await h.configApplied();
+    expect(await ask()).toBe('context "Answer in French."');
+    expect(await ask('Be brief.')).toBe('context "Answer in French.\\n\\nBe brief."');
+    await h.config.delete(h.workspace, 'agent', 'additional-context');
+    await h.configApplied();
+    expect(await ask('Be brief.')).toBe('context "Be brief."');
+    await h.stop();
+
+    // --config-type names the type it is read from; `agent` is then not read.
+    const other = await start({ script: echo, settings: { configType: 'tg-agent-context' } });
+    await other.config.putMany(other.workspace, [
+      { type: 'tg-agent-context', key: 'additional-context', value: 'From the other type.' },
+      { type: 'agent', key: 'additional-context', value: 'Not this one.' },
+    ]);
+    await other.configApplied();
+    const answer = await other.ask({ question: 'q', group: WORKFLOW_GROUPS, state: 'undefined' });
+    expect(answer.responses.find((r) => r.message_type === 'thought')?.content).toBe('context "From the other type."');
+  });
+
   it('routes by the meta-router: task type, then pattern, framing in the context, usage of every call summed', async () => {
     const h = await start({
       script: (terms) => `Thought: framed by ${JSON.stringify(terms.context)}\nFinal Answer: direct`,

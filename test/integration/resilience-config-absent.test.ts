@@ -37,13 +37,17 @@ describe('config service absent at start (real broker, HTTP /readyz)', () => {
       first = await get(`${base}/readyz`);
       if (!first) await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    expect(first).toEqual({ status: 503, body: 'not ready: configuration not loaded yet; transport websocket\n' });
+    expect(first).toEqual({
+      status: 503,
+      body: expect.stringMatching(/^not ready: configuration not loaded yet: waiting for (the broker|TrustGraph's config service)\b.*; transport websocket\n$/),
+    });
     expect((await get(`${base}/healthz`))?.status).toBe(200);
 
     // The agent keeps asking the silent config service (each ask times out after 2 s, then 2 s pause).
     await waitUntil(() => harness.config.calls.length >= 2, 'a retried config request', 20_000);
     const stillDown = await get(`${base}/readyz`);
     expect(stillDown?.status).toBe(503);
+    expect(stillDown?.body).toMatch(/waiting for TrustGraph's config service: no response to request/);
     expect(harness.service.readiness().ready).toBe(false);
 
     harness.config.available = true;

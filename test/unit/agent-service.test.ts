@@ -14,7 +14,7 @@ describe('AgentService', () => {
   it('is not ready until its configuration is loaded, then ready with its flow running', async () => {
     const h = await start({ configAvailable: false, waitReady: false, settings: { configTimeoutSeconds: 0.2 } });
     await h.waitFor(() => h.config.calls.length >= 1, 'a config load attempt');
-    expect(h.service.readiness()).toEqual({ ready: false, detail: 'configuration not loaded yet' });
+    expect(h.service.readiness()).toEqual({ ready: false, detail: expect.stringMatching(/^configuration not loaded yet: waiting for TrustGraph's config service/) });
     expect(h.service.runningFlows()).toEqual([]);
     h.config.available = true;
     await h.started;

@@ -1,0 +1,84 @@
+/**
+ * The service's logger: JSON lines on stdout, and, with Loki on, the same lines pushed to Loki the way
+ * TrustGraph's processors push theirs, so that one Grafana query finds every service's logs. TrustGraph labels
+ * each stream `processor` (the processor id), `severity` (debug, info, warning, error, critical) and
+ * `instance` (8 hex digits per process); so do we. The pushing is pino-loki's, in a worker thread: batches
+ * every second, at most LOKI_BUFFER_LINES waiting (the oldest go first), a batch that Loki does not take is
+ * dropped. Whether Loki takes them is watched here (loki-reachability.ts): one warning when it does not,
+ * one line when it does again; the service itself never waits for Loki.
+ */
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { pino, type DestinationStream, type Logger } from 'pino';
+import type { Settings } from '../settings.js';
+import { LokiReachability } from './loki-reachability.js';
+
+/** Lines waiting for Loki at most; more push out the oldest. */
+export const LOKI_BUFFER_LINES = 2000;
+
+/** pino's level numbers → TrustGraph's `severity` label values. */
+const SEVERITY: Readonly<Record<number, string>> = { 10: 'debug', 20: 'debug', 30: 'info', 40: 'warning', 50: 'error', 60: 'critical' };
+
+export type LoggerSettings = Pick<Settings, 'id' | 'logLevel' | 'lokiEnabled' | 'lokiUrl' | 'lokiUsername' | 'lokiPassword'>;
+
+export interface ServiceLogger {
+  readonly logger: Logger;
+  /** With Loki on: whether it takes our lines. */
+  readonly loki: LokiReachability | undefined;
+  /** Push what is still buffered to Loki (bounded wait) and stop watching it. */
+  close(): Promise<void>;
+}
+
+export function createServiceLogger(settings: LoggerSettings): ServiceLogger {
+  const base = { processor: settings.id };
+  if (!settings.lokiEnabled) {
+    return { logger: pino({ level: settings.logLevel, base }), loki: undefined, close: async () => undefined };
+  }
+  const basicAuth =
+    settings.lokiUsername && settings.lokiPassword ? { username: settings.lokiUsername, password: settings.lokiPassword } : undefined;
+  const labels = { processor: settings.id, instance: randomUUID().slice(0, 8) };
+  const pushed = pino.transport({
+    target: 'pino-loki',
+    options: {
+      // --loki-url is the whole push URL, as TrustGraph takes it.
+      host: settings.lokiUrl,
+      endpoint: '',
+      labels,
+      propsToLabels: ['severity'],
+      ...(basicAuth ? { basicAuth } : {}),
+      batching: { interval: 1, maxBufferSize: LOKI_BUFFER_LINES },
+      timeout: 5000,
+      // Failures are reported once by LokiReachability, not once per batch.
+      silenceErrors: true,
+    },
+  }) as DestinationStream & NodeJS.EventEmitter & { end(): void };
+  const logger = pino(
+    {
+      level: settings.logLevel,
+      base,
+      // The `severity` label of the line (TrustGraph's name); it also shows on stdout.
+      mixin: (_object, level) => ({ severity: SEVERITY[level] ?? 'info' }),
+    },
+    pino.multistream([
+      { level: settings.logLevel, stream: pino.destination({ dest: 1, sync: true }) },
+      { level: settings.logLevel, stream: pushed },
+    ]),
+  );
+  const loki = new LokiReachability({
+    url: settings.lokiUrl,
+    ...(basicAuth ? { basicAuth } : {}),
+    logger: logger.child({ component: 'loki' }),
+  });
+  loki.start();
+  logger.info({ url: settings.lokiUrl, labels }, `Loki logging enabled: ${settings.lokiUrl}`);
+  return {
+    logger,
+    loki,
+    async close() {
+      loki.stop();
+      const closed = once(pushed, 'close');
+      pushed.end();
+      await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 3000).unref())]);
+    },
+  };
+}
