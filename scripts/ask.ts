@@ -1,5 +1,7 @@
 /**
  * `npm run ask -- "question" [--group a,b] [--state s] [--pattern react|plan-then-execute|supervisor] [--no-streaming] [--workspace w] [--flow f]`
+ * `npm run ask -- --why "tool name" [--group a,b] [--state s] [--workspace w]`: is that tool offered to such a
+ * request, and if not, why (the agent's `/tools/<workspace>?tool=…`, at the URL `npm run local` recorded or TG_AGENT_URL).
  *
  * Sends one AgentRequest the way TrustGraph's gateway does (fresh uuid `id` property, every field present)
  * and prints the streamed thoughts, observations and the answer until `end_of_dialog`. The broker is the one
@@ -16,7 +18,33 @@ import { errorMessage } from '../src/errors/error-text.js';
 
 const STATE_FILE = fileURLToPath(new URL('../.pulsar/local.json', import.meta.url));
 
-const USAGE = `usage: npm run ask -- "question" [--group a,b] [--state s] [--pattern react|plan-then-execute|supervisor] [--no-streaming] [--workspace default] [--flow default] [--transport auto|native|websocket] [--timeout 120] [--verbose]`;
+const USAGE = `usage: npm run ask -- "question" [--group a,b] [--state s] [--pattern react|plan-then-execute|supervisor] [--no-streaming] [--workspace default] [--flow default] [--transport auto|native|websocket] [--timeout 120] [--verbose]
+       npm run ask -- --why "tool name" [--group a,b] [--state s] [--workspace default]`;
+
+/** `--why`: ask the running agent's listing whether the tool is offered to such a request, and print why not. */
+async function whyHidden(tool: string, group: string[] | undefined, state: string | undefined, workspaceFlag: string | undefined): Promise<number> {
+  const local = existsSync(STATE_FILE) ? (JSON.parse(readFileSync(STATE_FILE, 'utf8')) as { metricsUrl?: string; workspace?: string }) : {};
+  const base = process.env.TG_AGENT_URL ?? local.metricsUrl ?? 'http://127.0.0.1:8000';
+  const workspace = workspaceFlag ?? local.workspace ?? 'default';
+  const query = new URLSearchParams({ tool });
+  const groups = group?.flatMap((g) => g.split(',')).map((g) => g.trim()).filter((g) => g !== '');
+  if (groups !== undefined) query.set('groups', groups.join(','));
+  if (state !== undefined) query.set('state', state);
+  const headers: Record<string, string> = process.env.TG_AGENT_HTTP_TOKEN ? { authorization: `Bearer ${process.env.TG_AGENT_HTTP_TOKEN}` } : {};
+  const response = await fetch(`${base}/tools/${encodeURIComponent(workspace)}?${query}`, { headers }).catch((error: unknown) => {
+    throw new Error(`cannot reach the agent at ${base} (${errorMessage(error)}); set TG_AGENT_URL`);
+  });
+  if (!response.ok) throw new Error(`the agent at ${base} answered ${response.status}: ${(await response.text()).trim()}`);
+  const { why } = (await response.json()) as { why: { offered: boolean; groups: string[]; state: string; reasons: { message: string }[] } };
+  const request = `groups ${why.groups.join(',') || '(none)'}, state ${why.state}`;
+  if (why.offered) {
+    console.log(`"${tool}" is offered to a request with ${request}`);
+    return 0;
+  }
+  console.log(`"${tool}" is not offered to a request with ${request}:`);
+  for (const reason of why.reasons) console.log(`  - ${reason.message}`);
+  return 1;
+}
 
 async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -32,8 +60,10 @@ async function main(): Promise<number> {
       timeout: { type: 'string' },
       verbose: { type: 'boolean', short: 'v' },
       help: { type: 'boolean', short: 'h' },
+      why: { type: 'string' },
     },
   });
+  if (values.why !== undefined) return whyHidden(values.why, values.group, values.state, values.workspace);
   if (values.help || positionals.length === 0) {
     console.log(USAGE);
     return values.help ? 0 : 2;

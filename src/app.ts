@@ -16,6 +16,7 @@ import { toolListing } from './tool-listing.js';
 import { IterationSigner } from './security/iteration-signature.js';
 import { SecurityGate } from './security/request-gate.js';
 import { AgentService } from './service.js';
+import { WorkflowChecks } from './workflow/workflow-checks.js';
 import { brokerAdminUrlFor, type Settings } from './settings.js';
 import { untilBrokerUp } from './bus/until-broker-up.js';
 import { errorMessage } from './errors/error-text.js';
@@ -27,6 +28,8 @@ export interface AgentApp {
   readonly http: HttpServer;
   /** MCP argument discovery, when `mcpDiscovery` is on. */
   readonly mcpDiscovery: McpDiscovery | undefined;
+  /** The workflow linter's latest findings per workspace. */
+  readonly workflow: WorkflowChecks;
   /** Listen, then load config and start flows. Returns the HTTP port. */
   start(): Promise<number>;
   stop(): Promise<void>;
@@ -67,15 +70,25 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
         telemetry,
       })
     : undefined;
+  const workflow = new WorkflowChecks({
+    logger: logger.child({ component: 'workflow-lint' }),
+    policyOf: (workspace) => gate.policyOf(workspace),
+    onCounts: (workspace, counts) => metrics.workflowChecked(workspace, counts),
+  });
   const service: AgentService = new AgentService(settings, transport, logger, {
     telemetry,
+    onRegistryBuilt: (registry) => workflow.check(registry),
     extraConfigTypes: [...new Set([settings.policyConfigType, ...(discovery ? [MCP_CONFIG_TYPE] : [])])],
     onConfig: (change) => {
       gate.onConfig(change);
       discovery?.onConfig(change);
+      // A policy change alone rebuilds no registry: check the one in use against the new policy.
+      const registry = change.changedTypes.includes(settings.policyConfigType) ? service.registries.all().find((r) => r.workspace === change.workspace) : undefined;
+      if (registry) workflow.check(registry);
     },
     ...(discovery ? { mcpLookup: (workspace: string) => discovery.lookup(workspace) } : {}),
     onWorkspaceDeleted: (workspace) => {
+      workflow.forget(workspace);
       gate.onWorkspaceDeleted(workspace);
       discovery?.onWorkspaceDeleted(workspace);
     },
@@ -104,7 +117,7 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
         return { ready, detail: `${detail}; transport ${transport.kind}` };
       },
       ...(settings.metrics ? { metrics: () => metrics.scrape() } : {}),
-      tools: (workspace, query) => toolListing(service, gate, workspace, query, discovery),
+      tools: (workspace, query) => toolListing(service, gate, workspace, query, discovery, workflow),
     },
     logger,
     settings.httpToken ? { listingToken: settings.httpToken } : {},
@@ -115,6 +128,7 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
     gate,
     http,
     mcpDiscovery: discovery,
+    workflow,
     async start() {
       // Health and readiness are always served (probes need them); --no-metrics only drops /metrics.
       const port = await http.listen(settings.metricsPort, settings.httpHost);

@@ -4,12 +4,14 @@
  * let in-flight iterations finish (bounded by --shutdown-grace), close everything and exit 0.
  */
 import { createServiceLogger } from './observability/service-logger.js';
+import { runLintCommand } from './lint-command.js';
 import { createAgentApp } from './app.js';
 import { createTransport } from './create-transport.js';
 import { TransportError } from './bus/errors.js';
 import { helpText, loadSettings, SettingsError, type Settings } from './settings.js';
 
 async function main(): Promise<void> {
+  if (process.argv[2] === 'lint') process.exit(await runLintCommand(process.argv.slice(3), process.env));
   let settings: Settings;
   try {
     const parsed = loadSettings(process.argv.slice(2), process.env);

@@ -25,6 +25,8 @@ import { errorMessage } from './errors/error-text.js';
 export interface ServiceHooks {
   /** Metrics and the audit trail. */
   telemetry?: ServiceTelemetry;
+  /** A workspace's tool registry was (re)built and is now in use. */
+  onRegistryBuilt?(registry: ToolRegistry): void;
   /** Extra config types to watch, and what to do when they change (e.g. the group policy). */
   extraConfigTypes?: readonly string[];
   onConfig?(change: WorkspaceChange): void;
@@ -101,7 +103,10 @@ export class AgentService {
     const mcpLookup = hooks.mcpLookup?.bind(hooks);
     this.registries = new WorkspaceRegistries(
       logger,
-      (registry, seconds) => telemetry?.registryRebuilt?.(registry, seconds),
+      (registry, seconds) => {
+        telemetry?.registryRebuilt?.(registry, seconds);
+        hooks.onRegistryBuilt?.(registry);
+      },
       mcpLookup && ((workspace) => {
         const lookup = mcpLookup(workspace);
         return lookup === undefined ? undefined : discoveryArgumentSource(lookup);

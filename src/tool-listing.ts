@@ -2,11 +2,14 @@
  * The read-only tool listing served at `/tools` (TG-20, docs/requirements.md): every workspace's groups, states and tools, the
  * entries that failed to load with their reasons, the group policy and its problems, the parts of config
  * changes that failed to apply, the running flows, and — with
- * `?groups=a,b&state=s` — exactly what a request with those groups and state would be offered.
+ * `?groups=a,b&state=s` — exactly what a request with those groups and state would be offered; with `&tool=X`
+ * also whether X is offered and, if not, why. The workflow linter's findings are in every workspace's listing.
  */
 import type { McpDiscovery } from './mcp/discovery.js';
 import type { SecurityGate } from './security/request-gate.js';
 import type { AgentService } from './service.js';
+import type { WorkflowChecks } from './workflow/workflow-checks.js';
+import { whyHidden } from './workflow/why-hidden.js';
 
 export function toolListing(
   service: AgentService,
@@ -14,6 +17,7 @@ export function toolListing(
   workspace: string | undefined,
   query: URLSearchParams,
   mcpDiscovery?: McpDiscovery,
+  workflow?: WorkflowChecks,
 ): unknown {
   if (workspace === undefined) {
     return {
@@ -44,10 +48,17 @@ export function toolListing(
         }
       : null,
     policy_problems: gate.problemsOf(workspace),
+    ...(workflow ? { workflow_findings: workflow.findingsOf(workspace) } : {}),
     config_failures: service.failuresOfConfig(workspace),
   };
   // design decision 9 (docs/design.md): every `mcp` entry's discovery state (each mcp-tool's own report is under tools[].mcp).
   if (mcpDiscovery !== undefined) body.mcpDiscovery = mcpDiscovery.listing(workspace);
+  const tool = query.get('tool');
+  if (tool !== null) {
+    // Why is this tool hidden? `?tool=X&groups=a,b&state=s` (groups and state as in the offered set below).
+    const groups = query.has('groups') ? (query.get('groups') ?? '').split(',').filter((g) => g !== '') : null;
+    body.why = whyHidden(registry, policy, { groups, state: query.get('state') }, tool);
+  }
   if (query.has('groups') || query.has('state')) {
     const groups = query.has('groups') ? (query.get('groups') ?? '').split(',').filter((g) => g !== '') : null;
     const toolSet = registry.filter(groups, query.get('state'));

@@ -86,6 +86,7 @@ export class AgentMetrics {
   readonly iterationFailures: Counter<'processor' | 'reason'>;
   readonly registryRebuildDuration: Histogram<'processor'>;
   readonly registryProblems: Gauge<'processor' | 'workspace'>;
+  readonly workflowFindings: Gauge<'processor' | 'workspace' | 'severity'>;
   readonly registryTools: Gauge<'processor' | 'workspace'>;
   readonly refusals: Counter<'processor' | 'reason'>;
   readonly undeclaredArguments: Counter<'processor' | 'tool' | 'action'>;
@@ -179,6 +180,12 @@ export class AgentMetrics {
     for (const reason of FAILURE_REASONS) this.iterationFailures.inc({ reason }, 0);
     this.registryRebuildDuration = new Histogram({ name: 'tg_agent_registry_rebuild_seconds', help: 'Time to rebuild a workspace tool registry', labelNames: ['processor'], buckets: REBUILD_BUCKETS, registers });
     this.registryProblems = new Gauge({ name: 'tg_agent_registry_problems', help: 'Tool configuration entries with problems, per workspace', labelNames: ['processor', 'workspace'], registers });
+    this.workflowFindings = new Gauge({
+      name: 'tg_agent_workflow_findings',
+      help: "Findings of the workflow linter (tg-agent lint) on a workspace's tools and group policy, by severity",
+      labelNames: ['processor', 'workspace', 'severity'],
+      registers,
+    });
     this.registryTools = new Gauge({ name: 'tg_agent_registry_tools', help: 'Tools loaded, per workspace', labelNames: ['processor', 'workspace'], registers });
 
     this.refusals = new Counter({ name: 'tg_agent_requests_refused_total', help: 'Requests refused before they ran, by reason (policy, initial state, signature, state)', labelNames: ['processor', 'reason'], registers });
@@ -313,6 +320,11 @@ export class AgentMetrics {
       })
       .catch(() => {});
     return added;
+  }
+
+  /** The workflow linter's counts for a workspace (all zero once it is deleted). */
+  workflowChecked(workspace: string, counts: Readonly<Record<string, number>>): void {
+    for (const [severity, count] of Object.entries(counts)) this.workflowFindings.set({ workspace, severity }, count);
   }
 
   workspaceDeleted(workspace: string): void {

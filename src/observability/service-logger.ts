@@ -10,7 +10,6 @@
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { pino, type DestinationStream, type Logger } from 'pino';
-import type { Settings } from '../settings.js';
 import { LokiReachability } from './loki-reachability.js';
 
 /** Lines waiting for Loki at most; more push out the oldest. */
@@ -19,7 +18,15 @@ export const LOKI_BUFFER_LINES = 2000;
 /** pino's level numbers → TrustGraph's `severity` label values. */
 const SEVERITY: Readonly<Record<number, string>> = { 10: 'debug', 20: 'debug', 30: 'info', 40: 'warning', 50: 'error', 60: 'critical' };
 
-export type LoggerSettings = Pick<Settings, 'id' | 'logLevel' | 'lokiEnabled' | 'lokiUrl' | 'lokiUsername' | 'lokiPassword'>;
+/** The settings the logger reads (the service's `--id`, `--log-level` and `--loki-*` options). */
+export interface LoggerSettings {
+  readonly id: string;
+  readonly logLevel: string;
+  readonly lokiEnabled: boolean;
+  readonly lokiUrl: string;
+  readonly lokiUsername?: string | undefined;
+  readonly lokiPassword?: string | undefined;
+}
 
 export interface ServiceLogger {
   readonly logger: Logger;

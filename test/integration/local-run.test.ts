@@ -91,6 +91,18 @@ describe.each(testTransports())('npm run local + npm run ask [%s]', (kind) => {
         expect(supervised.stdout).toMatch(/^\[subagent 2\] thought {4}> /m);
         expect(supervised.stdout).toContain('answer     > (scripted model) From the subagents:');
         expect(supervised.code).toBe(0);
+
+        // `--why`: the README's example of a hidden tool, from the running agent's listing.
+        const why = await ask(env, ['--why', 'Complex Analysis Tool', '--group', 'read-only', '--state', 'undefined'], runs);
+        expect(why.stdout).toBe(
+          '"Complex Analysis Tool" is not offered to a request with groups read-only, state undefined:\n' +
+            '  - not in these groups: it needs one of "advanced", "compute", "expensive"\n' +
+            '  - not available in state "undefined": it is available in "analysis"\n',
+        );
+        expect(why.code).toBe(1);
+        const offered = await ask(env, ['--why', 'Complex Analysis Tool', '--group', 'compute', '--state', 'analysis'], runs);
+        expect(offered.stdout).toBe('"Complex Analysis Tool" is offered to a request with groups compute, state analysis\n');
+        expect(offered.code).toBe(0);
       } finally {
         // If local ended by itself, its group is gone (ESRCH): the check below then fails showing its output.
         try {

@@ -1,0 +1,82 @@
+/**
+ * Why a tool is or is not offered to a request with these groups and this state: the answer an operator
+ * needs when a user says "the agent never uses X". Uses the same selection rules as the registry's filter
+ * (selection.ts) and the same group-policy check as the request gate, so it cannot disagree with them.
+ */
+import { distance } from 'fastest-levenshtein';
+import { checkGroups, type GroupPolicy } from '../security/group-policy.js';
+import type { ToolRegistry } from '../tools/registry/registry.js';
+import { inRequestedGroups, inState, normalizeRequestGroups, normalizeRequestState, type RequestGroups } from '../tools/registry/selection.js';
+
+export type HiddenReason =
+  | { readonly kind: 'unknown-tool'; readonly message: string; readonly didYouMean: readonly string[] }
+  | { readonly kind: 'group-policy'; readonly message: string }
+  | { readonly kind: 'not-in-groups'; readonly message: string; readonly toolGroups: readonly string[] }
+  | { readonly kind: 'not-in-state'; readonly message: string; readonly toolStates: readonly string[] };
+
+export interface ToolVerdict {
+  readonly workspace: string;
+  readonly tool: string;
+  /** The request's groups and state after TrustGraph's defaults. */
+  readonly groups: readonly string[];
+  readonly state: string;
+  readonly offered: boolean;
+  /** Empty when offered; else every reason, in the order the agent applies them. */
+  readonly reasons: readonly HiddenReason[];
+}
+
+const quoted = (names: readonly string[]): string => names.map((n) => `"${n}"`).join(', ');
+
+export function whyHidden(
+  registry: ToolRegistry,
+  policy: GroupPolicy | undefined,
+  request: { groups: RequestGroups; state: string | null | undefined },
+  toolName: string,
+): ToolVerdict {
+  const requested = normalizeRequestGroups(request.groups);
+  const state = normalizeRequestState(request.state);
+  const base = { workspace: registry.workspace, tool: toolName, groups: requested.groups, state };
+  const reasons: HiddenReason[] = [];
+
+  const decision = checkGroups(policy, requested);
+  if (!decision.allowed) reasons.push({ kind: 'group-policy', message: `the group policy refuses the whole request: ${decision.message}` });
+
+  const tool = registry.get(toolName);
+  if (!tool) {
+    const didYouMean = closestNames(toolName, registry.tools.map((t) => t.name));
+    reasons.push({
+      kind: 'unknown-tool',
+      message:
+        `workspace "${registry.workspace}" has no tool "${toolName}"` +
+        (didYouMean.length > 0 ? `; did you mean ${quoted(didYouMean)}?` : ` (its tools: ${quoted(registry.tools.map((t) => t.name).slice(0, 20))})`),
+      didYouMean,
+    });
+    return { ...base, offered: false, reasons };
+  }
+  if (!inRequestedGroups(tool, requested)) {
+    reasons.push({
+      kind: 'not-in-groups',
+      message:
+        tool.groups.length === 0
+          ? 'it is in no group: only a request with the group "*" is offered it'
+          : `not in these groups: it needs one of ${quoted(tool.groups)}`,
+      toolGroups: tool.groups,
+    });
+  }
+  if (!inState(tool, state)) {
+    const states = tool.states === 'all' ? [] : [...tool.states].sort();
+    reasons.push({ kind: 'not-in-state', message: `not available in state "${state}": it is available in ${quoted(states)}`, toolStates: states });
+  }
+  return { ...base, offered: reasons.length === 0, reasons };
+}
+
+/** The known names closest to `name` (edit distance, case ignored), at most three, none further than a third of its length. */
+export function closestNames(name: string, known: readonly string[]): string[] {
+  const limit = Math.max(2, Math.ceil(name.length / 3));
+  return known
+    .map((candidate) => ({ candidate, d: distance(name.toLowerCase(), candidate.toLowerCase()) }))
+    .filter(({ d }) => d <= limit)
+    .sort((a, b) => a.d - b.d || a.candidate.localeCompare(b.candidate))
+    .slice(0, 3)
+    .map(({ candidate }) => candidate);
+}

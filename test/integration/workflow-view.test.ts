@@ -1,0 +1,80 @@
+/**
+ * The operator's view of a workspace's workflow on the real broker: the linter runs at config load (each
+ * finding logged once, counted in `tg_agent_workflow_findings`, listed at `/tools/<ws>`), `/tools/<ws>?tool=…`
+ * says why a tool is or is not offered, and `tg-agent lint` reads the same workspace from the config service.
+ */
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startAgentHarness, type AgentHarness } from '../support/agent-harness.js';
+import { configQueueArgs, startAgentProcess } from '../support/agent-process.js';
+import { capturingLogger, type LogCapture } from '../support/log-capture.js';
+import { loadSpecExample, WORKFLOW_GROUPS } from '../support/spec-tools.js';
+
+describe('the workflow view', () => {
+  let h: AgentHarness;
+  let logs: LogCapture;
+
+  beforeAll(async () => {
+    logs = capturingLogger();
+    h = await startAgentHarness({
+      webSocketUrl: inject('pulsarWebSocketUrl'),
+      logger: logs.logger,
+      app: {},
+      tools: {
+        ...loadSpecExample().tool,
+        // A seeded mistake: "admn" for "admin", in one tool only.
+        'audit-log': { type: 'text-completion', name: 'Audit Log', description: 'Read the audit log', group: ['admn'], 'applicable-states': ['results'] },
+      },
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  it('lints at config load: the misspelt group logged once, counted, and listed', async () => {
+    const warnings = logs.lines.filter((l) => l.check === 'group-near-miss');
+    expect(warnings.map((l) => l.msg)).toEqual([
+      'Workflow warning: group "admn" is used by tool "Audit Log" only, and is close to "admin" used by other tools: a misspelling? ' +
+        'A request naming the other group is never offered this tool',
+    ]);
+    const listing = (await (await fetch(`${h.httpUrl()}/tools/${encodeURIComponent(h.workspace)}`)).json()) as { workflow_findings: { check: string }[] };
+    expect(listing.workflow_findings.map((f) => f.check)).toEqual(['group-near-miss', 'transition-loses-groups', 'transition-loses-groups']);
+    const metrics = await (await fetch(`${h.httpUrl()}/metrics`)).text();
+    const series = (severity: string) => new RegExp(`^tg_agent_workflow_findings\\{(?=[^}]*workspace="${h.workspace}")(?=[^}]*severity="${severity}")[^}]*\\} (\\d+)$`, 'm').exec(metrics)?.[1];
+    expect([series('error'), series('warning'), series('info')]).toEqual(['0', '1', '2']);
+
+    // Fixed: the finding goes, and its count with it; nothing more is logged for it.
+    await h.putTool('audit-log', { type: 'text-completion', name: 'Audit Log', group: ['admin'], 'applicable-states': ['results'] });
+    await h.configApplied();
+    const after = await (await fetch(`${h.httpUrl()}/metrics`)).text();
+    expect(new RegExp(`^tg_agent_workflow_findings\\{(?=[^}]*workspace="${h.workspace}")(?=[^}]*severity="warning")[^}]*\\} 0$`, 'm').test(after)).toBe(true);
+    expect(logs.lines.filter((l) => l.check === 'group-near-miss')).toHaveLength(1);
+  });
+
+  it('says why a tool is hidden from a request, and that it is offered to another', async () => {
+    const why = async (query: string) =>
+      ((await (await fetch(`${h.httpUrl()}/tools/${encodeURIComponent(h.workspace)}?${query}`)).json()) as { why: { offered: boolean; reasons: { message: string }[] } }).why;
+    const hidden = await why('tool=Complex%20Analysis%20Tool&groups=read-only&state=undefined');
+    expect(hidden.offered).toBe(false);
+    expect(hidden.reasons.map((r) => r.message)).toEqual([
+      'not in these groups: it needs one of "advanced", "compute", "expensive"',
+      'not available in state "undefined": it is available in "analysis"',
+    ]);
+    expect(await why(`tool=Complex%20Analysis%20Tool&groups=${WORKFLOW_GROUPS.join(',')}&state=analysis`)).toMatchObject({ offered: true, reasons: [] });
+    expect((await why('tool=Complex%20Analysys%20Tool')).reasons[0]!.message).toMatch(/did you mean "Complex Analysis Tool"\?$/);
+  });
+
+  it('tg-agent lint reads the workspace from the config service and exits 0 without errors', async () => {
+    const lint = startAgentProcess([
+      'lint',
+      '--workspace', h.workspace,
+      '--transport', 'websocket',
+      '--pulsar-ws-url', inject('pulsarWebSocketUrl'),
+      ...configQueueArgs(h.settings),
+    ]);
+    const code = await new Promise<number | null>((resolve) => lint.child.once('exit', (exitCode) => resolve(exitCode)));
+    expect(code, lint.output).toBe(0);
+    expect(lint.output).toMatch(new RegExp(`^workspace ${h.workspace}: 0 error\\(s\\), 0 warning\\(s\\), 2 note\\(s\\)$`, 'm'));
+    expect(lint.output).toContain('info    transition-loses-groups: tool "Complex Analysis Tool"');
+  }, 60_000);
+});

@@ -1,0 +1,53 @@
+import { readFileSync } from 'node:fs';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { formatReports, lintWorkspaceConfig, parseConfigDump, runLintCommand } from '../../../src/lint-command.js';
+import { loadSpecExample } from '../../support/spec-tools.js';
+
+const FIXTURE = new URL('../../fixtures/workflow/seeded-mistakes.txt', import.meta.url);
+
+describe('tg-agent lint', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it('finds every seeded mistake of the fixture workspace, one per check, and the invalid entry', () => {
+    const report = lintWorkspaceConfig('default', parseConfigDump(readFileSync(FIXTURE, 'utf8')));
+    expect(report.entryProblems.map((p) => `${p.severity} ${p.key}`)).toEqual(['error tool:broken']);
+    expect(report.findings.map((f) => `${f.severity} ${f.check} ${[...f.tools, ...f.groups].join(',')}`)).toEqual([
+      'error dead-end-state Summarise',
+      'warning case-colliding-names search,Search',
+      'warning group-near-miss Draft,reserch,research',
+      'warning tool-unreachable-by-policy Admin,admin',
+      'warning unreachable-state Orphan',
+      'info policy-group-unused audit',
+    ]);
+    expect(formatReports([report]).split('\n')[0]).toBe('workspace default: 2 error(s), 4 warning(s), 1 note(s)');
+  });
+
+  it("finds no error or warning in the spec's §5.1 example", () => {
+    const spec = loadSpecExample();
+    const json = (entries: Record<string, object>) => Object.fromEntries(Object.entries(entries).map(([k, v]) => [k, JSON.stringify(v)]));
+    const report = lintWorkspaceConfig('default', { tool: json(spec.tool), mcp: json(spec.mcp) });
+    expect(report.entryProblems).toEqual([]);
+    expect(report.findings.filter((f) => f.severity !== 'info')).toEqual([]);
+  });
+
+  it('reads a plain JSON object as well as the tg-show-config dump', () => {
+    expect(parseConfigDump('{"tool": {"a": {"type": "text-completion", "name": "A"}}}')).toEqual({
+      tool: { a: '{"type":"text-completion","name":"A"}' },
+    });
+    expect(() => parseConfigDump('Version: 3\n[1, 2]')).toThrow('the dump is not a JSON object of config types');
+  });
+
+  it('exits 1 on errors with --json output, and 2 when it cannot run', async () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    vi.spyOn(console, 'log').mockImplementation((text: string) => void out.push(text));
+    vi.spyOn(console, 'error').mockImplementation((text: string) => void err.push(text));
+    expect(await runLintCommand(['--file', FIXTURE.pathname, '--json'], {})).toBe(1);
+    const parsed = JSON.parse(out[0]!) as { workspaces: { workspace: string; findings: unknown[] }[] };
+    expect(parsed.workspaces.map((w) => [w.workspace, w.findings.length])).toEqual([['default', 6]]);
+    expect(await runLintCommand(['--file', '/no/such/dump'], {})).toBe(2);
+    expect(err.at(-1)).toMatch(/^tg-agent lint: ENOENT: no such file or directory/);
+    expect(await runLintCommand(['--bogus'], {})).toBe(2);
+    expect(err.at(-1)).toMatch(/Unknown option '--bogus'/);
+  });
+});

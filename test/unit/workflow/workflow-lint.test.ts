@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import { parsePolicy, type GroupPolicy } from '../../../src/security/group-policy.js';
+import { buildRegistry, type ToolRegistry } from '../../../src/tools/registry/registry.js';
+import { lintWorkflow, LINT_CHECKS, type Finding } from '../../../src/workflow/workflow-lint.js';
+import { loadSpecExample } from '../../support/spec-tools.js';
+
+function registryOf(tools: Record<string, object>): ToolRegistry {
+  const { registry, problems } = buildRegistry({
+    workspace: 'w',
+    version: 1,
+    tools: Object.fromEntries(Object.entries(tools).map(([key, value]) => [key, JSON.stringify(value)])),
+  });
+  expect(problems).toEqual([]);
+  return registry;
+}
+
+function policyOf(value: object): GroupPolicy {
+  const { policy, problems } = parsePolicy('w', { policy: JSON.stringify(value) });
+  expect(problems).toEqual([]);
+  return policy!;
+}
+
+const summary = (findings: Finding[]) => findings.map((f) => `${f.severity} ${f.check}: ${[...f.tools].join(',')}`);
+
+describe('lintWorkflow', () => {
+  it("finds no error or warning in the spec's §5.1 tools; only two hints: after Complex Analysis Tool or Reset Workflow their own groups can only answer", () => {
+    const findings = lintWorkflow(registryOf(loadSpecExample().tool), undefined);
+    expect(summary(findings)).toEqual(['info transition-loses-groups: Complex Analysis Tool', 'info transition-loses-groups: Reset Workflow']);
+    expect(findings[0]!.message).toBe(
+      'tool "Complex Analysis Tool" (groups "advanced", "compute", "expensive") moves to state "results", where no tool of those groups is ' +
+        'available (available there: "Reset Workflow", "Text Completion"): a request with only those groups can only answer after it',
+    );
+  });
+
+  it('finds a misspelt group used by one tool only', () => {
+    const findings = lintWorkflow(
+      registryOf({
+        a: { type: 'text-completion', name: 'A', group: ['research'] },
+        b: { type: 'text-completion', name: 'B', group: ['research'] },
+        c: { type: 'text-completion', name: 'C', group: ['reserch'] },
+        d: { type: 'text-completion', name: 'D', group: ['Research', 'research'] },
+      }),
+      undefined,
+    );
+    expect(summary(findings)).toEqual(['warning group-near-miss: D', 'warning group-near-miss: C']);
+    expect(findings[1]!.groups).toEqual(['reserch', 'research']);
+  });
+
+  it('finds a tool available only in states no conversation reaches, and respects the policy\'s initial states', () => {
+    const tools = {
+      start: { type: 'text-completion', name: 'Start', state: 'working' },
+      work: { type: 'text-completion', name: 'Work', 'applicable-states': ['working'] },
+      orphan: { type: 'text-completion', name: 'Orphan', 'applicable-states': ['review'] },
+    };
+    const findings = lintWorkflow(registryOf(tools), undefined);
+    expect(summary(findings)).toEqual(['warning unreachable-state: Orphan']);
+    expect(findings[0]!.states).toEqual(['review']);
+    // A policy letting conversations start in `review` makes it reachable.
+    expect(lintWorkflow(registryOf(tools), policyOf({ 'allowed-groups': ['default'], 'initial-states': ['undefined', 'review'] }))).toEqual([]);
+  });
+
+  it('finds a state with no tool available (an error), and a transition into a state where only other groups act (a hint)', () => {
+    const findings = lintWorkflow(
+      registryOf({
+        go: { type: 'text-completion', name: 'Go', group: ['writers'], 'applicable-states': ['undefined'], state: 'nowhere' },
+        handoff: { type: 'text-completion', name: 'Handoff', group: ['writers'], 'applicable-states': ['undefined'], state: 'review' },
+        review: { type: 'text-completion', name: 'Review', group: ['reviewers'], 'applicable-states': ['review'] },
+      }),
+      undefined,
+    );
+    expect(summary(findings)).toEqual(['error dead-end-state: Go', 'info transition-loses-groups: Handoff']);
+    expect(findings[0]!.message).toMatch(/^state "nowhere" \(reached through "Go"\) has no tool available/);
+  });
+
+  it('finds tools the group policy never lets through, and policy groups no tool has', () => {
+    const findings = lintWorkflow(
+      registryOf({
+        open: { type: 'text-completion', name: 'Open', group: ['default'] },
+        locked: { type: 'text-completion', name: 'Locked', group: ['admin'] },
+        starOnly: { type: 'text-completion', name: 'Star only', group: [] },
+      }),
+      policyOf({ 'allowed-groups': ['default', 'audit'] }),
+    );
+    expect(summary(findings)).toEqual([
+      'warning tool-unreachable-by-policy: Locked',
+      'warning tool-unreachable-by-policy: Star only',
+      'info policy-group-unused: ',
+    ]);
+    expect(findings[2]!.groups).toEqual(['audit']);
+  });
+
+  it('finds tool names that differ only in case', () => {
+    const findings = lintWorkflow(
+      registryOf({ a: { type: 'text-completion', name: 'Search' }, b: { type: 'text-completion', name: 'search' } }),
+      undefined,
+    );
+    expect(summary(findings)).toEqual(['warning case-colliding-names: Search,search']);
+  });
+
+  it('names every check it has', () => {
+    expect([...LINT_CHECKS].sort()).toEqual([
+      'case-colliding-names',
+      'dead-end-state',
+      'group-near-miss',
+      'mcp-arguments-drift',
+      'policy-group-unused',
+      'tool-unreachable-by-policy',
+      'transition-loses-groups',
+      'unreachable-state',
+    ]);
+  });
+});
