@@ -12,11 +12,13 @@ import { BrokerDropStats } from './observability/broker-drop-stats.js';
 import { HttpServer } from './observability/http-server.js';
 import { AgentMetrics } from './observability/metrics.js';
 import { AgentTelemetry } from './observability/telemetry.js';
-import { toolListing } from './tool-listing.js';
+import { groupsParam, toolListing } from './tool-listing.js';
 import { IterationSigner } from './security/iteration-signature.js';
 import { SecurityGate } from './security/request-gate.js';
 import { AgentService } from './service.js';
 import { WorkflowChecks } from './workflow/workflow-checks.js';
+import { workflowGraph } from './workflow/workflow-graph.js';
+import { renderWorkflow, type WorkflowFormat } from './workflow/workflow-page.js';
 import { brokerAdminUrlFor, type Settings } from './settings.js';
 import { untilBrokerUp } from './bus/until-broker-up.js';
 import { errorMessage } from './errors/error-text.js';
@@ -118,6 +120,12 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
       },
       ...(settings.metrics ? { metrics: () => metrics.scrape() } : {}),
       tools: (workspace, query) => toolListing(service, gate, workspace, query, discovery, workflow),
+      workflow: async (workspace, format, query) => {
+        const registry = service.registries.all().find((r) => r.workspace === workspace);
+        if (!registry) return undefined;
+        const request = query.has('groups') || query.has('state') ? { groups: groupsParam(query), state: query.get('state') || null } : undefined;
+        return renderWorkflow(workflowGraph(registry, gate.policyOf(workspace), request), format as WorkflowFormat, query);
+      },
     },
     logger,
     settings.httpToken ? { listingToken: settings.httpToken } : {},

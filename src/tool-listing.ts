@@ -56,12 +56,10 @@ export function toolListing(
   const tool = query.get('tool');
   if (tool !== null) {
     // Why is this tool hidden? `?tool=X&groups=a,b&state=s` (groups and state as in the offered set below).
-    const groups = query.has('groups') ? (query.get('groups') ?? '').split(',').filter((g) => g !== '') : null;
-    body.why = whyHidden(registry, policy, { groups, state: query.get('state') }, tool);
+    body.why = whyHidden(registry, policy, { groups: groupsParam(query), state: query.get('state') }, tool);
   }
   if (query.has('groups') || query.has('state')) {
-    const groups = query.has('groups') ? (query.get('groups') ?? '').split(',').filter((g) => g !== '') : null;
-    const toolSet = registry.filter(groups, query.get('state'));
+    const toolSet = registry.filter(groupsParam(query), query.get('state'));
     body.offered = {
       groups: toolSet.groups,
       state: toolSet.state,
@@ -71,4 +69,9 @@ export function toolListing(
     };
   }
   return body;
+}
+
+/** `?groups=a,b` as a request's groups; null (TrustGraph's default, `["default"]`) when absent. */
+export function groupsParam(query: URLSearchParams): string[] | null {
+  return query.has('groups') ? (query.get('groups') ?? '').split(',').map((g) => g.trim()).filter((g) => g !== '') : null;
 }

@@ -19,6 +19,8 @@ export interface HttpRoutes {
   readiness(): { ready: boolean; detail: string };
   /** `/tools` and `/tools/<workspace>`, with the query parameters. */
   tools?(workspace: string | undefined, query: URLSearchParams): unknown;
+  /** `/workflow/<workspace>[.svg|.dot|.mmd|.json]`: the workflow picture; undefined for an unknown workspace. */
+  workflow?(workspace: string, format: string, query: URLSearchParams): Promise<{ contentType: string; body: string } | undefined>;
 }
 
 export interface HttpServerOptions {
@@ -80,17 +82,24 @@ export class HttpServer {
       return send(res, 200, contentType, body);
     }
     const tools = /^\/tools(?:\/([^/]+))?$/.exec(path);
+    const workflow = /^\/workflow\/([^/]+?)(?:\.(svg|dot|mmd|json))?$/.exec(path);
+    if (((tools && this.routes.tools) || (workflow && this.routes.workflow)) && !this.authorized(req)) {
+      res.setHeader('www-authenticate', 'Bearer realm="tg-agent"');
+      return send(res, 401, 'application/json', JSON.stringify({ error: 'the tool listing needs Authorization: Bearer <token> (--http-token)' }));
+    }
+    if (workflow && this.routes.workflow) {
+      const workspace = decodeSegment(workflow[1]!);
+      const rendered = await this.routes.workflow(workspace, workflow[2] ?? 'html', url.searchParams);
+      if (rendered === undefined) return send(res, 404, 'application/json', JSON.stringify({ error: `unknown workspace "${workspace}"` }));
+      return send(res, 200, rendered.contentType, rendered.body);
+    }
     if (tools && this.routes.tools) {
-      if (!this.authorized(req)) {
-        res.setHeader('www-authenticate', 'Bearer realm="tg-agent"');
-        return send(res, 401, 'application/json', JSON.stringify({ error: 'the tool listing needs Authorization: Bearer <token> (--http-token)' }));
-      }
       const workspace = tools[1] ? decodeSegment(tools[1]) : undefined;
       const body = this.routes.tools(workspace, url.searchParams);
       if (body === undefined) return send(res, 404, 'application/json', JSON.stringify({ error: `unknown workspace "${workspace}"` }));
       return send(res, 200, 'application/json', `${JSON.stringify(body, null, 2)}\n`);
     }
-    send(res, 404, 'text/plain', `not found: ${path.slice(0, 200)}; try /metrics, /healthz, /readyz, /tools\n`);
+    send(res, 404, 'text/plain', `not found: ${path.slice(0, 200)}; try /metrics, /healthz, /readyz, /tools, /workflow/<workspace>\n`);
   }
 
   private authorized(req: IncomingMessage): boolean {

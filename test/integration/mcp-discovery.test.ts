@@ -286,7 +286,8 @@ describe.each(testTransports())('an MCP server that is down [%s]', (kind) => {
     expect((await h.ask({ question: 'q' })).last).toMatchObject({ end_of_dialog: true });
 
     const surfaces: string[] = [];
-    for (const path of ['/tools', `/tools/${encodeURIComponent(h.workspace)}`, '/metrics', '/readyz', '/healthz']) {
+    const ws = encodeURIComponent(h.workspace);
+    for (const path of ['/tools', `/tools/${ws}`, `/workflow/${ws}`, `/workflow/${ws}.json`, `/workflow/${ws}.dot`, '/metrics', '/readyz', '/healthz']) {
       surfaces.push(await (await fetch(`${h.httpUrl()}${path}`)).text());
     }
     surfaces.push(...lines.map((l) => JSON.stringify(l)));

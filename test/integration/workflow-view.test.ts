@@ -64,6 +64,25 @@ describe('the workflow view', () => {
     expect((await why('tool=Complex%20Analysys%20Tool')).reasons[0]!.message).toMatch(/did you mean "Complex Analysis Tool"\?$/);
   });
 
+  it('draws the workflow at /workflow/<ws>: the page with its form, and the same as SVG, Mermaid and JSON', async () => {
+    const base = `${h.httpUrl()}/workflow/${encodeURIComponent(h.workspace)}`;
+    const page = await fetch(`${base}?groups=read-only&state=undefined`);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    const html = await page.text();
+    expect(html).toContain('<form method="get"');
+    expect(html).toMatch(/<p id="offered">A request with groups <b>read-only<\/b> in state <b>undefined<\/b> is offered: <b class="tool">Knowledge Graph Query<\/b>, <b class="tool">Text Completion<\/b>/);
+    expect(html).toMatch(/<div id="picture"><svg /);
+    expect(html).not.toMatch(/https?:\/\/(?!www\.w3\.org)/); // nothing fetched from another host
+    const svg = await fetch(`${base}.svg`);
+    expect(svg.headers.get('content-type')).toBe('image/svg+xml');
+    const svgText = await svg.text();
+    for (const state of ['undefined', 'analysis', 'results']) expect(svgText).toContain(`>${state}</text>`);
+    expect(await (await fetch(`${base}.mmd`)).text()).toMatch(/^flowchart LR\n/);
+    const graph = (await (await fetch(`${base}.json?groups=admin&state=results`)).json()) as { request: { offered: string[] } };
+    expect(graph.request.offered).toEqual(['Audit Log', 'Reset Workflow']);
+    expect((await fetch(`${h.httpUrl()}/workflow/no-such-workspace`)).status).toBe(404);
+  });
+
   it('tg-agent lint reads the workspace from the config service and exits 0 without errors', async () => {
     const lint = startAgentProcess([
       'lint',

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import type { PromptTerms } from '../../dev/stand-ins/prompt-service.js';
+import { buildRegistry, type ToolRegistry } from '../../src/tools/registry/registry.js';
 
 const FILE = fileURLToPath(new URL('../../examples/spec-tools.yaml', import.meta.url));
 
@@ -13,6 +14,12 @@ export interface SpecExample {
 
 export function loadSpecExample(): SpecExample {
   return parse(readFileSync(FILE, 'utf8')) as SpecExample;
+}
+
+/** The spec's tools loaded as the agent loads them, in a registry of workspace `w`. */
+export function specRegistry(): ToolRegistry {
+  const tools = Object.fromEntries(Object.entries(loadSpecExample().tool).map(([key, value]) => [key, JSON.stringify(value)]));
+  return buildRegistry({ workspace: 'w', version: 1, tools }).registry;
 }
 
 /** Every group the spec §5.2 (docs/requirements.md) workflow needs in one conversation. */

@@ -14,6 +14,7 @@ async function serve(listingToken?: string): Promise<string> {
       readiness: () => ({ ready: true, detail: 'fine' }),
       metrics: async () => ({ contentType: 'text/plain', body: 'm 1\n' }),
       tools: (workspace) => ({ workspace: workspace ?? null }),
+      workflow: async (workspace, format) => (workspace === 'w x' ? { contentType: 'text/plain', body: `${workspace} as ${format}` } : undefined),
     },
     pino({ level: 'silent' }),
     listingToken === undefined ? {} : { listingToken },
@@ -33,6 +34,18 @@ describe('the HTTP endpoints', () => {
     expect(ok.status).toBe(200);
     expect(await ok.json()).toEqual({ workspace: 'w x' });
     for (const path of ['/metrics', '/healthz', '/readyz']) expect((await fetch(`${base}${path}`)).status, path).toBe(200);
+    // The workflow picture shows what the listing shows: the same token.
+    expect((await fetch(`${base}/workflow/w%20x.svg`)).status).toBe(401);
+    const picture = await fetch(`${base}/workflow/w%20x.svg`, { headers: { authorization: 'Bearer a-listing-token-of-length' } });
+    expect(await picture.text()).toBe('w x as svg');
+  });
+
+  it('serve the workflow in each format, and 404 for an unknown workspace', async () => {
+    const base = await serve();
+    expect(await (await fetch(`${base}/workflow/w%20x`)).text()).toBe('w x as html');
+    for (const format of ['svg', 'dot', 'mmd', 'json']) expect(await (await fetch(`${base}/workflow/w%20x.${format}`)).text()).toBe(`w x as ${format}`);
+    expect((await fetch(`${base}/workflow/other`)).status).toBe(404);
+    expect((await fetch(`${base}/workflow/w%20x.png`)).status).toBe(404);
   });
 
   it('answer a malformed percent-encoding with 400', async () => {

@@ -1,14 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { parsePolicy } from '../../../src/security/group-policy.js';
-import { buildRegistry } from '../../../src/tools/registry/registry.js';
 import { whyHidden } from '../../../src/workflow/why-hidden.js';
-import { loadSpecExample } from '../../support/spec-tools.js';
+import { specRegistry } from '../../support/spec-tools.js';
 
-const { registry } = buildRegistry({
-  workspace: 'w',
-  version: 1,
-  tools: Object.fromEntries(Object.entries(loadSpecExample().tool).map(([key, value]) => [key, JSON.stringify(value)])),
-});
+const registry = specRegistry();
 
 describe('whyHidden', () => {
   it('says a tool is offered, with the request after defaults', () => {
