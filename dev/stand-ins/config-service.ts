@@ -72,6 +72,12 @@ export interface ConfigServiceStandIn {
   pushRaw(payload: Buffer | string): Promise<void>;
   /** Run one request as if it came over the bus (writes bump the version and push). */
   request(request: ConfigRequest): Promise<ConfigResponse>;
+  /**
+   * Also answer on the workspace's own queues (`<request queue>:<workspace>`), as TrustGraph 2.11's config
+   * service does for every workspace: the gateway's config API (`tg-show-config`, ...) asks there, and the
+   * workspace is the queue's, whatever the request says.
+   */
+  serveWorkspace(workspace: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -224,6 +230,7 @@ export async function startConfigService(options: ConfigServiceOptions): Promise
     throw err;
   }
   bus.available = available;
+  const workspaceBuses: ServiceStandIn<ConfigRequest, ConfigResponse>[] = [];
 
   const service: ConfigServiceStandIn = {
     queues,
@@ -266,8 +273,22 @@ export async function startConfigService(options: ConfigServiceOptions): Promise
       await pushProducer?.send({ payload: typeof payload === 'string' ? Buffer.from(payload, 'utf8') : payload, properties: {} });
     },
     request: (request) => execute(request),
+    async serveWorkspace(workspace) {
+      const scoped = await startStandIn<ConfigRequest, ConfigResponse>({
+        transport,
+        requestQueue: `${queues.request}:${workspace}`,
+        responseQueue: `${queues.response}:${workspace}`,
+        requestCodec: configWire.configRequestCodec,
+        responseCodec: configWire.configResponseCodec,
+        name: `config:${workspace}`,
+        subscription: 'config-svc',
+        handle: (request) => execute({ ...request, workspace }),
+        errorReply: (message) => error('config-error', message),
+      });
+      workspaceBuses.push(scoped);
+    },
     async stop() {
-      await Promise.allSettled([bus.stop(), pushProducer?.close()]);
+      await Promise.allSettled([bus.stop(), ...workspaceBuses.map((b) => b.stop()), pushProducer?.close()]);
       pushProducer = undefined;
     },
   };

@@ -17,6 +17,7 @@ import { startAgentHarness, type AgentHarness, type AgentHarnessOptions } from '
 import { agentFlowTopics, knowledgeQueryTool, mcpTool, uniqueSuffix } from '../../dev/flow-config.js';
 import { brokerUrls } from '../support/transport-contract.js';
 import { freePort } from '../../dev/ports.js';
+import { lintWorkspaceConfig, parseConfigDump } from '../../src/lint-command.js';
 import {
   runCommand,
   runDriver,
@@ -323,5 +324,21 @@ describe("TrustGraph's api-gateway (no-auth IAM) and the tg-invoke-agent CLI, en
     expect(h.prompt.reactCalls().map((c) => c.streaming)).toEqual([true, true, false, false]);
     expect(h.prompt.reactCalls().map((c) => c.terms.question)).toEqual(Array(4).fill('What is the capital of France?'));
     expect(h.graphRag.calls.map((c) => c.query)).toEqual(['capital of France', 'capital of France']);
+
+    // The workspace as TrustGraph's own `tg-show-config` dumps it through the gateway, linted from the dump
+    // (tg-agent lint --file): a misspelt group seeded in one of three tools is found.
+    await h.config.putMany(workspace, [
+      { type: 'tool', key: 'notes-a', value: { type: 'text-completion', name: 'Notes A', group: ['research'] } },
+      { type: 'tool', key: 'notes-b', value: { type: 'text-completion', name: 'Notes B', group: ['research'] } },
+      { type: 'tool', key: 'notes-c', value: { type: 'text-completion', name: 'Notes C', group: ['reserch'] } },
+    ]);
+    await h.config.serveWorkspace(workspace);
+    const dump = await runCommand('tg-show-config', ['-u', `http://127.0.0.1:${port}/`, '-w', workspace], 20_000).catch((error: unknown) => {
+      throw new Error(`${String(error)}\ngateway:\n${gateway.output().slice(-3000)}\nconfig calls: ${JSON.stringify(h.config.calls.slice(-5))}`);
+    });
+    expect(dump.stdout).toMatch(/^Version: \d+\n\{/);
+    const report = lintWorkspaceConfig(workspace, parseConfigDump(dump.stdout));
+    expect(report.entryProblems).toEqual([]);
+    expect(report.findings.filter((f) => f.severity !== 'info').map((f) => `${f.check} ${f.tools.join(',')}`)).toEqual(['group-near-miss Notes C']);
   }, 120_000);
 });
