@@ -3,11 +3,22 @@
  * finding logged once, counted in `tg_agent_workflow_findings`, listed at `/tools/<ws>`), `/tools/<ws>?tool=…`
  * says why a tool is or is not offered, and `tg-agent lint` reads the same workspace from the config service.
  */
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startAgentHarness, type AgentHarness } from '../support/agent-harness.js';
 import { configQueueArgs, startAgentProcess } from '../support/agent-process.js';
 import { capturingLogger, type LogCapture } from '../support/log-capture.js';
 import { loadSpecExample, WORKFLOW_GROUPS } from '../support/spec-tools.js';
+
+/** Test artifacts (the page's screenshot); not in git. */
+const ARTIFACTS = fileURLToPath(new URL('../../test-results', import.meta.url));
+
+/** Debian's chromium (the `chromium` package, which .ci/run installs), or CHROMIUM_PATH. */
+function chromiumPath(): string {
+  return process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+}
 
 describe('the workflow view', () => {
   let h: AgentHarness;
@@ -82,6 +93,34 @@ describe('the workflow view', () => {
     expect(graph.request.offered).toEqual(['Audit Log', 'Reset Workflow']);
     expect((await fetch(`${h.httpUrl()}/workflow/no-such-workspace`)).status).toBe(404);
   });
+
+  it('works in a real browser: the picture renders its states and transitions, and the form draws what a request is offered', async () => {
+    const browser = await chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox'] });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+      await page.goto(`${h.httpUrl()}/workflow/${encodeURIComponent(h.workspace)}`);
+      const nodeTitles = await page.locator('#picture svg g.node > title').allTextContents();
+      expect(nodeTitles.sort()).toEqual(['*', 'analysis', 'modification', 'research', 'results', 'undefined']);
+      const edges = await page.locator('#picture svg g.edge > title').allTextContents();
+      expect(edges.sort()).toEqual(['*->undefined', 'analysis->results', 'analysis->undefined', 'research->analysis', 'results->undefined', 'undefined->analysis']);
+      // The SVG is laid out: every state has a box of its own size on the page.
+      const box = await page.locator('#picture svg g.node').first().boundingBox();
+      expect(box?.width).toBeGreaterThan(40);
+
+      await page.fill('input[name="groups"]', 'read-only');
+      await page.fill('input[name="state"]', 'undefined');
+      await Promise.all([page.waitForURL(/groups=read-only/), page.click('button[type="submit"]')]);
+      expect(await page.locator('#offered b.tool').allTextContents()).toEqual(['Knowledge Graph Query', 'Text Completion']);
+      const colourIn = (state: string, tool: string) =>
+        page.locator('#picture svg g.node', { has: page.locator(`title:text-is("${state}")`) }).locator(`text:text-is("${tool}")`).getAttribute('fill');
+      expect(await colourIn('undefined', 'Knowledge Graph Query')).toBe('#1a7f37');
+      expect(await colourIn('analysis', 'Complex Analysis Tool')).toBe('#8c959f');
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: `${ARTIFACTS}/workflow-page.png`, fullPage: true });
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
 
   it('tg-agent lint reads the workspace from the config service and exits 0 without errors', async () => {
     const lint = startAgentProcess([
