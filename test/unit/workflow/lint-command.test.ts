@@ -8,7 +8,7 @@ const FIXTURE = new URL('../../fixtures/workflow/seeded-mistakes.txt', import.me
 describe('tg-agent lint', () => {
   afterEach(() => vi.restoreAllMocks());
 
-  it('finds every seeded mistake of the fixture workspace, one per check, and the invalid entry', () => {
+  it('finds every seeded mistake of the fixture workspace, one per check (MCP drift needs discovery: workflow-lint.test.ts), and the invalid entry', () => {
     const report = lintWorkspaceConfig('default', parseConfigDump(readFileSync(FIXTURE, 'utf8')));
     expect(report.entryProblems.map((p) => `${p.severity} ${p.key}`)).toEqual(['error tool:broken']);
     expect(report.findings.map((f) => `${f.severity} ${f.check} ${[...f.tools, ...f.groups].join(',')}`)).toEqual([
@@ -18,8 +18,9 @@ describe('tg-agent lint', () => {
       'warning tool-unreachable-by-policy Admin,admin',
       'warning unreachable-state Orphan',
       'info policy-group-unused audit',
+      'info transition-loses-groups Handoff,writers',
     ]);
-    expect(formatReports([report]).split('\n')[0]).toBe('workspace default: 2 error(s), 4 warning(s), 1 note(s)');
+    expect(formatReports([report]).split('\n')[0]).toBe('workspace default: 2 error(s), 4 warning(s), 2 note(s)');
   });
 
   it("finds no error or warning in the spec's §5.1 example", () => {
@@ -44,7 +45,7 @@ describe('tg-agent lint', () => {
     vi.spyOn(console, 'error').mockImplementation((text: string) => void err.push(text));
     expect(await runLintCommand(['--file', FIXTURE.pathname, '--json'], {})).toBe(1);
     const parsed = JSON.parse(out[0]!) as { workspaces: { workspace: string; findings: unknown[] }[] };
-    expect(parsed.workspaces.map((w) => [w.workspace, w.findings.length])).toEqual([['default', 6]]);
+    expect(parsed.workspaces.map((w) => [w.workspace, w.findings.length])).toEqual([['default', 7]]);
     expect(await runLintCommand(['--file', '/no/such/dump'], {})).toBe(2);
     expect(err.at(-1)).toMatch(/^tg-agent lint: ENOENT: no such file or directory/);
     expect(await runLintCommand(['--bogus'], {})).toBe(2);

@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { parsePolicy, type GroupPolicy } from '../../../src/security/group-policy.js';
 import { buildRegistry, type ToolRegistry } from '../../../src/tools/registry/registry.js';
 import { lintWorkflow, LINT_CHECKS, type Finding } from '../../../src/workflow/workflow-lint.js';
+import type { McpDiscoveryLookup } from '../../../src/mcp/discovery-result.js';
+import { discoveryArgumentSource } from '../../../src/mcp/mcp-tool-arguments.js';
+import { SchemaCompiler } from '../../../src/mcp/schema-arguments.js';
 import { loadSpecExample } from '../../support/spec-tools.js';
 
 function registryOf(tools: Record<string, object>): ToolRegistry {
@@ -95,6 +98,23 @@ describe('lintWorkflow', () => {
       undefined,
     );
     expect(summary(findings)).toEqual(['warning case-colliding-names: Search,search']);
+  });
+
+  it("finds an MCP tool whose declared arguments differ from its server's schema (with discovery)", () => {
+    const compiled = new SchemaCompiler().compile({ type: 'object', properties: { query: { type: 'string' } }, required: ['query'] });
+    if (!compiled.ok) throw new Error(compiled.message);
+    const lookup = new Map([
+      ['search-srv', { status: 'ok', mcpKey: 'search-srv', remoteName: 'search-srv', url: 'http://srv/mcp', schema: compiled.schema, description: null, fetchedAt: 0 }],
+    ]) as McpDiscoveryLookup;
+    const { registry } = buildRegistry({
+      workspace: 'w',
+      version: 1,
+      tools: { s: JSON.stringify({ type: 'mcp-tool', name: 'Search', 'mcp-tool': 'search-srv', arguments: [{ name: 'q', type: 'string', description: 'd' }] }) },
+      mcp: discoveryArgumentSource(lookup),
+    });
+    const findings = lintWorkflow(registry, undefined);
+    expect(summary(findings)).toEqual(['warning mcp-arguments-drift: Search']);
+    expect(findings[0]!.message).toMatch(/^tool "Search" declares arguments that differ from MCP server "search-srv"'s schema: .*"q"/);
   });
 
   it('names every check it has', () => {
