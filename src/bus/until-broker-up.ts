@@ -2,10 +2,21 @@
  * Retrying what needs the broker while it is not up yet (the agent may start first, as in any cluster start):
  * a bounded exponential backoff for as long as the broker takes, ended only by `signal` or by a failure that
  * trying again cannot help (a refused token, a bad topic name), which rejects with its own message.
+ *
+ * A broker's port opens before its tenants and namespaces exist (TrustGraph's init creates them once the
+ * broker answers), so "namespace / tenant / topic not found" is taken as "not ready yet" here, not as final.
  */
 import { exponentialBackoff } from '../retry/backoff.js';
 import { retry, type RetryEvent } from '../retry/retry.js';
+import { errorMessage } from '../errors/error-text.js';
 import { TransportError } from './errors.js';
+
+const NOT_CREATED_YET = /\b404\b|not found|NotFound/i;
+
+/** Whether `error` may go away by itself while the broker is coming up. */
+export function brokerMayBeComingUp(error: unknown): boolean {
+  return !(error instanceof TransportError) || error.retriable || NOT_CREATED_YET.test(errorMessage(error));
+}
 
 export interface UntilBrokerUpOptions {
   /** Aborting ends the wait at once; the promise then rejects with the latest failure. */
@@ -18,7 +29,7 @@ export interface UntilBrokerUpOptions {
 export function untilBrokerUp<T>(step: () => Promise<T>, options: UntilBrokerUpOptions): Promise<T> {
   return retry(step, {
     backoff: exponentialBackoff({ initialMs: 500, maxMs: options.maxDelayMs ?? 5000, jitter: 'equal' }),
-    retryIf: (error) => !(error instanceof TransportError && !error.retriable),
+    retryIf: brokerMayBeComingUp,
     signal: options.signal,
     ...(options.onRetry ? { onRetry: options.onRetry } : {}),
   });

@@ -13,6 +13,11 @@ import { ConfigAnswerDecoder } from './config-answer-decoder.js';
 import { ConfigServiceError } from './errors.js';
 import { nextMacrotask } from '../threads/next-macrotask.js';
 
+export interface CallOptions {
+  /** This call's timeout instead of the client's. */
+  timeoutMs?: number;
+}
+
 export interface ConfigClientOptions {
   transport: Transport;
   requestQueue: string;
@@ -38,7 +43,11 @@ export class ConfigClient {
   private readonly client: RequestClient<ConfigRequest, Buffer>;
   private readonly decoder: ConfigAnswerDecoder;
 
+  /** The timeout of a call that names none (`--config-timeout`). */
+  readonly timeoutMs: number;
+
   constructor(options: ConfigClientOptions) {
+    this.timeoutMs = options.timeoutMs;
     this.decoder = new ConfigAnswerDecoder(options.logger);
     this.client = new RequestClient({
       transport: options.transport,
@@ -60,8 +69,8 @@ export class ConfigClient {
   }
 
   /** Workspaces holding at least one key of `type` (reserved `_` workspaces left out), and the version. */
-  async workspacesWith(type: string): Promise<{ workspaces: string[]; version: number }> {
-    const answer = await this.call(makeConfigRequest({ operation: 'getkeys-all-ws', type }));
+  async workspacesWith(type: string, options: CallOptions = {}): Promise<{ workspaces: string[]; version: number }> {
+    const answer = await this.call(makeConfigRequest({ operation: 'getkeys-all-ws', type }), options);
     const workspaces = new Set<string>();
     const { entries } = answer;
     for (let i = 3; i < entries.length; i += FIELDS_PER_ENTRY) {
@@ -76,9 +85,9 @@ export class ConfigClient {
    * any other), and the version. Values unchanged since the previous call for this workspace and type are
    * the same strings as then.
    */
-  async values(workspace: string, type: string): Promise<{ values: Readonly<Record<string, string>>; version: number }> {
+  async values(workspace: string, type: string, options: CallOptions = {}): Promise<{ values: Readonly<Record<string, string>>; version: number }> {
     const request = makeConfigRequest({ operation: 'getvalues', workspace, type });
-    const payload = await this.client.request(request);
+    const payload = await this.client.request(request, options);
     const answer = await this.decoder.values(payload, streamOf(workspace, type));
     if (answer.error) throw refused(request, answer.error);
     // With thousands of values, the caller's work on them (the workspace snapshot, the registry build) goes into a macrotask of its own.
@@ -102,8 +111,8 @@ export class ConfigClient {
     );
   }
 
-  private async call(request: ConfigRequest): Promise<ConfigAnswer> {
-    const payload = await this.client.request(request);
+  private async call(request: ConfigRequest, options: CallOptions = {}): Promise<ConfigAnswer> {
+    const payload = await this.client.request(request, options);
     const response = await this.decoder.decode(payload);
     if (response.error) throw refused(request, response.error);
     return response;

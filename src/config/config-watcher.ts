@@ -121,7 +121,7 @@ export class ConfigWatcher {
         this.waiting = `the broker: ${errorMessage(error)}`;
         this.options.logger.warn(
           { err: errorMessage(error), attempt },
-          `Broker not reachable yet; trying again in ${delayMs} ms (the agent waits for it however long it takes)`,
+          `Broker not ready for the agent yet; trying again in ${delayMs} ms (the agent waits for it however long it takes)`,
         );
       },
     }).catch((error: unknown) => {
@@ -129,12 +129,18 @@ export class ConfigWatcher {
     });
     this.waiting = "TrustGraph's config service";
     const retryDelayMs = this.retryDelayMs;
-    await this.untilStopped(() => this.loadAll(), {
+    // In a cluster start the config service subscribes after the broker is up: a request sent before that is
+    // lost. So the first attempts wait 2 s, 3 s, 4.5 s, ... (×1.5) for an answer, up to --config-timeout, instead
+    // of the whole --config-timeout each (TrustGraph's default: 60 s): a config service that comes up late is
+    // asked again within seconds, and a slow one still gets the whole timeout after a few attempts.
+    const timeoutOf = (attempt: number): number => Math.min(this.options.client.timeoutMs, Math.round(2000 * 1.5 ** Math.min(attempt - 1, 30)));
+    await this.untilStopped((attempt) => this.loadAll(timeoutOf(attempt)), {
       backoff: fixedBackoff(retryDelayMs),
       onRetry: ({ error, attempt }) => {
         this.waiting = `TrustGraph's config service: ${errorMessage(error)}`;
+        // The reason without a stack: this is expected while TrustGraph's config service comes up.
         this.options.logger.warn(
-          { err: error, attempt },
+          { err: errorMessage(error), attempt },
           `Config load failed; retrying in ${retryDelayMs} ms (is TrustGraph's config service running?)`,
         );
       },
@@ -159,7 +165,7 @@ export class ConfigWatcher {
   }
 
   /** Retry `step` until it succeeds or stop() is called; only a failure that retryIf refuses rejects. */
-  private async untilStopped(step: () => Promise<void>, options: Omit<RetryOptions, 'signal'>): Promise<void> {
+  private async untilStopped(step: (attempt: number) => Promise<void>, options: Omit<RetryOptions, 'signal'>): Promise<void> {
     if (this.stopped) return;
     const retryIf = options.retryIf;
     await retry(step, {
@@ -181,8 +187,8 @@ export class ConfigWatcher {
     await this.options.client.close();
   }
 
-  private async loadAll(): Promise<void> {
-    const { loaded, version } = await this.fetchAll();
+  private async loadAll(timeoutMs?: number): Promise<void> {
+    const { loaded, version } = await this.fetchAll(timeoutMs);
     this.version = version;
     this.applied = version;
     for (const [workspace, types] of loaded) {
@@ -196,12 +202,13 @@ export class ConfigWatcher {
    * Every watched type of every workspace that has any. The version is the lowest any answer carried: a
    * change that happened while reading (its push has a higher version) is applied again afterwards.
    */
-  private async fetchAll(): Promise<{ loaded: Map<string, Record<string, TypeValues>>; version: number }> {
+  private async fetchAll(timeoutMs?: number): Promise<{ loaded: Map<string, Record<string, TypeValues>>; version: number }> {
     const { client } = this.options;
+    const call = timeoutMs === undefined ? {} : { timeoutMs };
     const workspaces = new Set<string>();
     let version = Number.POSITIVE_INFINITY;
     for (const type of this.options.types) {
-      const found = await client.workspacesWith(type);
+      const found = await client.workspacesWith(type, call);
       found.workspaces.forEach((ws) => workspaces.add(ws));
       version = Math.min(version, found.version);
     }
@@ -209,7 +216,7 @@ export class ConfigWatcher {
     for (const workspace of [...workspaces].sort()) {
       const types: Record<string, TypeValues> = {};
       for (const type of this.options.types) {
-        const result = await client.values(workspace, type);
+        const result = await client.values(workspace, type, call);
         types[type] = result.values;
         version = Math.min(version, result.version);
       }

@@ -54,6 +54,8 @@ export interface RestartableBroker {
 export interface RestartableBrokerOptions {
   /** `token`: token authentication with a secret key made per start (pulsar.sh PULSAR_AUTH=token). */
   auth?: 'none' | 'token';
+  /** False: only take the ports; the broker starts at the first `start()` (a broker that comes up late). Default true. */
+  started?: boolean;
 }
 
 export async function startRestartableBroker(options: RestartableBrokerOptions = {}): Promise<RestartableBroker> {
@@ -121,6 +123,7 @@ export async function startRestartableBroker(options: RestartableBrokerOptions =
       await broker.stop();
     },
   };
+  if (options.started === false) return broker;
   try {
     await broker.start();
   } catch (error) {
