@@ -5,7 +5,7 @@
  *  1. `PULSAR_URL` (or `PULSAR_WEB_URL`): an already running broker, given by its web service URL
  *     (`http://host:8080` or `ws://host:8080`). `PULSAR_SERVICE_URL` may name the binary-protocol URL;
  *     otherwise `pulsar://<host>:6650` is assumed. `stop()` leaves that broker alone.
- *  2. A Docker engine, if one answers: `apachepulsar/pulsar:4.0.13` (`PULSAR_IMAGE` overrides) via
+ *  2. A Docker engine, if one answers: `apachepulsar/pulsar:4.0.7` (`PULSAR_IMAGE` overrides) via
  *     testcontainers.
  *  3. The local launcher `tools/pulsar-standalone/pulsar.sh` (Pulsar from Maven Central jars; needs Java 17+
  *     and Maven). Ports: `PULSAR_WEB_PORT` / `PULSAR_BROKER_PORT`, else free ephemeral ports (never the fixed
@@ -46,7 +46,7 @@ const HOW_TO_GET_ONE =
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const LAUNCHER = resolve(REPO_ROOT, 'tools', 'pulsar-standalone', 'pulsar.sh');
-const DEFAULT_IMAGE = 'apachepulsar/pulsar:4.0.13';
+const DEFAULT_IMAGE = 'apachepulsar/pulsar:4.0.7';
 const DOCKER_PROBE_TIMEOUT_MS = 5_000;
 /** Resolve (first run downloads ~270 MB) + up to 180 s readiness. */
 const LAUNCHER_TIMEOUT_MS = 15 * 60_000;
