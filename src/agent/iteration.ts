@@ -7,8 +7,6 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { RequestClient } from '../bus/request-client.js';
 import type { ToolRegistry } from '../tools/registry/registry.js';
-import { runTool } from '../tools/run/run-tool.js';
-import type { SubTrace } from '../tools/run/sub-trace.js';
 import type { ToolClients } from '../tools/run/tool-clients.js';
 import type { AgentAsk } from '../tools/registry/selection.js';
 import type { Tool } from '../tools/tool.js';
@@ -17,7 +15,6 @@ import {
   dumpJsonOnce,
   makeAgentRequest,
   agentStepOf,
-  pythonStr,
   triplesOf,
   type AgentRequest,
   type AgentResponse,
@@ -35,17 +32,17 @@ import {
   sessionTriples,
   sessionUriKey,
 } from './explainability.js';
-import { DialogError, MaxIterationsError } from './errors.js';
+import { MaxIterationsError } from './errors.js';
 import { describeFailure } from './failure.js';
 import { agentDocuments, type AgentDocument, type DocumentSink } from './agent-documents.js';
 import { agentReactTerms } from './prompt-terms.js';
-import { PARSE_ERROR_ACTION, parseFailureObservation, type ParsedAction, type ParsedResponse } from './react-output.js';
+import { PARSE_ERROR_ACTION, parseFailureObservation, type ParsedResponse } from './react-output.js';
+import { act, stringifyArguments, type ActionOutcome } from './tool-action.js';
 import { reason } from './reasoning.js';
 import { ThoughtStream } from './thought-stream.js';
 import { answerResponse, errorResponse, explainResponse, observationResponse, thoughtResponse } from './responses.js';
 import { UsageTracker } from './patterns/usage.js';
 import { isSubagent, nextAgentRequest, SUBAGENT_COMPLETION, subagentCompletion, type OrchestrationContext } from './patterns/orchestration.js';
-import { errorMessage } from '../errors/error-text.js';
 import type { FanInKind } from './patterns/fan-in-messages.js';
 
 /** Where one iteration's messages go; the caller adds the `id` property (and any signature). */
@@ -184,7 +181,46 @@ export async function withErrorResponse(
   }
 }
 
+/**
+ * One ReAct iteration, as a sequence of steps: open the session's iteration, offer the tools, ask the model,
+ * then either finish the dialog with its answer or run its action and hand the conversation on.
+ */
 async function iterate(ctx: IterationContext, ask: AgentAsk, result: IterationResult): Promise<IterationResult> {
+  const turn = await openTurn(ctx, ask, result);
+  const toolSet = ctx.registry.offer(ask);
+  result.toolSet = toolSet;
+  ctx.events.toolsOffered?.(toolSet);
+  const reply = await askModel(ctx, turn, toolSet);
+  const { parsed } = reply;
+  if (parsed.kind === 'final') return finish(ctx, turn, result, parsed.answer);
+  return takeAction(ctx, turn, result, toolSet, { ...reply, parsed });
+}
+
+/** What every step of one iteration needs to know about it. */
+interface Turn {
+  readonly request: AgentRequest;
+  readonly sessionId: string;
+  /** The session's name in message ids and explain URIs (a digest when the id is too long). */
+  readonly uriKey: string;
+  /** The iteration's number, 1 for the first. */
+  readonly n: number;
+  readonly state: string;
+  readonly orchestration: OrchestrationContext | undefined;
+  readonly firstDerivedFrom: string | undefined;
+  readonly usage: UsageTracker;
+  readonly thoughtId: string;
+  readonly finalId: string;
+}
+
+interface ModelReply {
+  readonly parsed: ParsedResponse;
+  readonly llmMs: number;
+  /** The `agent-react` call's own usage, for the iteration's explain entity (the tracker sums the message's calls). */
+  readonly call: Pick<PromptResponse, 'in_token' | 'out_token' | 'model'> | undefined;
+}
+
+/** Name the iteration, explain the session on its first one, and stop at the iteration limit. */
+async function openTurn(ctx: IterationContext, ask: AgentAsk, result: IterationResult): Promise<Turn> {
   const { request } = ask;
   const now = ctx.now ?? (() => new Date());
   const sessionId = request.session_id || randomUUID();
@@ -194,35 +230,39 @@ async function iterate(ctx: IterationContext, ask: AgentAsk, result: IterationRe
     ctx.logger.warn({ sessionIdLength: sessionId.length, uriKey }, 'Session id too long for message ids and URIs; using its digest there');
   }
   const n = request.history.length + 1;
-  const state = result.stateBefore;
-
   const orchestration = ctx.orchestration;
   if (n === 1) {
     const triples = sessionTriples(uriKey, request.question, now(), orchestration?.sessionParentUri);
     await explain(ctx, request, provenanceUris.session(uriKey), triples);
   }
-  const firstDerivedFrom = orchestration?.patternDecisionUri;
-  const usage = orchestration?.usage ?? new UsageTracker();
-
   if (request.history.length >= ctx.settings.maxIterations) {
     ctx.events.sessionEnded?.('max-iterations', ctx.settings.maxIterations);
     throw new MaxIterationsError();
   }
+  return {
+    request,
+    sessionId,
+    uriKey,
+    n,
+    state: result.stateBefore,
+    orchestration,
+    firstDerivedFrom: orchestration?.patternDecisionUri,
+    usage: orchestration?.usage ?? new UsageTracker(),
+    thoughtId: provenanceUris.thought(uriKey, n),
+    finalId: provenanceUris.final(uriKey),
+  };
+}
 
-  const toolSet = ctx.registry.offer(ask);
-  result.toolSet = toolSet;
-  ctx.events.toolsOffered?.(toolSet);
-
-  const thoughtId = provenanceUris.thought(uriKey, n);
-  const finalId = provenanceUris.final(uriKey);
+/** The `agent-react` prompt call, its thoughts (and a streamed answer) passed to the client as they come. */
+async function askModel(ctx: IterationContext, turn: Turn, toolSet: ToolSet): Promise<ModelReply> {
+  const { request, usage, thoughtId, finalId } = turn;
   // Streamed thoughts keep TrustGraph's shape: a held-back tail, `end_of_message` on the last chunk.
   const thoughts = new ThoughtStream();
   const sendThought = async (text: string | undefined, end: boolean): Promise<void> => {
     if (text !== undefined) await ctx.output.respond(thoughtResponse(text, thoughtId, end));
   };
   const started = performance.now();
-  // The `agent-react` call's own usage, for the iteration's explain entity (the tracker sums the message's calls).
-  let call: Pick<PromptResponse, 'in_token' | 'out_token' | 'model'> | undefined;
+  let call: ModelReply['call'];
   const parsed: ParsedResponse = await reason({
     client: ctx.prompt,
     // TrustGraph's orchestrator hands the workspace's additional context and the task type's framing to the
@@ -247,28 +287,43 @@ async function iterate(ctx: IterationContext, ask: AgentAsk, result: IterationRe
   });
   const llmMs = performance.now() - started;
   ctx.events.llmFinished?.(llmMs / 1000);
-
   if (!request.streaming) await ctx.output.respond(thoughtResponse(parsed.thought, thoughtId, true));
+  return { parsed, llmMs, call };
+}
 
-  if (parsed.kind === 'final') {
-    const answerDocument = saveDocument(ctx, agentDocuments.answer(uriKey, request.question, parsed.answer));
-    const reason = orchestration?.terminationReasons ? 'final-answer' : undefined;
-    await explain(ctx, request, finalId, conclusionTriples(uriKey, n, answerDocument, firstDerivedFrom, reason));
-    if (isSubagent(request)) {
-      // A subagent's answer goes back to its supervisor for aggregation, not to the client.
-      await ctx.output.next(makeAgentRequest(subagentCompletion(request, parsed.answer)));
-      ctx.events.sessionEnded?.('completed', n);
-      return { ...result, outcome: 'next', stateAfter: state };
-    }
-    const content = request.streaming ? '' : parsed.answer;
-    await ctx.output.respond({
-      ...answerResponse(content, finalId, { message: true, dialog: true }),
-      ...usage.fields(),
-    });
+/** The model answered: save and explain the answer, then end the dialog (a subagent reports to its supervisor). */
+async function finish(ctx: IterationContext, turn: Turn, result: IterationResult, answer: string): Promise<IterationResult> {
+  const { request, uriKey, n, state, finalId } = turn;
+  const answerDocument = saveDocument(ctx, agentDocuments.answer(uriKey, request.question, answer));
+  const reason = turn.orchestration?.terminationReasons ? 'final-answer' : undefined;
+  await explain(ctx, request, finalId, conclusionTriples(uriKey, n, answerDocument, turn.firstDerivedFrom, reason));
+  if (isSubagent(request)) {
+    // A subagent's answer goes back to its supervisor for aggregation, not to the client.
+    await ctx.output.next(makeAgentRequest(subagentCompletion(request, answer)));
     ctx.events.sessionEnded?.('completed', n);
-    return { ...result, outcome: 'answer', stateAfter: state };
+    return { ...result, outcome: 'next', stateAfter: state };
   }
+  const content = request.streaming ? '' : answer;
+  await ctx.output.respond({
+    ...answerResponse(content, finalId, { message: true, dialog: true }),
+    ...turn.usage.fields(),
+  });
+  ctx.events.sessionEnded?.('completed', n);
+  return { ...result, outcome: 'answer', stateAfter: state };
+}
 
+/**
+ * The model chose an action (or wrote something unreadable): explain the iteration, run the tool if it may,
+ * pass on the observation, and publish the `next` request with the step added to the history.
+ */
+async function takeAction(
+  ctx: IterationContext,
+  turn: Turn,
+  result: IterationResult,
+  toolSet: ToolSet,
+  { parsed, llmMs, call }: ModelReply & { parsed: Exclude<ParsedResponse, { kind: 'final' }> },
+): Promise<IterationResult> {
+  const { request, uriKey, n, state, orchestration } = turn;
   const action = parsed.kind === 'action' ? parsed.name : PARSE_ERROR_ACTION;
   const modelArgs = parsed.kind === 'action' ? parsed.args : {};
   // A parse failure has no thought to save (TrustGraph's parse-error action carries an empty thought).
@@ -283,7 +338,7 @@ async function iterate(ctx: IterationContext, ask: AgentAsk, result: IterationRe
     model: call?.model ?? null,
   };
   const iterationUri = provenanceUris.iteration(uriKey, n);
-  await explain(ctx, request, iterationUri, iterationTriples(uriKey, n, action, modelArgs, thoughtDocument, firstDerivedFrom, measures));
+  await explain(ctx, request, iterationUri, iterationTriples(uriKey, n, action, modelArgs, thoughtDocument, turn.firstDerivedFrom, measures));
 
   const step: ActionOutcome =
     parsed.kind === 'action'
@@ -310,123 +365,10 @@ async function iterate(ctx: IterationContext, ask: AgentAsk, result: IterationRe
   ];
   // An action's next state is normalised already (the registry's); a parse failure keeps the request's state as
   // it came (null too), as TrustGraph does.
-  await ctx.output.next(nextAgentRequest(request, sessionId, parsed.kind === 'action' ? step.nextState : request.state, history));
+  await ctx.output.next(nextAgentRequest(request, turn.sessionId, parsed.kind === 'action' ? step.nextState : request.state, history));
   return { ...result, outcome: 'next', action, stateAfter: step.nextState };
 }
 
-export interface ActionOutcome {
-  observation: string;
-  nextState: string;
-  /** The tool ran and succeeded. */
-  ok: boolean;
-  /** How long the tool ran, in milliseconds; 0 when it was not called. */
-  toolMs: number;
-  /** Why the step did not succeed (the tool's error, or why it was not called). */
-  error?: string;
-  /** The last explain entity of the tool's sub-trace, when it sent one. */
-  subTrace?: string;
-}
-
-/** Longest explain id of a tool's sub-trace that is handed on (graph RAG's are `urn:trustgraph:question:<uuid>`). */
-const MAX_SUB_TRACE_ID = 1024;
-
-/** The outcome of a call that never reached the tool: the observation says why. */
-function refused(observation: string, state: string): ActionOutcome {
-  return { observation, nextState: state, ok: false, toolMs: 0, error: observation.replace(/^Error: /, '') };
-}
-
-/**
- * Enforce the offered set, validate the arguments, run the tool; the state moves only on success. With
- * `traceParent` (orchestrated iterations) the explain trace of the tool's service is forwarded to the client,
- * as TrustGraph's orchestrator does, deriving from `traceParent`.
- */
-export async function act(
-  ctx: IterationContext,
-  action: ParsedAction,
-  toolSet: ToolSet,
-  state: string,
-  traceParent?: string,
-): Promise<ActionOutcome> {
-  const tool = toolSet.get(action.name);
-  if (!tool) {
-    ctx.events.actionDenied?.(action.name, toolSet, ctx.registry.get(action.name) !== undefined);
-    if (ctx.settings.strictTools) throw new DialogError(`No action for ${action.name}!`);
-    return refused(notOfferedObservation(action.name, toolSet), state);
-  }
-
-  const validation = tool.validator.validate(action.args);
-  // The validator reports each argument the tool does not declare as a warning naming it.
-  const undeclared = validation.warnings.flatMap((w) => (w.argument === null ? [] : [w.argument]));
-  const mode = ctx.settings.undeclaredArguments ?? 'drop';
-  if (undeclared.length > 0) {
-    ctx.events.argumentsUndeclared?.(tool, undeclared, mode === 'drop' ? 'dropped' : mode === 'pass' ? 'passed' : 'rejected');
-  }
-  if (!validation.ok || (mode === 'reject' && undeclared.length > 0)) {
-    const problems = [
-      ...(validation.ok ? [] : validation.errors.map((e) => e.message)),
-      ...(mode === 'reject' ? validation.warnings.map((w) => w.message) : []),
-    ];
-    ctx.events.argumentsInvalid?.(tool, problems);
-    return refused(
-      `Error: invalid arguments for tool "${tool.name}": ${problems.join('; ')}. The tool was not called; fix the arguments and try again.`,
-      state,
-    );
-  }
-
-  let subTrace: string | undefined;
-  const trace: SubTrace | undefined = traceParent === undefined ? undefined : {
-    parentUri: traceParent,
-    async explain(event) {
-      // The id is the service's: one too long for a message (and for our triples) is not handed on.
-      if (event.explainId.length > MAX_SUB_TRACE_ID) {
-        ctx.logger.warn({ tool: tool.name, idLength: event.explainId.length }, 'Sub-trace explain id too long; not forwarded');
-        return;
-      }
-      subTrace = event.explainId;
-      await ctx.output.respond(explainResponse(event.explainId, [...event.triples], event.explainGraph));
-    },
-  };
-  const traced = (): { subTrace?: string } => (subTrace !== undefined ? { subTrace } : {});
-  const started = performance.now();
-  try {
-    const args = mode === 'drop' && undeclared.length > 0 ? withoutKeys(validation.value, undeclared) : validation.value;
-    const observation = await runTool(tool, args, ctx.tools, trace);
-    const toolMs = performance.now() - started;
-    ctx.events.toolFinished?.(tool, toolMs / 1000, undefined);
-    const next = ctx.registry.nextState(tool, state);
-    if (next !== state) ctx.events.stateTransition?.(tool, state, next);
-    return { observation, nextState: next, ok: true, toolMs, ...traced() };
-  } catch (error) {
-    const toolMs = performance.now() - started;
-    const message = errorMessage(error);
-    ctx.events.toolFinished?.(tool, toolMs / 1000, message);
-    ctx.logger.info({ tool: tool.name, workspace: ctx.workspace, err: error }, `Tool failed: ${message}`);
-    return { observation: `Error: ${message}`.trim(), nextState: state, ok: false, toolMs, error: message, ...traced() };
-  }
-}
-
-function withoutKeys(args: Readonly<Record<string, unknown>>, names: readonly string[]): Record<string, unknown> {
-  const drop = new Set(names);
-  // fromEntries defines own properties, so a "__proto__" argument stays a plain key.
-  return Object.fromEntries(Object.entries(args).filter(([name]) => !drop.has(name)));
-}
-
-export function notOfferedObservation(name: string, toolSet: ToolSet): string {
-  if (toolSet.names.length === 0) {
-    return `Error: tool "${name}" is not available, and no tools are available in this conversation's groups and state. Answer with "Final Answer:".`;
-  }
-  return `Error: tool "${name}" is not available in this conversation's groups and state. Available tools: ${toolSet.names.join(', ')}.`;
-}
-
-/** History arguments are a string map: each value as Python's `str()` would write it (docs/trustgraph-agent-notes.md §3.7). */
-export function stringifyArguments(args: Readonly<Record<string, unknown>>): Record<string, string> {
-  return Object.fromEntries(Object.entries(args).map(([name, value]) => [name, pythonStr(value)]));
-}
-
-/**
- * Hand a document to the librarian saver (never waits); its id when the save started, for the explain triples to
- * link. Empty text is not saved, as in TrustGraph.
- */
 export function saveDocument(ctx: Pick<IterationContext, 'output'>, document: AgentDocument): string | undefined {
   if (!ctx.output.documents || document.content === '') return undefined;
   return ctx.output.documents.save(document) ? document.id : undefined;

@@ -27,7 +27,8 @@ import {
 } from '../../wire/index.js';
 import { MaxIterationsError } from '../errors.js';
 import { provenanceUris, sessionTriples, sessionUriKey } from '../explainability.js';
-import { act, explain, saveDocument, stringifyArguments, type IterationResult } from '../iteration.js';
+import { explain, saveDocument, type IterationResult } from '../iteration.js';
+import { act, stringifyArguments } from '../tool-action.js';
 import { answerResponse, observationResponse, thoughtResponse } from '../responses.js';
 import { patternLimits } from './catalog.js';
 import { plannableTools } from './plannable-tools.js';

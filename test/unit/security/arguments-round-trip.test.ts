@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { stringifyArguments } from '../../../src/agent/iteration.js';
+import { stringifyArguments } from '../../../src/agent/tool-action.js';
 import { IterationSigner } from '../../../src/security/iteration-signature.js';
 import { agentRequestCodec, agentRequestOf, agentStepOf, makeAgentRequest } from '../../../src/wire/index.js';
 import { propertySeed } from '../../support/fast-check-seed.js';
