@@ -130,10 +130,11 @@ export class ConfigWatcher {
     this.waiting = "TrustGraph's config service";
     const retryDelayMs = this.retryDelayMs;
     // In a cluster start the config service subscribes after the broker is up: a request sent before that is
-    // lost. So the first attempts wait 2 s, 3 s, 4.5 s, ... (×1.5) for an answer, up to --config-timeout, instead
-    // of the whole --config-timeout each (TrustGraph's default: 60 s): a config service that comes up late is
-    // asked again within seconds, and a slow one still gets the whole timeout after a few attempts.
-    const timeoutOf = (attempt: number): number => Math.min(this.options.client.timeoutMs, Math.round(2000 * 1.5 ** Math.min(attempt - 1, 30)));
+    // lost. So the first ten attempts wait 1 s for an answer, then 1.5 s, 2.25 s, ... (×1.5) up to
+    // --config-timeout, instead of the whole --config-timeout each (TrustGraph's default: 60 s): a config
+    // service that comes up late is asked again within seconds, and a slow one still gets the whole timeout.
+    const timeoutOf = (attempt: number): number =>
+      Math.min(this.options.client.timeoutMs, attempt <= 10 ? 1000 : Math.round(1000 * 1.5 ** Math.min(attempt - 10, 30)));
     await this.untilStopped((attempt) => this.loadAll(timeoutOf(attempt)), {
       backoff: fixedBackoff(retryDelayMs),
       onRetry: ({ error, attempt }) => {

@@ -8,7 +8,9 @@
  */
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentFlowConfig } from '../../dev/flow-config.js';
+import { agentFlowConfig, agentFlowTopics } from '../../dev/flow-config.js';
+import { flowSubscriptionName, queueToTopic } from '../../src/bus/topics.js';
+import { untilSubscriptionHasPermits } from '../support/failure-report.js';
 import { freePort } from '../../dev/ports.js';
 import { startAgentHarness, type AgentHarness } from '../support/agent-harness.js';
 import { configQueueArgs, startAgentProcess, type AgentProcess } from '../support/agent-process.js';
@@ -123,6 +125,11 @@ describe('the agent started before the broker', () => {
         agents.map(async (agent) => {
           const left = (): number => ANSWERED_WITHIN_MS - (Date.now() - brokerReady);
           await untilStatus(agent.port, '/readyz', 200, () => `${agent.kind}: ready after the broker came up (exit ${agent.process.child.exitCode})\n${agent.process.output}`, Math.max(left(), 1));
+          // A subscribe is answered before the broker holds the consumer's flow permits, and a non-persistent
+          // topic drops what no consumer has permits for: the first request waits for them, as a client would
+          // retry one lost in that moment (a loaded machine widens it).
+          const topic = queueToTopic(agentFlowTopics(h.workspace, agent.flow).request!);
+          await untilSubscriptionHasPermits(broker.webServiceUrl, topic, flowSubscriptionName(agent.id, h.workspace, agent.flow, 'request'), Math.max(left(), 1));
           const result = await h.ask({ question: 'is anyone there?' }, { flow: agent.flow, timeoutMs: Math.max(left(), 1) });
           return { kind: agent.kind, answer: result.answer, error: result.last.error, afterMs: Date.now() - brokerReady };
         }),
