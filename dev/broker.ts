@@ -6,12 +6,13 @@
  *     (`http://host:8080` or `ws://host:8080`). `PULSAR_SERVICE_URL` may name the binary-protocol URL;
  *     otherwise `pulsar://<host>:6650` is assumed. `stop()` leaves that broker alone.
  *  2. A Docker engine, if one answers: `apachepulsar/pulsar:4.0.7` (`PULSAR_IMAGE` overrides) via
- *     testcontainers.
+ *     testcontainers. An image that cannot be pulled or started (no registry reachable) falls back to 3, saying so.
  *  3. The local launcher `tools/pulsar-standalone/pulsar.sh` (Pulsar from Maven Central jars; needs Java 17+
  *     and Maven). Ports: `PULSAR_WEB_PORT` / `PULSAR_BROKER_PORT`, else free ephemeral ports (never the fixed
  *     8080/6650: two runs on one machine would both take them).
  *
- * In every case the tenant `tg` and namespaces `tg/flow`, `tg/request`, `tg/response`, `tg/notify` exist
+ * `PULSAR_SOURCE=docker` or `PULSAR_SOURCE=launcher` forces one of 2 and 3 (a forced source that fails is an
+ * error, not a fallback). In every case the tenant `tg` and namespaces `tg/flow`, `tg/request`, `tg/response`, `tg/notify` exist
  * afterwards (created as TrustGraph's bootstrapper does). No broker is a failure, never a skip.
  */
 import { spawn } from 'node:child_process';
@@ -30,6 +31,8 @@ export interface BrokerHandle {
   readonly webSocketUrl: string;
   /** Where the broker came from. */
   readonly source: BrokerSource;
+  /** Which broker that is, in words: the URL given, the Docker image, or the launcher. */
+  readonly description: string;
   /** Stops the broker if this process started it; a no-op for `source: 'env'`. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -76,11 +79,29 @@ export async function startBroker(env: NodeJS.ProcessEnv = process.env): Promise
     return fromEnv;
   }
 
-  if (await dockerAvailable()) {
-    return startWithTestcontainers(env);
+  const forced = forcedSource(env.PULSAR_SOURCE);
+  if (forced !== 'launcher' && (forced === 'docker' || (await dockerAvailable()))) {
+    try {
+      return await startWithTestcontainers(env);
+    } catch (cause) {
+      const why = `a Docker engine answers, but Pulsar's image ${dockerImage(env)} did not start (${describeError(cause)})`;
+      if (forced === 'docker') throw new BrokerUnavailableError(`PULSAR_SOURCE=docker: ${why}`, { cause });
+      process.stderr.write(`[broker] ${why}; starting Pulsar from Maven Central jars with the local launcher instead\n`);
+    }
   }
 
   return startWithLauncher(env);
+}
+
+function forcedSource(raw: string | undefined): 'docker' | 'launcher' | undefined {
+  const value = (raw ?? '').trim();
+  if (value === '') return undefined;
+  if (value === 'docker' || value === 'launcher') return value;
+  throw new BrokerUnavailableError(`PULSAR_SOURCE must be docker or launcher, got ${JSON.stringify(value)}`);
+}
+
+function dockerImage(env: NodeJS.ProcessEnv): string {
+  return env.PULSAR_IMAGE?.trim() || DEFAULT_IMAGE;
 }
 
 // ------------------------------------------------------------------------------------------------------
@@ -109,7 +130,7 @@ function brokerFromEnv(env: NodeJS.ProcessEnv): BrokerHandle | undefined {
   const webSocketUrl = `${secure ? 'wss' : 'ws'}://${hostPort}${basePath}`;
   const serviceUrl =
     env.PULSAR_SERVICE_URL?.trim() || `${secure ? 'pulsar+ssl' : 'pulsar'}://${url.hostname}:${secure ? 6651 : 6650}`;
-  return { serviceUrl, webServiceUrl, webSocketUrl, source: 'env', stop: async () => {} };
+  return { serviceUrl, webServiceUrl, webSocketUrl, source: 'env', description: `the broker at ${webServiceUrl} (PULSAR_URL)`, stop: async () => {} };
 }
 
 // ------------------------------------------------------------------------------------------------------
@@ -128,7 +149,7 @@ async function dockerAvailable(): Promise<boolean> {
 
 async function startWithTestcontainers(env: NodeJS.ProcessEnv): Promise<BrokerHandle> {
   const { GenericContainer, Wait } = await import('testcontainers');
-  const image = env.PULSAR_IMAGE?.trim() || DEFAULT_IMAGE;
+  const image = dockerImage(env);
   const container = await new GenericContainer(image)
     .withCommand(['bin/pulsar', 'standalone', '-nfw', '-nss'])
     .withExposedPorts(6650, 8080)
@@ -142,6 +163,7 @@ async function startWithTestcontainers(env: NodeJS.ProcessEnv): Promise<BrokerHa
     webServiceUrl: `http://${webHostPort}`,
     webSocketUrl: `ws://${webHostPort}`,
     source: 'testcontainers',
+    description: `${image} in Docker (testcontainers)`,
     stop: once(async () => {
       await container.stop();
     }),
@@ -182,6 +204,7 @@ async function startWithLauncher(env: NodeJS.ProcessEnv): Promise<BrokerHandle> 
     webServiceUrl,
     webSocketUrl: vars.PULSAR_WS_URL ?? webServiceUrl.replace(/^http/, 'ws'),
     source: 'launcher',
+    description: 'Pulsar from Maven Central jars (tools/pulsar-standalone/pulsar.sh)',
     stop: once(async () => {
       const { PULSAR_WATCH_PID: _unused, ...stopEnv } = launcherEnv;
       await runLauncher(['stop'], stopEnv);

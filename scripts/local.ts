@@ -114,9 +114,9 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop(0));
 
   try {
-    say(process.env.PULSAR_URL ? `using the broker at ${process.env.PULSAR_URL}` : 'starting a local Pulsar broker (first run downloads its jars)…');
+    say(process.env.PULSAR_URL ? `using the broker at ${process.env.PULSAR_URL}` : 'starting a local Pulsar broker: Docker if an engine answers and has its image, else from Maven Central jars (the first run downloads them)…');
     broker = await startBroker();
-    say(`broker ready: ${broker.webSocketUrl}`);
+    say(`broker ready: ${broker.description}, ${broker.webSocketUrl}`);
 
     const transport = await openTransport(transportChoice(transportFlag(process.argv.slice(2))), broker);
     stoppers.push(() => transport.close());

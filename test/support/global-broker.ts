@@ -27,7 +27,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const startedAt = Date.now();
   const broker = await startBroker();
   console.log(
-    `[global-broker] Pulsar (${broker.source}) ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s: ` +
+    `[global-broker] ${broker.description} ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s: ` +
       `${broker.webSocketUrl} ${broker.serviceUrl}`,
   );
   project.provide('pulsarWebSocketUrl', broker.webSocketUrl);
