@@ -9,7 +9,7 @@
 # Prints the tag on its last line. `debootstrap --variant=minbase trixie`, the machine's CA bundle copied in (so
 # npm, pip and apt inside trust whatever the machine trusts: a TLS-intercepting proxy's CA too), the kind's
 # packages installed with apt-get in a chroot, then `docker import`. The root filesystem is cached as a tarball
-# under ~/.cache/tg-agent/images, keyed by this script, the package list and the CA bundle, so a second run only
+# under ~/.cache/tg-agent/images, keyed by the recipe, the package list and the CA bundle, so a second run only
 # imports it (or does nothing when the tagged image already carries the key). Needs root, debootstrap and a
 # running Docker engine.
 #
@@ -23,7 +23,7 @@ die() { printf 'image:base: ERROR: %s\n' "$*" >&2; exit 1; }
 KIND="${1:-node}"
 case "$KIND" in
   node) PACKAGES="nodejs npm ca-certificates"; TAG="tg-agent-local/node:20-trixie" ;;
-  jre) PACKAGES="openjdk-21-jre-headless ca-certificates procps"; TAG="tg-agent-local/jre:trixie" ;;
+  jre) PACKAGES="openjdk-21-jre-headless ca-certificates curl procps"; TAG="tg-agent-local/jre:trixie" ;;
   prometheus) PACKAGES="prometheus ca-certificates"; TAG="tg-agent-local/prometheus:trixie" ;;
   *) die "unknown kind '$KIND' (node, jre or prometheus)" ;;
 esac
@@ -34,7 +34,9 @@ CACHE="${TG_AGENT_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tg-agent/images}"
 [[ -f "$CA_BUNDLE" ]] || die "no CA bundle at $CA_BUNDLE (set CA_BUNDLE to the PEM file this machine trusts)"
 docker version --format '{{.Server.Version}}' >/dev/null 2>&1 || die "no Docker engine answers (docker version failed); start dockerd first"
 
-KEY="$( (cat "${BASH_SOURCE[0]}"; echo "$KIND $PACKAGES $MIRROR"; cat "$CA_BUNDLE") | sha256sum | cut -c1-12)"
+# What the root filesystem is made of; bump RECIPE when the steps below change what they make.
+RECIPE=1
+KEY="$( (echo "$RECIPE $KIND $PACKAGES $MIRROR"; cat "$CA_BUNDLE") | sha256sum | cut -c1-12)"
 if [[ "$(docker image inspect --format '{{index .Config.Labels "tg-agent.base-key"}}' "$TAG" 2>/dev/null)" == "$KEY" ]]; then
   say "$TAG is current (key $KEY)"
   echo "$TAG"
@@ -64,9 +66,9 @@ if [[ ! -s "$TARBALL" ]]; then
   chmod +x "$ROOT/usr/sbin/policy-rc.d"
   mount -t proc proc "$ROOT/proc"
   say "apt-get install $PACKAGES"
-  chroot "$ROOT" apt-get update -qq
+  chroot "$ROOT" apt-get -o APT::Sandbox::User=root update -qq
   # shellcheck disable=SC2086
-  DEBIAN_FRONTEND=noninteractive chroot "$ROOT" apt-get install -y -qq --no-install-recommends $PACKAGES >/dev/null
+  DEBIAN_FRONTEND=noninteractive chroot "$ROOT" apt-get -o APT::Sandbox::User=root install -y -qq --no-install-recommends $PACKAGES >/dev/null
   umount "$ROOT/proc"
   # The machine's bundle again: installing ca-certificates regenerated the file from Debian's list alone.
   cp "$CA_BUNDLE" "$ROOT/etc/ssl/certs/ca-certificates.crt"

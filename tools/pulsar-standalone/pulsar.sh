@@ -6,6 +6,7 @@
 #   pulsar.sh stop     stop the broker this script started (recorded pid only), remove its data dir
 #   pulsar.sh run      start, print URLs, wait; Ctrl-C stops it   (npm run pulsar)
 #   pulsar.sh status   say whether the recorded broker is running and ready
+#   pulsar.sh classpath resolve the broker's jars (cached) and print the file listing them (the local image)
 #   pulsar.sh topology create tenant tg + namespaces on the broker at PULSAR_WEB_PORT, as start does (safe to
 #                      repeat: what exists already is kept)
 #
@@ -64,7 +65,7 @@ log() { printf 'pulsar.sh: %s\n' "$*" >&2; }
 die() { printf 'pulsar.sh: ERROR: %s\n' "$*" >&2; exit 1; }
 
 usage() {
-  sed -n '2,28p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,29p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -580,6 +581,7 @@ case "${1:-}" in
   run) cmd_run ;;
   status) cmd_status ;;
   topology) cmd_topology ;;
+  classpath) resolve_classpath && echo "$CLASSPATH_FILE" ;;
   -h | --help | help) usage ;;
   *) usage ;;
 esac
