@@ -139,7 +139,8 @@ describe.skipIf(unavailable !== undefined)('the compose files under docker-compo
     }, 4 * 60_000);
 
     it("the agent answers a request through the stack's broker", async () => {
-      const ready = await eventually(() => text('http://127.0.0.1:8000/readyz'), (body) => body.startsWith('ready:'), 'the compose agent to be ready', 90_000);
+      // Ready once the configuration is loaded; the flow's subscriptions may still be opening then.
+      const ready = await eventually(() => text('http://127.0.0.1:8000/readyz'), (body) => /^ready: .* 1 flow\(s\)/.test(body), 'the compose agent to serve the flow', 90_000);
       // The image's native binding loads, and the broker advertises the compose service name: the default
       // transport (auto) is the native one.
       expect(ready).toMatch(/^ready: config version \d+, 1 flow\(s\); transport native\n$/);
@@ -148,7 +149,7 @@ describe.skipIf(unavailable !== undefined)('the compose files under docker-compo
       await g.waitEnded([id], 30_000);
       expect(g.conversation(id).ends).toBe(1);
       expect(g.last(id)).toMatchObject({ message_type: 'answer', content: 'from the compose stack', error: null });
-    });
+    }, 120_000);
 
     it('Prometheus scrapes the agent and the broker by their service names', async () => {
       const query = (expr: string) => text(`http://127.0.0.1:9090/api/v1/query?query=${encodeURIComponent(expr)}`);
@@ -159,8 +160,11 @@ describe.skipIf(unavailable !== undefined)('the compose files under docker-compo
         60_000,
       );
       expect(JSON.parse(sessions)).toMatchObject({ status: 'success', data: { result: [{ metric: { instance: 'agent:8000' } }] } });
-      const up = JSON.parse(await query('up')) as { data: { result: { metric: { job: string }; value: [number, string] }[] } };
-      expect(Object.fromEntries(up.data.result.map((r) => [r.metric.job, r.value[1]]))).toEqual({ 'tg-agent': '1', pulsar: '1' });
-    });
+      // Each target is scraped at its own offset in the 15 s interval: the broker's first scrape may come later.
+      type Up = { data: { result: { metric: { job: string }; value: [number, string] }[] } };
+      const upByJob = (body: string) => Object.fromEntries((JSON.parse(body) as Up).data.result.map((r) => [r.metric.job, r.value[1]]));
+      const up = await eventually(() => query('up'), (body) => body.startsWith('{') && Object.keys(upByJob(body)).length === 2, 'both targets scraped', 40_000);
+      expect(upByJob(up)).toEqual({ 'tg-agent': '1', pulsar: '1' });
+    }, 90_000);
   });
 });
