@@ -5,22 +5,17 @@
  */
 import type { ArgumentSource, ArgumentsReport } from '../arguments/argument-source.js';
 import type { ToolLoadCache } from '../config/tool-load-cache.js';
-import { describeValue, quote } from '../describe-value.js';
+import { quote } from '../describe-value.js';
 import { deepFreeze, frozenMap, frozenSet } from '../freeze.js';
-import { buildListing, type RegistryListing } from './listing.js';
-import { loadTool, type ToolLoad, type ToolServiceLookup } from '../config/load-tool.js';
+import type { RegistryListing } from './listing.js';
+import { loadTool, type ToolServiceLookup } from '../config/load-tool.js';
 import { mcpGroupsOf } from '../config/inherited-groups.js';
 import { loadToolService } from '../config/load-tool-service.js';
-import { LruCache } from './lru.js';
 import { makeProblem, type ConfigKind, type Problem } from '../config/problems.js';
 import {
   DEFAULT_GROUP,
   DEFAULT_STATE,
-  nextState,
-  normalizeRequestGroups,
-  normalizeRequestState,
   type AgentAsk,
-  type RequestedGroups,
   type RequestGroups,
   type RequestState,
 } from './selection.js';
@@ -28,9 +23,13 @@ import type { Tool, ToolServiceDescriptor } from '../tool.js';
 import { ToolIndex, type ToolAvailability } from './tool-index.js';
 import { CHEAP_ITEMS_PER_STEP, runInSlices, runToEnd, type Steps } from '../../threads/time-slices.js';
 import type { ToolSet } from './tool-set.js';
+import { entriesOf } from './config-entries.js';
+import { bases, type Basis } from './registry-basis.js';
+import { assembleRegistry } from './registry-object.js';
+import { patchSteps } from './registry-patch.js';
 
-/** Default number of (groups, state) tool sets kept per registry. */
-export const DEFAULT_TOOL_SET_CACHE_SIZE = 128;
+export { DEFAULT_TOOL_SET_CACHE_SIZE } from './registry-object.js';
+export { compareConfigKeys } from './config-entries.js';
 
 export interface BuildRegistryInput {
   readonly workspace: string;
@@ -117,75 +116,6 @@ export interface BuildRegistryResult {
   readonly problems: readonly Problem[];
 }
 
-const HAS_SURROGATE = /[\uD800-\uDFFF]/;
-
-/**
- * Order of config keys as the config service returns them (Cassandra: UTF-8 byte order, which is
- * code-point order). UTF-16 order differs only when surrogate pairs are involved.
- */
-export function compareConfigKeys(a: string, b: string): number {
-  if (HAS_SURROGATE.test(a) || HAS_SURROGATE.test(b)) return Buffer.compare(Buffer.from(a), Buffer.from(b));
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/**
- * The entries of a config type in config-key order, as steps (yielding every `CHEAP_ITEMS_PER_STEP` keys:
- * 10 000 tools are 10 000 entries), or a problem when the type's value is not a key → value map.
- */
-function* entriesOf(
-  workspace: string,
-  kind: ConfigKind,
-  values: unknown,
-  problems: Problem[],
-): Steps<[string, unknown][]> {
-  if (values === null || values === undefined) return [];
-  if (typeof values !== 'object' || Array.isArray(values)) {
-    problems.push(
-      makeProblem(
-        { workspace, kind, key: '' },
-        { message: `config type "${kind}" must map config keys to JSON strings, got ${describeValue(values)}` },
-      ),
-    );
-    return [];
-  }
-  const map = values as Record<string, unknown>;
-  const keys = Object.keys(map);
-  const entries = new Array<[string, unknown]>(keys.length);
-  // Checking each key once, not on every comparison: sorting 10 000 keys compares them ~130 000 times.
-  let surrogates = false;
-  // The config service answers in key order, so the entries usually are sorted already: one pass instead of a sort.
-  let sorted = true;
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i]!;
-    entries[i] = [key, map[key]];
-    if (!surrogates && HAS_SURROGATE.test(key)) surrogates = true;
-    if (sorted && i > 0 && keys[i - 1]! > key) sorted = false;
-    if ((i + 1) % CHEAP_ITEMS_PER_STEP === 0) yield;
-  }
-  if (surrogates) return entries.sort(([a], [b]) => compareConfigKeys(a, b));
-  if (sorted) return entries;
-  return entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-}
-
-const SEPARATOR = '\u0000';
-
-/**
- * The cache key of a normalized request. Names are joined with NUL, which no sane group or state name
- * contains; if one does, the key falls back to JSON (another prefix), so no two requests ever share a key.
- */
-function cacheKey(requested: RequestedGroups, state: string): string {
-  if (requested.wildcard) return state.includes(SEPARATOR) ? `\u0003${JSON.stringify(state)}` : `\u0001${state}`;
-  const groups = requested.groups;
-  let clean = !state.includes(SEPARATOR);
-  for (let i = 0; clean && i < groups.length; i++) clean = !groups[i]!.includes(SEPARATOR);
-  return clean ? `\u0002${state}${SEPARATOR}${groups.join(SEPARATOR)}` : `\u0004${JSON.stringify([state, groups])}`;
-}
-
-function cacheCapacity(size: number | undefined): number {
-  if (size === undefined || !Number.isFinite(size)) return DEFAULT_TOOL_SET_CACHE_SIZE;
-  return Math.max(0, Math.floor(size));
-}
-
 /** What tool loading depends on besides the tool's own value: the tool-service descriptors. */
 function servicesFingerprint(values: unknown): string {
   if (values === null || values === undefined || typeof values !== 'object') return String(values);
@@ -227,26 +157,6 @@ export function buildRegistryInSlices(input: BuildRegistryInput, sliceMs?: numbe
   return runInSlices(registrySteps(input), sliceMs);
 }
 
-/**
- * What a registry was built from, kept for patching it (`patchSteps`): the `tool` values, the dependencies
- * of loading, and its index. Never visible outside this module; dropped with the registry.
- */
-interface Basis {
-  /** The `tool` config values, and how many keys they have. */
-  readonly tools: Readonly<Record<string, unknown>>;
-  readonly toolCount: number;
-  readonly servicesFingerprint: string;
-  readonly mcp: ArgumentSource | undefined;
-  readonly lookup: ToolServiceLookup;
-  /** Tool config keys with any problem (left out, a warning, a duplicate name): a change of those is built from scratch. */
-  readonly problemKeys: ReadonlySet<string>;
-  readonly index: ToolIndex;
-  /** What every registry patched from the same build shares (the index's tables, so the same counts). */
-  readonly shared: { availability?: ToolAvailability };
-}
-
-const bases = new WeakMap<ToolRegistry, Basis>();
-
 /** The build, as steps: the previous registry patched when it can be, otherwise from scratch. */
 function* registrySteps(input: BuildRegistryInput): Steps<BuildRegistryResult> {
   // Tools inherit groups from their tool-service and mcp entries: a change of either rebuilds every tool.
@@ -257,111 +167,6 @@ function* registrySteps(input: BuildRegistryInput): Steps<BuildRegistryResult> {
     yield;
   }
   return yield* fullSteps(input, fingerprint);
-}
-
-/** Whether the index places `after` exactly where it placed `before`: same name, groups, states and `state` target. */
-function sameIndexing(before: Tool, after: Tool): boolean {
-  if (before.name !== after.name || before.nextState !== after.nextState) return false;
-  const [a, b] = [before.groups, after.groups];
-  if (a.length !== b.length || a.some((group, i) => group !== b[i])) return false;
-  const [x, y] = [before.states, after.states];
-  if (x === 'all' || y === 'all') return x === y;
-  if (x.size !== y.size) return false;
-  for (const state of x) if (!y.has(state)) return false;
-  return true;
-}
-
-/** Position of the tool of config key `key` in `tools` (ascending config-key order), or -1. */
-function positionOfKey(tools: readonly Tool[], key: string): number {
-  let low = 0;
-  let high = tools.length - 1;
-  while (low <= high) {
-    const middle = (low + high) >>> 1;
-    const order = compareConfigKeys(tools[middle]!.key, key);
-    if (order === 0) return middle;
-    if (order < 0) low = middle + 1;
-    else high = middle - 1;
-  }
-  return -1;
-}
-
-/**
- * `previous` with the changed tool values of `input` loaded in place, or undefined when it cannot be patched
- * (then the caller builds from scratch; what was loaded here is in the load cache). A reload that changed one
- * of 10 000 tools then loads one tool and copies two arrays, instead of rebuilding (and leaving for the
- * garbage collector) every table of the index. `previous` itself is not touched.
- */
-function* patchSteps(input: BuildRegistryInput, previous: ToolRegistry, fingerprint: string): Steps<BuildRegistryResult | undefined> {
-  const basis = bases.get(previous);
-  const workspace = String(input.workspace);
-  const values = input.tools;
-  if (basis === undefined || previous.workspace !== workspace) return undefined;
-  if (values === null || values === undefined || typeof values !== 'object' || Array.isArray(values)) return undefined;
-  if (basis.servicesFingerprint !== fingerprint || basis.mcp !== input.mcp) return undefined;
-
-  // Unchanged values are usually the very strings of the previous answer (values-delta.ts): comparing them is a pointer check.
-  const before = basis.tools;
-  const changed: string[] = [];
-  let count = 0;
-  for (const key in values) {
-    if (!Object.hasOwn(values, key)) continue;
-    if (!Object.hasOwn(before, key)) return undefined;
-    if (before[key] !== values[key]) changed.push(key);
-    if (++count % CHEAP_ITEMS_PER_STEP === 0) yield;
-  }
-  if (count !== basis.toolCount) return undefined;
-  yield;
-
-  const replaced: [number, Tool, ArgumentsReport | undefined][] = [];
-  let mcpChanged = false;
-  for (const key of changed) {
-    const at = positionOfKey(previous.tools, key);
-    if (at < 0 || basis.problemKeys.has(key)) return undefined;
-    const raw = values[key];
-    let loaded: ToolLoad;
-    try {
-      loaded = loadTool(workspace, key, raw, basis.lookup, input.mcp);
-    } catch {
-      // The build from scratch reports it.
-      return undefined;
-    }
-    input.loadCache?.update(key, raw, loaded);
-    const old = previous.tools[at]!;
-    if (loaded.tool === undefined || loaded.problems.length > 0 || !sameIndexing(old, loaded.tool)) return undefined;
-    if (loaded.mcp !== undefined || previous.mcp.has(old.name)) mcpChanged = true;
-    replaced.push([at, loaded.tool, loaded.mcp]);
-    yield;
-  }
-
-  const list = previous.tools.slice();
-  for (const [at, tool] of replaced) list[at] = tool;
-  const tools = Object.freeze(list);
-  yield;
-  let mcp = previous.mcp;
-  if (mcpChanged) {
-    const reports = new Map(previous.mcp);
-    for (const [, tool, report] of replaced) {
-      if (report === undefined) reports.delete(tool.name);
-      else reports.set(tool.name, report);
-    }
-    mcp = frozenMap(reports);
-  }
-  const index = basis.index.withTools(tools);
-  const registry = assembleRegistry({
-    workspace,
-    version: input.version,
-    tools,
-    toolServices: previous.toolServices,
-    problems: previous.problems,
-    knownGroups: previous.knownGroups,
-    knownStates: previous.knownStates,
-    mcp,
-    index,
-    shared: basis.shared,
-    cacheSize: input.cacheSize,
-  });
-  bases.set(registry, { ...basis, tools: values, toolCount: count, index });
-  return { registry, problems: registry.problems };
 }
 
 /** The build from scratch, as steps: yields between entries and between passes. */
@@ -487,59 +292,3 @@ function* fullSteps(input: BuildRegistryInput, fingerprint: string): Steps<Build
   return { registry, problems: frozenProblems };
 }
 
-/** What a registry holds, and what its methods work from. */
-type RegistryParts = Pick<ToolRegistry, 'workspace' | 'version' | 'tools' | 'toolServices' | 'problems' | 'knownGroups' | 'knownStates' | 'mcp'> & {
-  readonly index: ToolIndex;
-  readonly shared: Basis['shared'];
-  readonly cacheSize: number | undefined;
-};
-
-/** The registry object over its parts, with an empty tool-set cache. */
-function assembleRegistry(parts: RegistryParts): ToolRegistry {
-  const { index, shared } = parts;
-  const cache = new LruCache<string, ToolSet>(cacheCapacity(parts.cacheSize));
-  let listing: RegistryListing | undefined;
-  const registry: ToolRegistry = Object.freeze({
-    workspace: parts.workspace,
-    version: parts.version,
-    tools: parts.tools,
-    toolServices: parts.toolServices,
-    problems: parts.problems,
-    knownGroups: parts.knownGroups,
-    knownStates: parts.knownStates,
-    mcp: parts.mcp,
-    get(name: string): Tool | undefined {
-      const position = index.positionOf(name);
-      return position === undefined ? undefined : parts.tools[position];
-    },
-    filter(groups: RequestGroups, state: RequestState, options?: FilterOptions): ToolSet {
-      return registry.offer({ groups: normalizeRequestGroups(groups), state: normalizeRequestState(state) }, options);
-    },
-    offer({ groups: requested, state: current }: Pick<AgentAsk, 'groups' | 'state'>, options?: FilterOptions): ToolSet {
-      if (options?.cache === false) return index.select(requested, current, registry);
-      const key = cacheKey(requested, current);
-      const cached = cache.get(key);
-      if (cached !== undefined) return cached;
-      const computed = index.select(requested, current, registry);
-      cache.set(key, computed);
-      return computed;
-    },
-    nextState: (tool: Tool, currentState: RequestState) => nextState(tool, currentState),
-    listing(): RegistryListing {
-      listing ??= buildListing(registry, index);
-      return listing;
-    },
-    availability(): ToolAvailability {
-      // The counts come from the index's tables, which every registry patched from one build shares.
-      shared.availability ??= index.availability(registry.knownGroups, registry.knownStates);
-      return shared.availability;
-    },
-    sameToolNamesAs: (other: ToolRegistry): boolean => {
-      const theirs = bases.get(other)?.index;
-      return other === registry || (theirs !== undefined && index.sameStructureAs(theirs));
-    },
-    cacheStats: (): ToolSetCacheStats =>
-      Object.freeze({ size: cache.size, capacity: cache.capacity, hits: cache.hits, misses: cache.misses }),
-  });
-  return registry;
-}
