@@ -3,7 +3,8 @@
  * Benchmarks compare them side by side, every process of one run (agent, stand-ins, gateway, echo) on the
  * same transport, as in a deployment where everything speaks one protocol.
  */
-import { NativeTransport, loadPulsarClient } from '../../src/bus/native-transport.js';
+import { NativeTransport } from '../../src/bus/native-transport.js';
+import { loadPulsarClient } from '../../src/bus/pulsar-client-module.js';
 import type { Transport } from '../../src/bus/transport.js';
 import { WebSocketTransport } from '../../src/bus/websocket-transport.js';
 

@@ -5,8 +5,7 @@
  * from source), so it is loaded only when this transport is selected, and its absence is reported as a
  * TransportUnavailableError.
  *
- * Its types may be absent too, so the few parts used here are declared below from the package's
- * `index.d.ts` (1.18.0).
+ * Its types may be absent too: the few parts used here are declared in pulsar-client-module.ts.
  *
  * Tuned for request/response traffic (docs/benchmarks.md): producer batching is off, so a publish goes out at
  * once instead of waiting up to the batching delay; consumers keep the client's default ack grouping (acks
@@ -26,7 +25,6 @@ import {
   FrameTooLargeError,
   TransportClosedError,
   TransportError,
-  TransportUnavailableError,
 } from './errors.js';
 import type {
   Consumer,
@@ -40,113 +38,17 @@ import type {
   TransportStatus,
 } from './transport.js';
 import { errorMessage } from '../errors/error-text.js';
-
-// --- The parts of pulsar-client's API used here -----------------------------------------------------------
-
-type NativeSubscriptionType = 'Exclusive' | 'Shared' | 'Failover' | 'KeyShared';
-
-interface NativeMessage {
-  getData(): Buffer;
-  /** An array-like object with the properties as named keys, not a plain object. */
-  getProperties(): Record<string, unknown>;
-  getMessageId(): { toString(): string };
-  getRedeliveryCount(): number;
-  getTopicName(): string;
-}
-
-/**
- * What the listener gets from our patched build for a consumer subscribed with `plainMessages: true`
- * (scripts/native-patches/): the message copied into a plain object, the native message already freed. A
- * binding built without the patch ignores the option and passes a NativeMessage.
- */
-interface PlainNativeMessage {
-  data: Buffer;
-  properties: Record<string, string>;
-  redeliveryCount: number;
-  topicName: string;
-  messageId: string;
-}
-
-function isPlain(message: NativeMessage | PlainNativeMessage): message is PlainNativeMessage {
-  return (message as Partial<NativeMessage>).getData === undefined;
-}
-
-interface NativeConsumer {
-  acknowledge(message: NativeMessage): Promise<null>;
-  negativeAcknowledge(message: NativeMessage): void;
-  unsubscribe(): Promise<null>;
-  close(): Promise<null>;
-  isConnected(): boolean;
-}
-
-interface NativeProducer {
-  /** `discardMessageId`: our patched build resolves with undefined instead of a MessageId (others ignore it). */
-  send(message: { data: Buffer; properties?: Record<string, string>; partitionKey?: string; discardMessageId?: boolean }): Promise<unknown>;
-  close(): Promise<null>;
-  isConnected(): boolean;
-}
-
-interface NativeProducerConfig {
-  topic: string;
-  batchingEnabled?: boolean;
-  sendTimeoutMs?: number;
-  chunkingEnabled?: boolean;
-}
-
-type NativeLogLevel = 0 | 1 | 2 | 3;
-
-interface NativeClientConfig {
-  serviceUrl: string;
-  authentication?: unknown;
-  operationTimeoutSeconds?: number;
-  connectionTimeoutMs?: number;
-  tlsTrustCertsFilePath?: string;
-  tlsValidateHostname?: boolean;
-  log?: (level: NativeLogLevel, file: string, line: number, message: string) => void;
-  logLevel?: NativeLogLevel;
-  statsIntervalInSeconds?: number;
-}
-
-interface NativeClient {
-  createProducer(config: NativeProducerConfig): Promise<NativeProducer>;
-  subscribe(config: {
-    topic: string;
-    subscription: string;
-    subscriptionType: NativeSubscriptionType;
-    receiverQueueSize?: number;
-    nAckRedeliverTimeoutMs?: number;
-    /** Our patched build: hand the listener PlainNativeMessages (others ignore it). */
-    plainMessages?: boolean;
-    listener: (message: NativeMessage | PlainNativeMessage, consumer: NativeConsumer) => void;
-  }): Promise<NativeConsumer>;
-  close(): Promise<null>;
-}
-
-/** The module's exports that are used. */
-export interface PulsarClientModule {
-  Client: new (config: NativeClientConfig) => NativeClient;
-  AuthenticationToken: new (params: { token: string }) => unknown;
-}
-
-// ----------------------------------------------------------------------------------------------------------
-
-export const NATIVE_UNAVAILABLE_MESSAGE =
-  'the native pulsar-client binding does not load here (its install script downloads a prebuilt binary; ' +
-  '`npm run native:build` builds it from source); use --transport websocket or auto';
-
-/** Loads `pulsar-client`, or fails with TransportUnavailableError. */
-export async function loadPulsarClient(): Promise<PulsarClientModule> {
-  const specifier = 'pulsar-client';
-  try {
-    const loaded = (await import(/* @vite-ignore */ specifier)) as { default?: PulsarClientModule } & PulsarClientModule;
-    const module = loaded.default ?? loaded;
-    if (typeof module.Client !== 'function') throw new Error('pulsar-client has no Client export');
-    return module;
-  } catch (err) {
-    const detail = errorMessage(err);
-    throw new TransportUnavailableError(`${NATIVE_UNAVAILABLE_MESSAGE} (${detail})`, { cause: err });
-  }
-}
+import {
+  isPlain,
+  loadPulsarClient,
+  type NativeClient,
+  type NativeConsumer,
+  type NativeMessage,
+  type NativeProducer,
+  type NativeSubscriptionType,
+  type PlainNativeMessage,
+  type PulsarClientModule,
+} from './pulsar-client-module.js';
 
 export interface NativeTransportOptions {
   /** e.g. `pulsar://pulsar:6650`. */

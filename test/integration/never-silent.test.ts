@@ -13,7 +13,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TransportError } from '../../src/bus/errors.js';
-import { loadPulsarClient, NativeTransport } from '../../src/bus/native-transport.js';
+import { NativeTransport } from '../../src/bus/native-transport.js';
+import { loadPulsarClient } from '../../src/bus/pulsar-client-module.js';
 import type { Transport } from '../../src/bus/transport.js';
 import type { AgentResponse } from '../../src/wire/index.js';
 import type { PromptReply, PromptTerms } from '../../dev/stand-ins/prompt-service.js';

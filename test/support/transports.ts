@@ -6,7 +6,8 @@
  * local run.
  */
 import type { Logger } from 'pino';
-import { NativeTransport, loadPulsarClient, type NativeTransportOptions, type PulsarClientModule } from '../../src/bus/native-transport.js';
+import { NativeTransport, type NativeTransportOptions } from '../../src/bus/native-transport.js';
+import { loadPulsarClient, type PulsarClientModule } from '../../src/bus/pulsar-client-module.js';
 import type { Transport } from '../../src/bus/transport.js';
 import { WebSocketTransport, type WebSocketTransportOptions } from '../../src/bus/websocket-transport.js';
 
