@@ -14,6 +14,7 @@ import { FAILURE_REASONS } from '../agent/failure.js';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
 import { DISCOVERY_FAILURE_REASONS, type DiscoveryFailureReason } from '../mcp/errors.js';
 import type { ToolRegistry } from '../tools/registry/registry.js';
+import { KnownLabelValues, removeSeries, type LabelKind } from './known-label-values.js';
 
 export const OTHER = 'other';
 
@@ -108,8 +109,8 @@ export class AgentMetrics {
   readonly mcpArgumentDrift: Gauge<'processor' | 'workspace' | 'tool'>;
   readonly mcpToolArguments: Gauge<'processor' | 'workspace' | 'source'>;
 
-  /** Configured label values per kind: how many workspaces' registries name each (`default` and `undefined` always). */
-  private readonly known: Record<LabelKind, Map<string, number>> = { groups: new Map(), states: new Map(), tools: new Map() };
+  /** Configured label values per kind (`default` and `undefined` always). */
+  private readonly known = new KnownLabelValues();
   /** Tool names exported at 0 (at most `ZERO_SERIES_TOOL_CAP`; a name leaves when no workspace has it). */
   private readonly zeroSeriesTools = new Set<string>();
   private readonly registries = new Map<string, ToolRegistry>();
@@ -226,13 +227,13 @@ export class AgentMetrics {
 
   /** A group, state or tool name as a label value: configured ones as-is, anything else `other`. */
   group(name: string): string {
-    return name === '*' || this.known.groups.has(name) ? name : OTHER;
+    return name === '*' || this.known.has('groups', name) ? name : OTHER;
   }
   state(name: string): string {
-    return this.known.states.has(name) ? name : OTHER;
+    return this.known.has('states', name) ? name : OTHER;
   }
   tool(name: string): string {
-    return this.known.tools.has(name) ? name : OTHER;
+    return this.known.has('tools', name) ? name : OTHER;
   }
   /** Pattern label values are bounded: the three patterns, anything else `other`. */
   pattern(name: string): string {
@@ -275,28 +276,12 @@ export class AgentMetrics {
   }
 
   /**
-   * Count `next`'s group, state and tool names in and `previous`'s out (the registry it replaces, or a deleted
-   * workspace's): work in proportion to the two registries, not to every workspace. Removes every series naming
-   * a group, state or tool no longer configured (a tool in 10 000 groups must not leave 20 000 series behind).
-   * Returns the names configured now that were not before.
+   * The known names after `next` replaced `previous` (or a workspace was deleted: `next` undefined). Removes every
+   * series naming a group, state or tool no longer configured (a tool in 10 000 groups must not leave 20 000
+   * series behind). Returns the names configured now that were not before.
    */
   private refreshKnown(previous: ToolRegistry | undefined, next: ToolRegistry | undefined): Record<LabelKind, string[]> {
-    const known = this.known;
-    if (known.groups.size === 0) known.groups.set('default', 1);
-    if (known.states.size === 0) known.states.set('undefined', 1);
-    const added: Record<LabelKind, string[]> = { groups: [], states: [], tools: [] };
-    const removed: Record<LabelKind, Set<string>> = { groups: new Set(), states: new Set(), tools: new Set() };
-    // Counted in before out, so a name in both never reaches 0.
-    if (next !== undefined) {
-      for (const group of next.knownGroups) if (count(known.groups, group, 1) === 1) added.groups.push(group);
-      for (const state of next.knownStates) if (count(known.states, state, 1) === 1) added.states.push(state);
-      for (const tool of next.tools) if (count(known.tools, tool.name, 1) === 1) added.tools.push(tool.name);
-    }
-    if (previous !== undefined) {
-      for (const group of previous.knownGroups) if (count(known.groups, group, -1) === 0) removed.groups.add(group);
-      for (const state of previous.knownStates) if (count(known.states, state, -1) === 0) removed.states.add(state);
-      for (const tool of previous.tools) if (count(known.tools, tool.name, -1) === 0) removed.tools.add(tool.name);
-    }
+    const { added, removed } = this.known.replace(previous, next);
     for (const tool of removed.tools) this.zeroSeriesTools.delete(tool);
     if (removed.groups.size + removed.states.size + removed.tools.size === 0) return added;
     const series: [Metric, string, LabelKind][] = [
@@ -387,31 +372,5 @@ export class AgentMetrics {
   async scrape(): Promise<{ contentType: string; body: string }> {
     await this.pruning;
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
-  }
-}
-
-type LabelKind = 'groups' | 'states' | 'tools';
-
-/** Add `by` to the count of `name` (gone at 0); returns the new count. */
-function count(counts: Map<string, number>, name: string, by: number): number {
-  const n = (counts.get(name) ?? 0) + by;
-  if (n <= 0) counts.delete(name);
-  else counts.set(name, n);
-  return n;
-}
-
-/** Remove every series of `metric` whose `label` is one of `values` (histogram buckets collapse to one series). */
-async function removeSeries(metric: Metric, label: string, values: ReadonlySet<string>): Promise<void> {
-  if (values.size === 0) return;
-  const { values: samples } = await metric.get();
-  const seen = new Set<string>();
-  for (const sample of samples) {
-    const labels = { ...sample.labels } as Record<string, string | number>;
-    if (!values.has(String(labels[label]))) continue;
-    delete labels.le;
-    const key = JSON.stringify(Object.entries(labels).sort());
-    if (seen.has(key)) continue;
-    seen.add(key);
-    (metric as unknown as { remove(labels: Record<string, string | number>): void }).remove(labels);
   }
 }
