@@ -88,23 +88,37 @@ export function formatReports(reports: readonly WorkspaceReport[]): string {
 export const hasErrors = (reports: readonly WorkspaceReport[]): boolean =>
   reports.some((r) => r.entryProblems.some((p) => p.severity === 'error') || r.findings.some((f) => f.severity === 'error'));
 
+const LINT_OPTIONS = {
+  file: { type: 'string' },
+  workspace: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/**
+ * The command's own options, checked, and the rest: the agent's options, passed on as given. parseArgs reads
+ * them all leniently (the agent's are unknown to it), then the command's own are parsed again strictly.
+ */
+function splitArguments(argv: readonly string[]): { values: { file?: string; workspace?: string; json?: boolean; help?: boolean }; agent: string[] } {
+  const { tokens } = parseArgs({ args: [...argv], options: LINT_OPTIONS, strict: false, allowPositionals: true, tokens: true });
+  const own = new Set<number>();
+  for (const token of tokens) {
+    if (token.kind !== 'option' || !Object.hasOwn(LINT_OPTIONS, token.name)) continue;
+    own.add(token.index);
+    // A value given as the next argument (not `--file=x`) belongs to the option too.
+    if (token.value !== undefined && !token.inlineValue) own.add(token.index + 1);
+  }
+  const mine = argv.filter((_, i) => own.has(i));
+  const { values } = parseArgs({ args: mine, options: LINT_OPTIONS, strict: true });
+  return { values, agent: argv.filter((_, i) => !own.has(i)) };
+}
+
 /** Run the command; resolves with the exit status. */
 export async function runLintCommand(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
-  const lintOptions = { file: { type: 'string' }, workspace: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
-  const own = new Set(['--file', '--workspace', '--json', '--help', '-h']);
-  const mine: string[] = [];
-  const agent: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    const name = arg.split('=')[0]!;
-    if (own.has(name)) {
-      mine.push(arg);
-      if ((name === '--file' || name === '--workspace') && !arg.includes('=')) mine.push(argv[++i] ?? '');
-    } else agent.push(arg);
-  }
   let values: { file?: string; workspace?: string; json?: boolean; help?: boolean };
+  let agent: string[];
   try {
-    ({ values } = parseArgs({ args: mine, options: lintOptions, strict: true }));
+    ({ values, agent } = splitArguments(argv));
   } catch (error) {
     console.error(`tg-agent lint: ${errorMessage(error)}\n\n${LINT_HELP}`);
     return 2;
