@@ -2,6 +2,7 @@
  * The agent service: configuration → per-workspace tool registries → running flows → iterations.
  * Everything it needs is passed in (transport, logger, hooks), so tests run the real service in-process.
  */
+import { replyTimeouts } from './flow/service-timeouts.js';
 import type { Logger } from 'pino';
 import { BrokerProbe } from './bus/broker-probe.js';
 import { queueToTopic, splitPulsarTopic } from './bus/topics.js';
@@ -62,7 +63,9 @@ export type ServiceSettings = Partial<
   | 'configPushQueue'
   | 'configTimeoutSeconds'
 > &
-  Partial<Pick<Settings, 'librarianTimeoutSeconds' | 'librarianMaxInFlight' | 'promptTimeoutSeconds' | 'configType'>> & {
+  Partial<
+    Pick<Settings, 'librarianTimeoutSeconds' | 'librarianMaxInFlight' | 'promptTimeoutSeconds' | 'streamGapTimeoutSeconds' | 'serviceTimeouts' | 'configType'>
+  > & {
     /** How long a flow retries a publish while the broker is unreachable (not a flag). Default 60 s. */
     publishRetryMs?: number;
   };
@@ -116,15 +119,14 @@ export class AgentService {
     this.toolServices = new ToolServiceClients({
       transport,
       processorId: settings.id,
-      timeoutMs: settings.requestTimeoutSeconds * 1000,
+      ...(({ firstMs, gapMs }) => ({ timeoutMs: firstMs, gapTimeoutMs: gapMs }))(replyTimeouts(settings, 'tool-service')),
       logger,
     });
     this.flows = new FlowManager(
       {
         transport,
         processorId: settings.id,
-        requestTimeoutMs: settings.requestTimeoutSeconds * 1000,
-        ...(settings.promptTimeoutSeconds !== undefined ? { promptTimeoutMs: settings.promptTimeoutSeconds * 1000 } : {}),
+        timeouts: settings,
         maxIterations: settings.maxIterations,
         strictTools: settings.strictTools,
         ...(settings.maxRequestBytes === undefined ? {} : { maxRequestBytes: settings.maxRequestBytes }),

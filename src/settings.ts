@@ -11,6 +11,8 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { CodedError } from './errors/coded-error.js';
 import { DEFAULT_AGGREGATION_TOPIC } from './bus/topics.js';
+import { DEFAULT_STREAM_GAP_SECONDS, parseServiceTimeouts } from './flow/service-timeouts.js';
+import { errorMessage } from './errors/error-text.js';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
@@ -67,6 +69,20 @@ export const SettingsSchema = z.object({
   requestTimeoutSeconds: z.coerce.number().positive().default(600),
   /** The prompt service's reply timeout (TrustGraph's `--prompt-timeout`). Unset: `requestTimeoutSeconds`. */
   promptTimeoutSeconds: z.coerce.number().positive().optional(),
+  /** The wait for each reply of a stream after its first (service-timeouts.ts). */
+  streamGapTimeoutSeconds: z.coerce.number().positive().default(DEFAULT_STREAM_GAP_SECONDS),
+  /** Per-service waits, `prompt=900/30,graph-rag=120` (service-timeouts.ts). */
+  serviceTimeouts: z
+    .string()
+    .transform((text, ctx) => {
+      try {
+        return parseServiceTimeouts(text);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: errorMessage(error) });
+        return z.NEVER;
+      }
+    })
+    .optional(),
   /** Config type whose `additional-context` value is given to the model as context (TrustGraph's `--config-type`). */
   configType: z.string().min(1).default('agent'),
   /** Larger requests are refused with an error. Unset: three quarters of what the transport carries in one message. */
@@ -168,6 +184,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'configTimeoutSeconds', flag: 'config-timeout', env: 'TG_CONFIG_TIMEOUT', help: 'seconds per config request (default 60)' },
   { key: 'requestTimeoutSeconds', flag: 'request-timeout', env: 'TG_AGENT_REQUEST_TIMEOUT', help: 'seconds to wait for each reply of a TrustGraph service (default 600)' },
   { key: 'promptTimeoutSeconds', flag: 'prompt-timeout', env: 'TG_AGENT_PROMPT_TIMEOUT', help: "seconds to wait for the prompt service's reply (default: --request-timeout)" },
+  { key: 'streamGapTimeoutSeconds', flag: 'stream-gap-timeout', env: 'TG_AGENT_STREAM_GAP_TIMEOUT', help: 'seconds to wait for each further reply of a streamed answer once its first came (default 60)' },
+  { key: 'serviceTimeouts', flag: 'service-timeouts', env: 'TG_AGENT_SERVICE_TIMEOUTS', help: 'per service: <service>=<first-reply s>[/<gap s>],... (services: prompt, graph-rag, mcp-tool, structured-query, embeddings, row-embeddings-query, tool-service)' },
   { key: 'configType', flag: 'config-type', env: 'TG_AGENT_CONFIG_TYPE', help: 'config type whose additional-context value is the model\'s context, as TrustGraph reads it (default agent)' },
   { key: 'maxRequestBytes', flag: 'max-request-bytes', env: 'TG_AGENT_MAX_REQUEST_BYTES', help: 'refuse larger requests with an error (default: 3/4 of what the transport carries: ~589 KB on websocket, ~3.9 MB on native)' },
   { key: 'librarianTimeoutSeconds', flag: 'librarian-timeout', env: 'TG_AGENT_LIBRARIAN_TIMEOUT', help: 'seconds to wait for the librarian to confirm a saved document (default 120)' },

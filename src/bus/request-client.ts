@@ -6,7 +6,8 @@
  * and keeps those with the ids it is waiting for; all of them are acknowledged.
  *
  * The timeout applies to each wait for the next message, not to the whole exchange (a stream resets it on
- * every reply), as in TrustGraph.
+ * every reply), as in TrustGraph; a stream's waits after its first reply may have a timeout of their own
+ * (`gapTimeoutMs`): a stream that started and then fell silent has lost a message.
  *
  * A broker connection lost while a request waits (a broker restart) may have taken its response with it: the
  * response topic is non-persistent. So once the transport is whole again after a loss, every request that was
@@ -32,6 +33,8 @@ export interface RequestClientOptions<Req, Res> {
   subscriptionName?: string;
   /** Default wait for each response, in ms. */
   timeoutMs: number;
+  /** Default wait for each response of a stream after its first, in ms. Default: `timeoutMs`. */
+  gapTimeoutMs?: number;
   /** Default: silent. */
   logger?: Logger;
   /** Told how each call ended (TrustGraph's `tg_downstream_*` metrics). */
@@ -48,6 +51,8 @@ export interface CallObserver<Res> {
 export interface RequestOptions {
   /** Overrides the client's timeout for this request. */
   timeoutMs?: number;
+  /** Overrides the client's wait after a stream's first reply. */
+  gapTimeoutMs?: number;
 }
 
 export interface StreamOptions<Res> extends RequestOptions {
@@ -74,6 +79,7 @@ export class RequestClient<Req, Res> {
   private readonly requestCodec: Codec<Req>;
   private readonly responseCodec: Codec<Res>;
   private readonly timeoutMs: number;
+  private readonly gapTimeoutMs: number;
   private readonly logger: Logger;
   private readonly observer: CallObserver<Res> | undefined;
   private readonly waiters = new Map<string, Waiter<Res>>();
@@ -93,6 +99,10 @@ export class RequestClient<Req, Res> {
     this.requestCodec = options.requestCodec;
     this.responseCodec = options.responseCodec;
     this.timeoutMs = options.timeoutMs;
+    if (options.gapTimeoutMs !== undefined && (!Number.isFinite(options.gapTimeoutMs) || options.gapTimeoutMs <= 0)) {
+      throw new TypeError(`gapTimeoutMs must be a finite number greater than 0, got ${options.gapTimeoutMs}`);
+    }
+    this.gapTimeoutMs = options.gapTimeoutMs ?? options.timeoutMs;
     this.subscriptionName = options.subscriptionName ?? `rr-${randomBytes(6).toString('hex')}`;
     this.observer = options.observer;
     this.logger = (options.logger ?? pino({ level: 'silent' })).child({
@@ -207,7 +217,8 @@ export class RequestClient<Req, Res> {
   private async *streamOnce(request: Req, options: StreamOptions<Res>): AsyncGenerator<Res, void, undefined> {
     const payload = this.requestCodec.encode(request);
     await this.start();
-    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
+    const firstMs = options.timeoutMs ?? this.timeoutMs;
+    const gapMs = options.gapTimeoutMs ?? (options.timeoutMs === undefined ? this.gapTimeoutMs : options.timeoutMs);
     const id = randomUUID();
     const epoch = this.transport.status().epoch;
     const queue: QueueItem<Res>[] = [];
@@ -225,10 +236,11 @@ export class RequestClient<Req, Res> {
     };
     const arm = (): void => {
       clearTimeout(timer);
+      const waitMs = received === 0 ? firstMs : gapMs;
       timer = setTimeout(() => {
         stop();
-        push({ error: new RequestTimeoutError(this.requestTopic, timeoutMs, id, received) });
-      }, timeoutMs);
+        push({ error: new RequestTimeoutError(this.requestTopic, waitMs, id, received) });
+      }, waitMs);
     };
     this.waiters.set(id, {
       epoch,

@@ -4,6 +4,7 @@
  * clients start first, the consumer last, so nothing is received before it can be answered; stopping goes
  * the other way. Each consumed message is handled by RequestHandler (request-handler.ts).
  */
+import { replyTimeouts, TIMED_SERVICES, type TimedService } from './service-timeouts.js';
 import type { Logger } from 'pino';
 import { RequestClient } from '../bus/request-client.js';
 import { aggregationTopic, flowSubscriptionName, queueToTopic } from '../bus/topics.js';
@@ -119,6 +120,13 @@ export class FlowRuntime {
     };
   }
 
+  /** The request client's waits for `service` (the librarian: the first-reply timeout, its saves carry their own). */
+  private waitsFor(service: string): { timeoutMs: number; gapTimeoutMs: number } {
+    const timed = (TIMED_SERVICES as readonly string[]).includes(service) ? (service as TimedService) : undefined;
+    const { firstMs, gapMs } = replyTimeouts(this.deps.timeouts, timed ?? 'mcp-tool');
+    return timed ? { timeoutMs: firstMs, gapTimeoutMs: gapMs } : { timeoutMs: this.deps.timeouts.requestTimeoutSeconds * 1000, gapTimeoutMs: gapMs };
+  }
+
   private async client<Req, Res extends { error: { type: string } | null }>(
     service: string,
     requestCodec: Codec<Req>,
@@ -142,7 +150,7 @@ export class FlowRuntime {
       responseTopic,
       requestCodec,
       responseCodec,
-      timeoutMs: service === 'prompt' ? (this.deps.promptTimeoutMs ?? this.deps.requestTimeoutMs) : this.deps.requestTimeoutMs,
+      ...this.waitsFor(service),
       logger: this.logger,
     });
     this.clients.push(client as RequestClient<unknown, unknown>);

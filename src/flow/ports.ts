@@ -4,6 +4,7 @@
  * src/observability), and the runtime's settings and collaborators (`FlowRuntimeDeps`). Everything here is
  * types; the flow imports no implementation of them.
  */
+import type { ServiceTimeoutSettings } from './service-timeouts.js';
 import type { PatternCatalog } from '../agent/patterns/catalog.js';
 import type { Logger } from 'pino';
 import type { Properties, Transport } from '../bus/transport.js';
@@ -147,9 +148,8 @@ export interface ServiceTelemetry extends FlowTelemetry {
 export interface FlowRuntimeDeps {
   transport: Transport;
   processorId: string;
-  requestTimeoutMs: number;
-  /** The prompt service's reply timeout (TrustGraph's `--prompt-timeout`). Default: `requestTimeoutMs`. */
-  promptTimeoutMs?: number;
+  /** How long to wait for each service's replies (service-timeouts.ts); the librarian's saves have their own. */
+  timeouts: ServiceTimeoutSettings;
   maxIterations: number;
   strictTools: boolean;
   /** What happens to arguments a tool does not declare (see `UndeclaredArguments`). Default `drop`. */

@@ -21,7 +21,7 @@ export class ToolServiceClients {
   private readonly clients = new Map<string, Promise<Client>>();
 
   constructor(
-    private readonly options: { transport: Transport; processorId: string; timeoutMs: number; logger: Logger },
+    private readonly options: { transport: Transport; processorId: string; timeoutMs: number; gapTimeoutMs?: number; logger: Logger },
   ) {}
 
   get(descriptor: ToolServiceDescriptor): Promise<Client> {
@@ -51,6 +51,7 @@ export class ToolServiceClients {
       responseCodec: toolServiceResponseCodec,
       subscriptionName: `${this.options.processorId}--tool-service--${randomUUID()}`,
       timeoutMs: this.options.timeoutMs,
+      ...(this.options.gapTimeoutMs === undefined ? {} : { gapTimeoutMs: this.options.gapTimeoutMs }),
       logger: this.options.logger,
     });
     await client.start();

@@ -1,10 +1,12 @@
 /**
  * TrustGraph services that never answer, on the real broker. Every wait for a reply is bounded by the
- * request timeout (here 2 s; TrustGraph's default 600 s), per message for streams: a tool that never answers
+ * request timeout (here 2 s; TrustGraph's default 600 s), and once a stream has started each further wait by the
+ * stream gap timeout (here 1 s; default 60 s): a tool that never answers
  * becomes an error observation and the conversation goes on; a prompt service that never answers ends the
  * dialog with an error response. Nothing hangs, and the agent keeps serving once the services answer again.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseServiceTimeouts } from '../../src/flow/service-timeouts.js';
 import { makeGraphRagResponse, type GraphRagResponse } from '../../src/wire/index.js';
 import { startAgentHarness, type AgentHarness, type AskResult } from '../support/agent-harness.js';
 import { THREE_TOOLS, useTool } from '../support/three-tools.js';
@@ -15,6 +17,8 @@ const { webSocketUrl } = brokerUrls();
 
 const TIMEOUT_S = 2;
 const TIMEOUT_MS = TIMEOUT_S * 1000;
+/** The wait between two replies of a stream (`--stream-gap-timeout`). */
+const GAP_S = 1;
 /** A conversation must end within this after its last reply-less wait began (2 iterations, ~20 messages). */
 const GRACE_MS = 10_000;
 
@@ -45,7 +49,7 @@ describe.each(testTransports())('downstream services that never answer (real bro
       transport: transportKind,
       webSocketUrl,
       ...THREE_TOOLS,
-      settings: { requestTimeoutSeconds: TIMEOUT_S },
+      settings: { requestTimeoutSeconds: TIMEOUT_S, streamGapTimeoutSeconds: GAP_S },
     });
   });
 
@@ -68,7 +72,7 @@ describe.each(testTransports())('downstream services that never answer (real bro
     }
   });
 
-  it('a graph-rag stream that stops half-way: the wait for its next message times out', async () => {
+  it('a graph-rag stream that stops half-way: the wait for its next message times out after the stream gap, not the request timeout', async () => {
     const saved = h.graphRag.bus.handle;
     h.graphRag.bus.handle = async function* (): AsyncGenerator<GraphRagResponse> {
       yield makeGraphRagResponse({ message_type: 'explain', explain_id: 'urn:x', explain_graph: 'urn:graph:retrieval' });
@@ -76,8 +80,8 @@ describe.each(testTransports())('downstream services that never answer (real bro
     };
     try {
       const { result, ms } = await timedAsk(h, useTool('kq'));
-      expectTimeoutObservation(result, /graph-rag/, new RegExp(`within ${TIMEOUT_MS} ms \\(after 1 replies\\)$`));
-      expect(ms).toBeGreaterThanOrEqual(TIMEOUT_MS);
+      expectTimeoutObservation(result, /graph-rag/, new RegExp(`within ${GAP_S * 1000} ms \\(after 1 replies\\)$`));
+      expect(ms).toBeGreaterThanOrEqual(GAP_S * 1000);
     } finally {
       h.graphRag.bus.handle = saved;
     }
@@ -137,5 +141,32 @@ describe.each(testTransports())('downstream services that never answer (real bro
     expect((await h.ask({ question: useTool('kq') })).last.content).toBe('graph answer');
     expect((await h.ask({ question: useTool('jokes') })).last.content).toBe('a joke about cats');
     expect((await h.ask({ question: 'hello' })).last).toMatchObject({ message_type: 'answer', content: 'ok' });
+  });
+});
+
+describe('a per-service timeout (--service-timeouts) (real broker)', () => {
+  let h: AgentHarness;
+
+  beforeAll(async () => {
+    h = await startAgentHarness({
+      webSocketUrl,
+      ...THREE_TOOLS,
+      // Everything else may take 30 s; the MCP tool service gets 1 s.
+      settings: { requestTimeoutSeconds: 30, serviceTimeouts: parseServiceTimeouts('mcp-tool=1') },
+    });
+  });
+
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  it('bounds that service by its own timeout, not --request-timeout', async () => {
+    h.mcp.bus.available = false;
+    try {
+      const { result } = await timedAsk(h, useTool('weather'));
+      expectTimeoutObservation(result, /mcp-tool/, /within 1000 ms$/);
+    } finally {
+      h.mcp.bus.available = true;
+    }
   });
 });

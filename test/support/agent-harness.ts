@@ -113,7 +113,7 @@ export interface AgentHarnessOptions extends FlowBehaviour {
   toolServices?: Record<string, ToolServiceSpec>;
   /** Extra `tool-service` values stored without a stand-in (objects JSON-encoded). */
   toolServiceConfigs?: Record<string, object | string>;
-  /** Overrides of the agent's settings (defaults: id agent-manager, request timeout 5 s, config timeout 2 s). */
+  /** Overrides of the agent's settings (defaults: id agent-manager, request timeout 5 s and the same gap in streams, config timeout 2 s). */
   settings?: Partial<ServiceSettings>;
   hooks?: ServiceHooks;
   /**
@@ -420,6 +420,8 @@ export async function startAgentHarness(options: AgentHarnessOptions): Promise<A
     configResponseQueue: configQueues.response,
     configPushQueue: configQueues.push,
     configTimeoutSeconds: 2,
+    // A stream's gap wait as long as its first-reply wait, unless a test sets it.
+    streamGapTimeoutSeconds: options.settings?.requestTimeoutSeconds ?? 5,
     ...options.settings,
   };
   const flowConfigType = `processor:${settings.id}`;

@@ -43,6 +43,26 @@ describe('RequestClient', () => {
     });
   }
 
+  /**
+   * Runs `test` on a fake clock (replies come when the test says, however busy the machine is) with a responder
+   * that keeps each request for the test to answer; `requested()` resolves with the latest one once it came.
+   */
+  async function onFakeClock(test: (requested: () => Promise<IncomingMessage>) => Promise<void>): Promise<void> {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      let request: IncomingMessage | undefined;
+      await startResponder((m) => {
+        request = m;
+      });
+      await test(async () => {
+        await until(() => request !== undefined);
+        return request!;
+      });
+    } finally {
+      vi.useRealTimers();
+    }
+  }
+
   const reply = (id: string | undefined, body: Answer | string): Promise<void> =>
     replies.send({
       payload: Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)),
@@ -113,12 +133,7 @@ describe('RequestClient', () => {
   it('applies the timeout to each wait in a stream, not to the whole exchange', async () => {
     // A fake clock: each reply comes 60 ms after the one before (under the 100 ms timeout), 240 ms in all (over
     // it), however busy the machine is.
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    try {
-      let request: IncomingMessage | undefined;
-      await startResponder((m) => {
-        request = m;
-      });
+    await onFakeClock(async (requested) => {
       const answers: Array<string | null> = [];
       let ended = false;
       const streamed = (async () => {
@@ -128,17 +143,15 @@ describe('RequestClient', () => {
       })().finally(() => {
         ended = true;
       });
-      await until(() => request !== undefined);
+      const request = await requested();
       for (const [index, answer] of ['a', 'b', 'c', 'd'].entries()) {
         await vi.advanceTimersByTimeAsync(60);
-        await reply(request?.properties.id, { answer, end: answer === 'd' });
+        await reply(request.properties.id, { answer, end: answer === 'd' });
         await until(() => answers.length === index + 1 || ended);
       }
       await streamed;
       expect(answers).toEqual(['a', 'b', 'c', 'd']);
-    } finally {
-      vi.useRealTimers();
-    }
+    });
   });
 
   it('fails a stream that goes quiet with a RequestTimeoutError saying how many replies came', async () => {
@@ -158,6 +171,33 @@ describe('RequestClient', () => {
     expect(error).toBeInstanceOf(RequestTimeoutError);
     expect(error).toMatchObject({ requestTopic: REQUEST, timeoutMs: 50, received: 1 });
     expect(answers).toEqual(['a']);
+  });
+
+  it('waits its first-reply timeout for the first reply and its gap timeout after it', async () => {
+    // Fake clock: the first reply after 900 ms (under the 1000 ms first wait), then silence: the stream fails
+    // 100 ms later (the gap), not 1000 ms later.
+    await onFakeClock(async (requested) => {
+      const answers: Array<string | null> = [];
+      let failure: unknown;
+      const streamed = (async () => {
+        for await (const res of client.stream({ question: 'q' }, { isLast: (r) => r.end, timeoutMs: 1_000, gapTimeoutMs: 100 })) {
+          answers.push(res.answer);
+        }
+      })().catch((error: unknown) => {
+        failure = error;
+      });
+      const request = await requested();
+      await vi.advanceTimersByTimeAsync(900);
+      await reply(request.properties.id, { answer: 'a', end: false });
+      await until(() => answers.length === 1);
+      await vi.advanceTimersByTimeAsync(99);
+      expect(failure).toBeUndefined();
+      await vi.advanceTimersByTimeAsync(1);
+      await streamed;
+      expect(failure).toBeInstanceOf(RequestTimeoutError);
+      expect(failure).toMatchObject({ timeoutMs: 100, received: 1 });
+      expect((failure as Error).message).toMatch(/^no further response to request \S+ on \S+ within 100 ms \(after 1 replies\)$/);
+    });
   });
 
   it('times out a request nobody answers, naming the request topic and the timeout', async () => {

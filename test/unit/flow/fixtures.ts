@@ -17,7 +17,7 @@ export function testFlowDeps(transport: Transport, logger: Logger): FlowRuntimeD
   return {
     transport,
     processorId: 'agent-manager',
-    requestTimeoutMs: 2_000,
+    timeouts: { requestTimeoutSeconds: 2 },
     maxIterations: 5,
     strictTools: false,
     logger,
