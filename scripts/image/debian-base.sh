@@ -54,10 +54,21 @@ if [[ ! -s "$TARBALL" ]]; then
   cleanup() { umount "$ROOT/proc" 2>/dev/null || true; rm -rf "$ROOT"; }
   trap cleanup EXIT
   started=$SECONDS
-  say "debootstrap --variant=minbase trixie from $MIRROR"
-  debootstrap --variant=minbase trixie "$ROOT" "$MIRROR" >"$ROOT.debootstrap.log" 2>&1 ||
-    { tail -20 "$ROOT.debootstrap.log" >&2; die "debootstrap failed (log above)"; }
-  rm -f "$ROOT.debootstrap.log"
+  # The minbase root filesystem is the same for every kind: made once, then unpacked for each.
+  MINBASE="$CACHE/minbase-trixie-$( (echo "$RECIPE $MIRROR") | sha256sum | cut -c1-12).tar.gz"
+  exec 8>"$MINBASE.lock"
+  flock 8
+  if [[ -s "$MINBASE" ]]; then
+    say "unpacking the cached minbase $MINBASE"
+    tar -C "$ROOT" -xzf "$MINBASE"
+  else
+    say "debootstrap --variant=minbase trixie from $MIRROR"
+    debootstrap --variant=minbase trixie "$ROOT" "$MIRROR" >"$ROOT.debootstrap.log" 2>&1 ||
+      { tail -20 "$ROOT.debootstrap.log" >&2; die "debootstrap failed (log above)"; }
+    rm -f "$ROOT.debootstrap.log"
+    tar -C "$ROOT" -I 'gzip -1' -cf "$MINBASE.tmp" . && mv "$MINBASE.tmp" "$MINBASE"
+  fi
+  flock -u 8
   echo "deb $MIRROR trixie main" >"$ROOT/etc/apt/sources.list"
   mkdir -p "$ROOT/etc/ssl/certs"
   cp "$CA_BUNDLE" "$ROOT/etc/ssl/certs/ca-certificates.crt"
@@ -75,7 +86,7 @@ if [[ ! -s "$TARBALL" ]]; then
   rm -f "$ROOT/usr/sbin/policy-rc.d"
   chroot "$ROOT" apt-get clean
   rm -rf "$ROOT"/var/lib/apt/lists/* "$ROOT"/usr/share/doc/* "$ROOT"/usr/share/man/* "$ROOT"/tmp/* "$ROOT"/var/log/*.log
-  tar -C "$ROOT" -czf "$TARBALL.tmp" . && mv "$TARBALL.tmp" "$TARBALL"
+  tar -C "$ROOT" -I 'gzip -1' -cf "$TARBALL.tmp" . && mv "$TARBALL.tmp" "$TARBALL"
   say "root filesystem made in $((SECONDS - started)) s: $TARBALL ($(du -m "$TARBALL" | cut -f1) MB)"
 fi
 
