@@ -20,6 +20,8 @@ export const MAX_LISTED_TOOLS = 50;
 const MAX_AUDITED_SESSION_ID = 256;
 /** Longer argument names are cut in the audit line (the model writes them). */
 const MAX_NAME = 200;
+/** Groups of one request counted in pairs (`tg_agent_group_pair_requests_total`): 8 make 28 pairs at most. */
+const MAX_PAIRED_GROUPS = 8;
 
 export class IterationRecorder implements RequestTelemetry {
   private readonly startedAt = new Date();
@@ -106,8 +108,18 @@ export class IterationRecorder implements RequestTelemetry {
     });
     if (this.ask?.request.history.length === 0) {
       for (const group of toolSet.groups) this.metrics.groupRequests.inc({ group: this.metrics.group(group) });
+      this.countGroupPairs(toolSet.groups);
     }
     this.metrics.offeredTools.observe(toolSet.tools.length);
+    for (const name of toolSet.names) this.metrics.toolOffers.inc({ tool: this.metrics.tool(name) });
+  }
+
+  /** Which groups are requested together: each pair of a request's first 8 groups once, as label values. */
+  private countGroupPairs(groups: Iterable<string>): void {
+    const labels = [...new Set([...groups].filter((g) => g !== '*').slice(0, MAX_PAIRED_GROUPS).map((g) => this.metrics.group(g)))].sort();
+    for (let i = 0; i < labels.length; i++) {
+      for (let j = i + 1; j < labels.length; j++) this.metrics.groupPairs.inc({ group: labels[i]!, with: labels[j]! });
+    }
   }
 
   llmFinished(seconds: number): void {

@@ -75,6 +75,8 @@ export class AgentMetrics {
   readonly groupToolsAvailable: Gauge<'processor' | 'workspace' | 'group'>;
   readonly stateToolsAvailable: Gauge<'processor' | 'workspace' | 'state'>;
   readonly offeredTools: Histogram<'processor'>;
+  readonly toolOffers: Counter<'processor' | 'tool'>;
+  readonly groupPairs: Counter<'processor' | 'group' | 'with'>;
   readonly stateTransitions: Counter<'processor' | 'tool' | 'from' | 'to'>;
   readonly stateDuration: Histogram<'processor' | 'state'>;
   readonly groupAccessDenied: Counter<'processor' | 'group'>;
@@ -167,6 +169,8 @@ export class AgentMetrics {
     this.groupRequests = new Counter({ name: 'tg_agent_tool_group_requests_total', help: 'Iterations by requested tool group (TG-16)', labelNames: ['processor', 'group'], registers });
     this.groupToolsAvailable = new Gauge({ name: 'tg_agent_tool_group_availability', help: 'Tools in each group (TG-16)', labelNames: ['processor', 'workspace', 'group'], registers });
     this.stateToolsAvailable = new Gauge({ name: 'tg_agent_state_availability', help: 'Tools offered in each state (TG-16)', labelNames: ['processor', 'workspace', 'state'], registers });
+    this.toolOffers = new Counter({ name: 'tg_agent_tool_offered_total', help: 'Iterations that offered the model this tool: a configured tool at 0 is never offered (its groups or states are never requested together)', labelNames: ['processor', 'tool'], registers });
+    this.groupPairs = new Counter({ name: 'tg_agent_group_pair_requests_total', help: 'Conversations that requested both groups (each pair once, group < with; the first 8 groups of a request)', labelNames: ['processor', 'group', 'with'], registers });
     this.offeredTools = new Histogram({ name: 'tg_agent_filtered_tools_count', help: 'Number of tools offered to the model after filtering (TG-16)', labelNames: ['processor'], buckets: TOOL_COUNT_BUCKETS, registers });
     this.stateTransitions = new Counter({ name: 'tg_agent_state_transitions_total', help: 'State transitions by tool (TG-16)', labelNames: ['processor', 'tool', 'from', 'to'], registers });
     this.stateDuration = new Histogram({ name: 'tg_agent_workflow_duration_seconds', help: 'Time spent in each state: iteration time attributed to the state it ran in (TG-16)', labelNames: ['processor', 'state'], buckets: STATE_BUCKETS, registers });
@@ -269,6 +273,7 @@ export class AgentMetrics {
       if (this.zeroSeriesTools.size >= ZERO_SERIES_TOOL_CAP) break;
       this.zeroSeriesTools.add(tool);
       this.toolInvocations.inc({ tool }, 0);
+      this.toolOffers.inc({ tool }, 0);
       this.toolErrors.inc({ tool }, 0);
       this.toolDenied.inc({ tool }, 0);
       this.argumentFailures.inc({ tool }, 0);
@@ -287,12 +292,15 @@ export class AgentMetrics {
     const series: [Metric, string, LabelKind][] = [
       [this.groupRequests, 'group', 'groups'],
       [this.groupAccessDenied, 'group', 'groups'],
+      [this.groupPairs, 'group', 'groups'],
+      [this.groupPairs, 'with', 'groups'],
       [this.invalidStates, 'state', 'states'],
       [this.stateDuration, 'state', 'states'],
       [this.stateTransitions, 'from', 'states'],
       [this.stateTransitions, 'to', 'states'],
       [this.stateTransitions, 'tool', 'tools'],
       [this.toolInvocations, 'tool', 'tools'],
+      [this.toolOffers, 'tool', 'tools'],
       [this.toolDuration, 'tool', 'tools'],
       [this.toolErrors, 'tool', 'tools'],
       [this.toolDenied, 'tool', 'tools'],

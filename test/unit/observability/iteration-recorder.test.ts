@@ -64,6 +64,28 @@ describe('IterationRecorder', () => {
     expect(sample(text, 'tg_agent_filtered_tools_count_sum', p)).toBe(1);
   });
 
+  it('counts each tool offered, never-offered ones at 0, and the groups requested together, on the first iteration', async () => {
+    const { text } = await recorded(
+      { model: answer('done') },
+      { question: 'q', group: ['read-only', 'admin', 'made-up', 'advanced'] },
+    );
+    expect(sample(text, 'tg_agent_tool_offered_total', { ...p, tool: 'lookup' })).toBe(1);
+    expect(sample(text, 'tg_agent_tool_offered_total', { ...p, tool: 'wipe' })).toBe(1);
+    // `analyse` needs the state analysis: offered never, shown at 0.
+    expect(sample(text, 'tg_agent_tool_offered_total', { ...p, tool: 'analyse' })).toBe(0);
+    // Every unordered pair once, in label order; a name no tool is in counts as "other".
+    const pairs: [string, string][] = [
+      ['admin', 'advanced'], ['admin', 'other'], ['admin', 'read-only'],
+      ['advanced', 'other'], ['advanced', 'read-only'], ['other', 'read-only'],
+    ];
+    for (const [group, other] of pairs) expect(sample(text, 'tg_agent_group_pair_requests_total', { ...p, group, with: other }), `${group}+${other}`).toBe(1);
+    expect(text.match(/^tg_agent_group_pair_requests_total\{/gm)).toHaveLength(pairs.length);
+
+    const step = makeAgentStep({ thought: 't', action: 'lookup', arguments: {}, observation: 'o' });
+    const later = await recorded({ model: answer('done') }, { question: 'q', group: ['read-only', 'admin'], history: [step] });
+    expect(later.text).not.toMatch(/^tg_agent_group_pair_requests_total\{/m);
+  });
+
   it('counts group requests on the first iteration only', async () => {
     const step = makeAgentStep({ thought: 't', action: 'lookup', arguments: {}, observation: 'o' });
     const { audit, text } = await recorded({ model: answer('done') }, { question: 'q', group: ['read-only'], history: [step] });
