@@ -3,7 +3,7 @@
  * a transport and a logger. `main.ts` runs it as a process; tests run it in-process.
  */
 import type { Logger } from 'pino';
-import type { Transport } from './bus/transport.js';
+import type { Producer, Transport } from './bus/transport.js';
 import { flowSubscriptionName, queueToTopic } from './bus/topics.js';
 import { McpDiscovery } from './mcp/discovery.js';
 import { MCP_CONFIG_TYPE } from './mcp/mcp-config.js';
@@ -40,28 +40,10 @@ export interface AgentApp {
 export async function createAgentApp(settings: Settings, transport: Transport, logger: Logger): Promise<AgentApp> {
   const metrics = new AgentMetrics(settings.id);
   const stopping = new AbortController();
-  const auditTopic = settings.auditTopic ? queueToTopic(settings.auditTopic) : undefined;
-  const auditProducer = auditTopic
-    ? untilBrokerUp(() => transport.createProducer(auditTopic), { signal: stopping.signal })
-    : undefined;
-  auditProducer?.catch((error: unknown) => {
-    if (!stopping.signal.aborted) logger.error({ err: errorMessage(error), topic: auditTopic }, 'Audit records will not be published: the audit topic refused a producer');
-  });
+  const auditProducer = auditProducerFor(settings, transport, logger, stopping.signal);
   const audit = new AuditTrail(logger.child({ component: 'audit' }), auditProducer);
   const telemetry = new AgentTelemetry({ metrics, audit, logger, transport: transport.kind, mcpDiscovery: settings.mcpDiscovery });
-  const gate = new SecurityGate({
-    policyConfigType: settings.policyConfigType,
-    strictStates: settings.strictStates,
-    telemetry,
-    ...(settings.signingKey
-      ? {
-          signer: new IterationSigner(settings.signingKey, {
-            ...(settings.signingKeyPrevious ? { previousKey: settings.signingKeyPrevious } : {}),
-            maxAgeMs: settings.signingMaxAgeSeconds * 1000,
-          }),
-        }
-      : {}),
-  });
+  const gate = securityGate(settings, telemetry);
   // MCP argument discovery runs in the background, never in a request's way; a changed snapshot rebuilds the registry.
   const discovery = settings.mcpDiscovery
     ? new McpDiscovery({
@@ -97,39 +79,8 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
     gate,
   });
   metrics.watchReadiness(() => service.readiness().ready);
-  const adminUrl = brokerAdminUrlFor(settings);
-  const dropStats = adminUrl
-    ? new BrokerDropStats({
-        adminUrl,
-        ...(settings.pulsarApiKey ? { token: settings.pulsarApiKey } : {}),
-        intervalMs: 30_000,
-        subscriptions: () =>
-          service.runningFlows().flatMap((flow) => {
-            const queue = flow.topics.request;
-            return queue ? [{ topic: queueToTopic(queue), subscription: flowSubscriptionName(settings.id, flow.workspace, flow.flow, 'request') }] : [];
-          }),
-        onRate: (watched, rate) => telemetry.brokerDropRate(watched, rate),
-        logger: logger.child({ component: 'broker-drop-stats' }),
-      })
-    : undefined;
-  const http = new HttpServer(
-    {
-      readiness: () => {
-        const { ready, detail } = service.readiness();
-        return { ready, detail: `${detail}; transport ${transport.kind}` };
-      },
-      ...(settings.metrics ? { metrics: () => metrics.scrape() } : {}),
-      tools: (workspace, query) => toolListing(service, gate, workspace, query, discovery, workflow),
-      workflow: async (workspace, format, query) => {
-        const registry = service.registries.all().find((r) => r.workspace === workspace);
-        if (!registry) return undefined;
-        const request = query.has('groups') || query.has('state') ? { groups: groupsParam(query), state: query.get('state') || null } : undefined;
-        return renderWorkflow(workflowGraph(registry, gate.policyOf(workspace), request), format as WorkflowFormat, query);
-      },
-    },
-    logger,
-    settings.httpToken ? { listingToken: settings.httpToken } : {},
-  );
+  const dropStats = brokerDropStats(settings, service, telemetry, logger);
+  const http = httpServer({ settings, transport, logger, service, metrics, gate, discovery, workflow });
   return {
     service,
     metrics,
@@ -154,4 +105,81 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
       await http.close();
     },
   };
+}
+
+/** The producer of `--audit-topic`, once the broker takes it (undefined without the option); a refusal is logged. */
+function auditProducerFor(settings: Settings, transport: Transport, logger: Logger, stopping: AbortSignal): Promise<Producer> | undefined {
+  const auditTopic = settings.auditTopic ? queueToTopic(settings.auditTopic) : undefined;
+  const producer = auditTopic ? untilBrokerUp(() => transport.createProducer(auditTopic), { signal: stopping }) : undefined;
+  producer?.catch((error: unknown) => {
+    if (!stopping.aborted) logger.error({ err: errorMessage(error), topic: auditTopic }, 'Audit records will not be published: the audit topic refused a producer');
+  });
+  return producer;
+}
+
+function securityGate(settings: Settings, telemetry: AgentTelemetry): SecurityGate {
+  return new SecurityGate({
+    policyConfigType: settings.policyConfigType,
+    strictStates: settings.strictStates,
+    telemetry,
+    ...(settings.signingKey
+      ? {
+          signer: new IterationSigner(settings.signingKey, {
+            ...(settings.signingKeyPrevious ? { previousKey: settings.signingKeyPrevious } : {}),
+            maxAgeMs: settings.signingMaxAgeSeconds * 1000,
+          }),
+        }
+      : {}),
+  });
+}
+
+/** The broker's drop counters of the agent's request subscriptions, where the broker's admin API is known. */
+function brokerDropStats(settings: Settings, service: AgentService, telemetry: AgentTelemetry, logger: Logger): BrokerDropStats | undefined {
+  const adminUrl = brokerAdminUrlFor(settings);
+  if (!adminUrl) return undefined;
+  return new BrokerDropStats({
+    adminUrl,
+    ...(settings.pulsarApiKey ? { token: settings.pulsarApiKey } : {}),
+    intervalMs: 30_000,
+    subscriptions: () =>
+      service.runningFlows().flatMap((flow) => {
+        const queue = flow.topics.request;
+        return queue ? [{ topic: queueToTopic(queue), subscription: flowSubscriptionName(settings.id, flow.workspace, flow.flow, 'request') }] : [];
+      }),
+    onRate: (watched, rate) => telemetry.brokerDropRate(watched, rate),
+    logger: logger.child({ component: 'broker-drop-stats' }),
+  });
+}
+
+interface HttpParts {
+  readonly settings: Settings;
+  readonly transport: Transport;
+  readonly logger: Logger;
+  readonly service: AgentService;
+  readonly metrics: AgentMetrics;
+  readonly gate: SecurityGate;
+  readonly discovery: McpDiscovery | undefined;
+  readonly workflow: WorkflowChecks;
+}
+
+/** The endpoints: readiness, metrics, the tool listing and the workflow view. */
+function httpServer({ settings, transport, logger, service, metrics, gate, discovery, workflow }: HttpParts): HttpServer {
+  return new HttpServer(
+    {
+      readiness: () => {
+        const { ready, detail } = service.readiness();
+        return { ready, detail: `${detail}; transport ${transport.kind}` };
+      },
+      ...(settings.metrics ? { metrics: () => metrics.scrape() } : {}),
+      tools: (workspace, query) => toolListing(service, gate, workspace, query, discovery, workflow),
+      workflow: async (workspace, format, query) => {
+        const registry = service.registries.all().find((r) => r.workspace === workspace);
+        if (!registry) return undefined;
+        const request = query.has('groups') || query.has('state') ? { groups: groupsParam(query), state: query.get('state') || null } : undefined;
+        return renderWorkflow(workflowGraph(registry, gate.policyOf(workspace), request), format as WorkflowFormat, query);
+      },
+    },
+    logger,
+    settings.httpToken ? { listingToken: settings.httpToken } : {},
+  );
 }

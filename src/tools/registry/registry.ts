@@ -169,15 +169,11 @@ function* registrySteps(input: BuildRegistryInput): Steps<BuildRegistryResult> {
   return yield* fullSteps(input, fingerprint);
 }
 
-/** The build from scratch, as steps: yields between entries and between passes. */
-function* fullSteps(input: BuildRegistryInput, fingerprint: string): Steps<BuildRegistryResult> {
-  const workspace = String(input.workspace);
-  const version = input.version;
-  const problems: Problem[] = [];
-
+/** The `tool-service` entries loaded: the descriptors by key, and the keys that are invalid. */
+function* servicesSteps(workspace: string, values: unknown, problems: Problem[]): Steps<{ services: Map<string, ToolServiceDescriptor>; invalid: Set<string> }> {
   const services = new Map<string, ToolServiceDescriptor>();
-  const invalidServices = new Set<string>();
-  for (const [key, raw] of yield* entriesOf(workspace, 'tool-service', input.toolServices, problems)) {
+  const invalid = new Set<string>();
+  for (const [key, raw] of yield* entriesOf(workspace, 'tool-service', values, problems)) {
     let loaded: ReturnType<typeof loadToolService>;
     try {
       loaded = loadToolService(workspace, key, raw);
@@ -186,17 +182,23 @@ function* fullSteps(input: BuildRegistryInput, fingerprint: string): Steps<Build
     }
     problems.push(...loaded.problems);
     if (loaded.descriptor) services.set(key, loaded.descriptor);
-    else invalidServices.add(key);
+    else invalid.add(key);
     yield;
   }
-  yield;
-  const mcpGroups = mcpGroupsOf(input.mcpServers);
-  const lookup: ToolServiceLookup = { services, invalid: invalidServices, mcpGroups };
+  return { services, invalid };
+}
 
+/** The `tool` entries loaded in config-key order (from the load cache where unchanged), with their MCP argument reports. */
+function* toolsSteps(
+  input: BuildRegistryInput,
+  lookup: ToolServiceLookup,
+  fingerprint: string,
+  problems: Problem[],
+): Steps<{ loaded: Tool[]; mcpReports: Map<Tool, ArgumentsReport>; entryCount: number }> {
+  const workspace = String(input.workspace);
   const loadedTools: Tool[] = [];
   const mcpReports = new Map<Tool, ArgumentsReport>();
   const session = input.loadCache?.begin(fingerprint, input.mcp);
-  const problemsBeforeTools = problems.length;
   const toolEntries = yield* entriesOf(workspace, 'tool', input.tools, problems);
   yield;
   for (const [key, raw] of toolEntries) {
@@ -216,11 +218,21 @@ function* fullSteps(input: BuildRegistryInput, fingerprint: string): Steps<Build
     }
     yield;
   }
-
   session?.end();
+  return { loaded: loadedTools, mcpReports, entryCount: toolEntries.length };
+}
 
-  // Duplicate names: the greatest config key wins (TrustGraph's later key overwrites the earlier).
-  // Every pass over the tools yields every CHEAP_ITEMS_PER_STEP tools: 10 000 map inserts are milliseconds.
+/**
+ * The tools whose name no greater config key also has (TrustGraph's later key overwrites the earlier), each
+ * loser a problem, and the kept tools' MCP reports by name. Every pass yields every CHEAP_ITEMS_PER_STEP tools:
+ * 10 000 map inserts are milliseconds.
+ */
+function* uniqueNamesSteps(
+  workspace: string,
+  loadedTools: readonly Tool[],
+  mcpReports: ReadonlyMap<Tool, ArgumentsReport>,
+  problems: Problem[],
+): Steps<{ kept: Tool[]; mcp: [string, ArgumentsReport][] }> {
   const winners = new Map<string, Tool>();
   for (let i = 0; i < loadedTools.length; i++) {
     winners.set(loadedTools[i]!.name, loadedTools[i]!);
@@ -251,6 +263,21 @@ function* fullSteps(input: BuildRegistryInput, fingerprint: string): Steps<Build
       ),
     );
   }
+  return { kept, mcp };
+}
+
+/** The build from scratch, as steps: yields between entries and between passes. */
+function* fullSteps(input: BuildRegistryInput, fingerprint: string): Steps<BuildRegistryResult> {
+  const workspace = String(input.workspace);
+  const version = input.version;
+  const problems: Problem[] = [];
+
+  const { services, invalid: invalidServices } = yield* servicesSteps(workspace, input.toolServices, problems);
+  yield;
+  const lookup: ToolServiceLookup = { services, invalid: invalidServices, mcpGroups: mcpGroupsOf(input.mcpServers) };
+  const problemsBeforeTools = problems.length;
+  const { loaded, mcpReports, entryCount } = yield* toolsSteps(input, lookup, fingerprint, problems);
+  const { kept, mcp } = yield* uniqueNamesSteps(workspace, loaded, mcpReports, problems);
 
   const tools = Object.freeze(kept);
   yield;
@@ -280,7 +307,7 @@ function* fullSteps(input: BuildRegistryInput, fingerprint: string): Steps<Build
   if (values !== null && values !== undefined && typeof values === 'object' && !Array.isArray(values)) {
     bases.set(registry, {
       tools: values,
-      toolCount: toolEntries.length,
+      toolCount: entryCount,
       servicesFingerprint: fingerprint,
       mcp: input.mcp,
       lookup,
