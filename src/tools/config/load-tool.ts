@@ -130,37 +130,9 @@ export function loadTool(
   if (!checked.ok) return { problems: checked.details.map((detail) => makeProblem(location, detail)) };
   const config = checked.data;
 
-  const warnings: ProblemDetail[] = [];
-  let mcpReport: ArgumentsReport | undefined;
-  let declared: readonly ToolArgument[];
-  let validator: ArgumentValidator;
-  if (config.type === 'mcp-tool' || config.type === 'prompt' || config.type === 'tool-service') {
-    const configured = argumentsFromConfig(config.arguments);
-    if (configured.problems.length > 0) {
-      return { problems: configured.problems.map((detail) => makeProblem(location, detail)) };
-    }
-    declared = configured.arguments;
-    validator = compileArguments(declared);
-    if (config.type === 'mcp-tool' && mcp !== undefined) {
-      const resolved = mcp.resolve(config['mcp-tool'], { arguments: declared, validator });
-      declared = resolved.arguments;
-      validator = resolved.validator;
-      mcpReport = resolved.report;
-      warnings.push(...resolved.problems);
-    }
-  } else {
-    declared = BUILTIN_ARGUMENTS[config.type];
-    validator = builtinValidator(config.type);
-    const configured = decoded.value.arguments;
-    if (configured !== undefined && configured !== null && !(Array.isArray(configured) && configured.length === 0)) {
-      const fixed = declared.map((a) => quote(a.name)).join(', ');
-      warnings.push({
-        field: 'arguments',
-        severity: 'warning',
-        message: `ignored: type ${quote(config.type)} has the fixed argument ${fixed}`,
-      });
-    }
-  }
+  const args = argumentsOf(config, decoded.value, mcp);
+  if ('problems' in args) return { problems: args.problems.map((detail) => makeProblem(location, detail)) };
+  const { declared, validator, mcpReport, warnings } = args;
 
   const prompt: ToolPromptForm = Object.freeze({
     name: config.name,
@@ -180,48 +152,73 @@ export function loadTool(
     config: deepFreeze(decoded.value),
   };
 
-  let tool: Tool;
+  const tool = typedTool(config, common, decoded.value, lookup);
+  if ('problems' in tool) return { problems: tool.problems.map((detail) => makeProblem(location, detail)) };
+  const problems = warnings.map((detail) => makeProblem(location, detail));
+  return mcpReport === undefined ? { tool: Object.freeze(tool), problems } : { tool: Object.freeze(tool), problems, mcp: mcpReport };
+}
+
+/** The tool of its type over the fields every tool has; a tool service that cannot be resolved is problems. */
+function typedTool(config: ToolConfig, common: CommonFields, entry: Record<string, unknown>, lookup: ToolServiceLookup): Tool | { problems: ProblemDetail[] } {
   switch (config.type) {
     case 'knowledge-query':
-      tool = toolOf<KnowledgeQueryTool>(common, config.type, { collection: collectionOf(config.collection) });
-      break;
+      return toolOf<KnowledgeQueryTool>(common, config.type, { collection: collectionOf(config.collection) });
     case 'text-completion':
-      tool = toolOf<TextCompletionTool>(common, config.type, {});
-      break;
+      return toolOf<TextCompletionTool>(common, config.type, {});
     case 'mcp-tool':
-      tool = toolOf<McpTool>(common, config.type, { mcpTool: config['mcp-tool'] });
-      break;
+      return toolOf<McpTool>(common, config.type, { mcpTool: config['mcp-tool'] });
     case 'prompt':
-      tool = toolOf<PromptTool>(common, config.type, { template: config.template });
-      break;
+      return toolOf<PromptTool>(common, config.type, { template: config.template });
     case 'structured-query':
-      tool = toolOf<StructuredQueryTool>(common, config.type, { collection: collectionOf(config.collection) });
-      break;
+      return toolOf<StructuredQueryTool>(common, config.type, { collection: collectionOf(config.collection) });
     case 'row-embeddings-query':
-      tool = toolOf<RowEmbeddingsQueryTool>(common, config.type, {
+      return toolOf<RowEmbeddingsQueryTool>(common, config.type, {
         schemaName: config['schema-name'],
         collection: collectionOf(config.collection),
         indexName: config['index-name'] ? config['index-name'] : undefined,
         limit: config.limit === null || config.limit === undefined ? DEFAULT_LIMIT : Number(config.limit),
       });
-      break;
     case 'tool-service': {
       const resolved = serviceProblems(config, lookup);
-      if (resolved.descriptor === undefined || resolved.problems.length > 0) {
-        return { problems: resolved.problems.map((detail) => makeProblem(location, detail)) };
-      }
+      if (resolved.descriptor === undefined || resolved.problems.length > 0) return { problems: resolved.problems };
       const serviceConfig = Object.fromEntries(
         resolved.descriptor.configParams
-          .filter((param) => Object.hasOwn(decoded.value, param.name))
-          .map((param) => [param.name, decoded.value[param.name]] as const),
+          .filter((param) => Object.hasOwn(entry, param.name))
+          .map((param) => [param.name, entry[param.name]] as const),
       );
-      tool = toolOf<ToolServiceTool>(common, config.type, {
+      return toolOf<ToolServiceTool>(common, config.type, {
         service: resolved.descriptor,
         serviceConfig: Object.freeze(serviceConfig),
       });
-      break;
     }
   }
-  const problems = warnings.map((detail) => makeProblem(location, detail));
-  return mcpReport === undefined ? { tool: Object.freeze(tool), problems } : { tool: Object.freeze(tool), problems, mcp: mcpReport };
+}
+
+/**
+ * The arguments a tool declares and their validator: from its config (mcp-tool, prompt, tool-service; for an
+ * mcp-tool, MCP discovery's where it is on), or the fixed ones of its type (a configured list is a warning).
+ */
+function argumentsOf(
+  config: ToolConfig,
+  entry: Record<string, unknown>,
+  mcp: ArgumentSource | undefined,
+): { declared: readonly ToolArgument[]; validator: ArgumentValidator; mcpReport: ArgumentsReport | undefined; warnings: ProblemDetail[] } | { problems: ProblemDetail[] } {
+  const warnings: ProblemDetail[] = [];
+  if (config.type === 'mcp-tool' || config.type === 'prompt' || config.type === 'tool-service') {
+    const configured = argumentsFromConfig(config.arguments);
+    if (configured.problems.length > 0) return { problems: [...configured.problems] };
+    const declared = configured.arguments;
+    const validator = compileArguments(declared);
+    if (config.type !== 'mcp-tool' || mcp === undefined) return { declared, validator, mcpReport: undefined, warnings };
+    const resolved = mcp.resolve(config['mcp-tool'], { arguments: declared, validator });
+    warnings.push(...resolved.problems);
+    return { declared: resolved.arguments, validator: resolved.validator, mcpReport: resolved.report, warnings };
+  }
+  const declared = BUILTIN_ARGUMENTS[config.type];
+  const configured = entry.arguments;
+  if (configured !== undefined && configured !== null && !(Array.isArray(configured) && configured.length === 0)) {
+    const fixed = declared.map((a) => quote(a.name)).join(', ');
+    warnings.push({ field: 'arguments', severity: 'warning', message: `ignored: type ${quote(config.type)} has the fixed argument ${fixed}` });
+  }
+  return { declared, validator: builtinValidator(config.type), mcpReport: undefined, warnings };
 }
