@@ -21,7 +21,7 @@ import { askOf, type AgentAsk } from '../tools/registry/selection.js';
 import { agentRequestCodec, agentResponseCodec, makeAgentRequest, type AgentRequest, type PromptRequest, type PromptResponse } from '../wire/index.js';
 import { finalMayHaveBeenSent, newDialog, settleAll, type DialogState } from './dialog.js';
 import { iterationOutput, type FlowOutput } from './iteration-output.js';
-import type { FlowRuntimeDeps, RequestTelemetry } from './ports.js';
+import type { FlowRuntimeDeps, GateVerdict, RequestTelemetry } from './ports.js';
 
 /** Default of `FlowRuntimeDeps.maxQueued`: a burst this large waits in memory (each holds its payload). */
 export const DEFAULT_MAX_QUEUED = 10_000;
@@ -92,29 +92,8 @@ export class RequestHandler {
   private async run(message: IncomingMessage, id: string, dialog: DialogState): Promise<void> {
     const { workspace, flow } = this.ctx.definition;
     const { deps, logger } = this.ctx;
-    if (message.payload.length > this.maxRequestBytes) {
-      dialog.events = this.telemetryOf(undefined, id);
-      const text =
-        `the request is ${message.payload.length} bytes, over the limit of ${this.maxRequestBytes} bytes ` +
-        `(--max-request-bytes; by default three quarters of what the ${deps.transport.kind} transport carries in one message); ` +
-        budgetFor(deps.transport).remedy;
-      this.fail(dialog, { reason: 'too-large', text }, id);
-      dialog.result = { outcome: 'error', stateBefore: '', error: text };
-      await this.output(id, dialog).respond(errorResponse(text));
-      return;
-    }
-    let ask: AgentAsk;
-    try {
-      // The request's defaults are applied here, once; everything after reads `ask.groups` and `ask.state`.
-      ask = askOf(agentRequestCodec.decode(message.payload));
-    } catch (error) {
-      dialog.events = this.telemetryOf(undefined, id);
-      const failure = describeFailure(error);
-      this.fail(dialog, failure, id, `Refusing an agent request that cannot be decoded: ${failure.text}`);
-      dialog.result = { outcome: 'error', stateBefore: '', error: failure.text };
-      await this.output(id, dialog).respond(errorResponse(failure.text, ''));
-      return;
-    }
+    const ask = await this.decode(message, id, dialog);
+    if (ask === undefined) return;
     if (ask.request.history.length > 0) deps.telemetry?.next?.('received');
     const output = this.output(id, dialog, ask.request);
     try {
@@ -122,40 +101,7 @@ export class RequestHandler {
       const events = this.telemetryOf(ask, id);
       dialog.events = events;
       const verdict = deps.gate?.check(this.ctx.definition, ask, message.properties, registry, deps.patternsFor?.(workspace)) ?? {};
-      if (verdict.unknownState !== undefined) events.stateUnknown?.(verdict.unknownState);
-      const { unknownGroups } = verdict;
-      if (unknownGroups) {
-        events.groupsUnknown?.(unknownGroups.groups, unknownGroups.action);
-        if (unknownGroups.firstSeen.length > 0) {
-          logger.warn(
-            { id, groups: unknownGroups.firstSeen },
-            `Request names tool group(s) no tool of workspace "${workspace}" is in: ` +
-              `${unknownGroups.firstSeen.map((g) => `"${g}"`).join(', ')} (they match nothing; logged once per name; ` +
-              'the group policy\'s "unknown-groups": "reject" refuses such requests, "ignore" stops this warning)',
-          );
-        }
-      }
-      const { refusal } = verdict;
-      if (refusal) {
-        logger.warn({ id, kind: refusal.kind, reason: refusal.reason }, `Request refused: ${refusal.message}`);
-        if (refusal.unknownGroups) events.groupsUnknown?.(refusal.unknownGroups, 'rejected');
-        events.refused?.(refusal);
-        if (refusal.unanswered) {
-          logger.warn({ id, reason: refusal.reason }, 'No error response for this refusal: the id it carries may name a conversation its sender did not start');
-          dialog.unanswered = true;
-          return;
-        }
-        if (isSubagent(ask.request) && output.aggregate) {
-          // Its supervisor's fan-in ends the conversation once (the synthesis, this error among the results):
-          // an error to the client here would be one final message too many. Straight to the aggregation
-          // topic, as the request topic would refuse the completion again.
-          await output.aggregate('completion', makeAgentRequest(subagentCompletion(ask.request, `Error: ${refusal.message}`)));
-          dialog.result = { outcome: 'next', stateBefore: ask.state, error: refusal.message };
-          return;
-        }
-        await output.respond(errorResponse(refusal.message));
-        return;
-      }
+      if (await this.refused(verdict, ask, output, events, id, dialog)) return;
       dialog.result = await runAgentRequest(
         {
           workspace,
@@ -183,6 +129,75 @@ export class RequestHandler {
         logger.error({ id, err: error }, `Failure after the dialog ended: ${describeFailure(error).text}`);
       }
     }
+  }
+
+  /** The request as an ask (its defaults applied, once); undefined when it is too large or cannot be decoded, then answered with an error. */
+  private async decode(message: IncomingMessage, id: string, dialog: DialogState): Promise<AgentAsk | undefined> {
+    const { deps } = this.ctx;
+    if (message.payload.length > this.maxRequestBytes) {
+      dialog.events = this.telemetryOf(undefined, id);
+      const text =
+        `the request is ${message.payload.length} bytes, over the limit of ${this.maxRequestBytes} bytes ` +
+        `(--max-request-bytes; by default three quarters of what the ${deps.transport.kind} transport carries in one message); ` +
+        budgetFor(deps.transport).remedy;
+      this.fail(dialog, { reason: 'too-large', text }, id);
+      dialog.result = { outcome: 'error', stateBefore: '', error: text };
+      await this.output(id, dialog).respond(errorResponse(text));
+      return undefined;
+    }
+    try {
+      // Everything after reads `ask.groups` and `ask.state`.
+      return askOf(agentRequestCodec.decode(message.payload));
+    } catch (error) {
+      dialog.events = this.telemetryOf(undefined, id);
+      const failure = describeFailure(error);
+      this.fail(dialog, failure, id, `Refusing an agent request that cannot be decoded: ${failure.text}`);
+      dialog.result = { outcome: 'error', stateBefore: '', error: failure.text };
+      await this.output(id, dialog).respond(errorResponse(failure.text, ''));
+      return undefined;
+    }
+  }
+
+  /**
+   * Acts on the gate's verdict: unknown groups and states are reported; a refusal is answered (or handed to a
+   * subagent's fan-in, or left unanswered when its id may not be its sender's). True when the request was refused.
+   */
+  private async refused(verdict: GateVerdict, ask: AgentAsk, output: IterationOutput, events: RequestTelemetry, id: string, dialog: DialogState): Promise<boolean> {
+    const { logger } = this.ctx;
+    const { workspace } = this.ctx.definition;
+    if (verdict.unknownState !== undefined) events.stateUnknown?.(verdict.unknownState);
+    const { unknownGroups } = verdict;
+    if (unknownGroups) {
+      events.groupsUnknown?.(unknownGroups.groups, unknownGroups.action);
+      if (unknownGroups.firstSeen.length > 0) {
+        logger.warn(
+          { id, groups: unknownGroups.firstSeen },
+          `Request names tool group(s) no tool of workspace "${workspace}" is in: ` +
+            `${unknownGroups.firstSeen.map((g) => `"${g}"`).join(', ')} (they match nothing; logged once per name; ` +
+            'the group policy\'s "unknown-groups": "reject" refuses such requests, "ignore" stops this warning)',
+        );
+      }
+    }
+    const { refusal } = verdict;
+    if (!refusal) return false;
+    logger.warn({ id, kind: refusal.kind, reason: refusal.reason }, `Request refused: ${refusal.message}`);
+    if (refusal.unknownGroups) events.groupsUnknown?.(refusal.unknownGroups, 'rejected');
+    events.refused?.(refusal);
+    if (refusal.unanswered) {
+      logger.warn({ id, reason: refusal.reason }, 'No error response for this refusal: the id it carries may name a conversation its sender did not start');
+      dialog.unanswered = true;
+      return true;
+    }
+    if (isSubagent(ask.request) && output.aggregate) {
+      // Its supervisor's fan-in ends the conversation once (the synthesis, this error among the results):
+      // an error to the client here would be one final message too many. Straight to the aggregation
+      // topic, as the request topic would refuse the completion again.
+      await output.aggregate('completion', makeAgentRequest(subagentCompletion(ask.request, `Error: ${refusal.message}`)));
+      dialog.result = { outcome: 'next', stateBefore: ask.state, error: refusal.message };
+      return true;
+    }
+    await output.respond(errorResponse(refusal.message));
+    return true;
   }
 
   /** Where one request's messages go (iteration-output.ts). */
