@@ -41,6 +41,11 @@ export interface ResolvedMcpArguments {
 
 const NONE = compileArguments([]);
 
+/** A tool's report: what `fields` say, nothing found (no server name, failure or drift) for the rest. */
+function reportOf(mcpKey: string, fields: Pick<McpArgumentsReport, 'source' | 'discovery'> & Partial<McpArgumentsReport>): McpArgumentsReport {
+  return Object.freeze({ mcpKey, remoteName: null, reason: null, error: null, drift: [], ...fields });
+}
+
 const sources = new WeakMap<McpDiscoveryLookup, ArgumentSource>();
 
 /** A discovery snapshot as the registry builder's argument source: one object per snapshot, so its load cache holds. */
@@ -71,7 +76,7 @@ export function resolveMcpArguments(
   if (discovery === undefined) {
     return {
       ...fallback(),
-      report: Object.freeze({ mcpKey, remoteName: null, source, discovery: 'not-configured', reason: null, error: null, drift: [] }),
+      report: reportOf(mcpKey, { source, discovery: 'not-configured' }),
       problems: [
         {
           field: 'mcp-tool',
@@ -88,7 +93,7 @@ export function resolveMcpArguments(
   if (discovery.status === 'pending') {
     return {
       ...fallback(),
-      report: Object.freeze({ mcpKey, remoteName: discovery.remoteName, source, discovery: 'pending', reason: null, error: null, drift: [] }),
+      report: reportOf(mcpKey, { remoteName: discovery.remoteName, source, discovery: 'pending' }),
       problems: [],
     };
   }
@@ -106,15 +111,7 @@ export function resolveMcpArguments(
     ];
     return {
       ...fallback(),
-      report: Object.freeze({
-        mcpKey,
-        remoteName: discovery.remoteName,
-        source,
-        discovery: 'failed',
-        reason: discovery.reason,
-        error: discovery.error,
-        drift: [],
-      }),
+      report: reportOf(mcpKey, { remoteName: discovery.remoteName, source, discovery: 'failed', reason: discovery.reason, error: discovery.error }),
       problems,
     };
   }
@@ -123,15 +120,7 @@ export function resolveMcpArguments(
     return {
       arguments: discovery.schema.arguments,
       validator: discovery.schema.validator,
-      report: Object.freeze({
-        mcpKey,
-        remoteName: discovery.remoteName,
-        source: 'discovered',
-        discovery: 'ok',
-        reason: null,
-        error: null,
-        drift: [],
-      }),
+      report: reportOf(mcpKey, { remoteName: discovery.remoteName, source: 'discovered', discovery: 'ok' }),
       problems: [],
     };
   }
@@ -139,7 +128,7 @@ export function resolveMcpArguments(
   const drift = Object.freeze(compareArguments(declared.arguments, discovery.schema.properties).map((f) => Object.freeze(f)));
   return {
     ...fallback(),
-    report: Object.freeze({ mcpKey, remoteName: discovery.remoteName, source, discovery: 'ok', reason: null, error: null, drift }),
+    report: reportOf(mcpKey, { remoteName: discovery.remoteName, source, discovery: 'ok', drift }),
     problems: drift.map((finding) => ({
       field: 'arguments',
       severity: 'warning' as const,
