@@ -45,71 +45,95 @@ export const ZERO_SERIES_TOOL_CAP = 500;
 
 export class AgentMetrics {
   readonly registry = new Registry();
+  private readonly registers = [this.registry];
   readonly processor: string;
 
   // TrustGraph parity
-  readonly sessions: Counter<'processor' | 'outcome'>;
-  readonly iterationCount: Histogram<'processor'>;
-  readonly toolInvocations: Counter<'processor' | 'tool'>;
-  readonly toolDuration: Histogram<'processor' | 'tool'>;
-  readonly toolErrors: Counter<'processor' | 'tool'>;
-  readonly llmDuration: Histogram<'processor'>;
-  readonly consumerDuration: Histogram<'processor' | 'consumer'>;
-  readonly consumerProcessing: Counter<'processor' | 'consumer' | 'status'>;
-  readonly producerMessages: Counter<'processor' | 'producer'>;
-  readonly nextMessages: Counter<'processor' | 'event'>;
-  readonly overloadRefusals: Counter<'processor'>;
-  readonly brokerDropRate: Gauge<'processor' | 'topic' | 'subscription'>;
-  readonly configVersion: Gauge<'processor'>;
+  readonly sessions: Counter<'processor' | 'outcome'> = new Counter({ name: 'tg_agent_session_total', help: 'Agent sessions by outcome', labelNames: ['processor', 'outcome'], registers: this.registers });
+  readonly iterationCount: Histogram<'processor'> = new Histogram({ name: 'tg_agent_iteration_count', help: 'Iterations per completed session', labelNames: ['processor'], buckets: ITERATION_BUCKETS, registers: this.registers });
+  readonly toolInvocations: Counter<'processor' | 'tool'> = new Counter({ name: 'tg_agent_tool_invocation_total', help: 'Tool invocations', labelNames: ['processor', 'tool'], registers: this.registers });
+  readonly toolDuration: Histogram<'processor' | 'tool'> = new Histogram({ name: 'tg_agent_tool_duration_seconds', help: 'Tool execution time', labelNames: ['processor', 'tool'], buckets: LLM_BUCKETS, registers: this.registers });
+  readonly toolErrors: Counter<'processor' | 'tool'> = new Counter({ name: 'tg_agent_tool_error_total', help: 'Tool executions that failed', labelNames: ['processor', 'tool'], registers: this.registers });
+  readonly llmDuration: Histogram<'processor'> = new Histogram({ name: 'tg_agent_llm_duration_seconds', help: 'Time of the agent-react prompt call', labelNames: ['processor'], buckets: LLM_BUCKETS, registers: this.registers });
+  readonly consumerDuration: Histogram<'processor' | 'consumer'> = new Histogram({ name: 'tg_consumer_request_duration_seconds', help: 'Time to process one consumed message', labelNames: ['processor', 'consumer'], buckets: CONSUMER_BUCKETS, registers: this.registers });
+  readonly consumerProcessing: Counter<'processor' | 'consumer' | 'status'> = new Counter({ name: 'tg_consumer_processing_total', help: 'Consumed messages by status', labelNames: ['processor', 'consumer', 'status'], registers: this.registers });
+  readonly producerMessages: Counter<'processor' | 'producer'> = new Counter({ name: 'tg_producer_messages_total', help: 'Messages published', labelNames: ['processor', 'producer'], registers: this.registers });
+  readonly nextMessages: Counter<'processor' | 'event'> = new Counter({
+    name: 'tg_agent_next_messages_total',
+    help: 'next messages published and received (summed over replicas, published minus received is what the broker lost, plus those in transit)',
+    labelNames: ['processor', 'event'],
+    registers: this.registers,
+  });
+  readonly overloadRefusals: Counter<'processor'> = new Counter({ name: 'tg_agent_overload_refusals_total', help: 'Requests refused with an error because --max-queued requests were waiting for a slot', labelNames: ['processor'], registers: this.registers });
+  readonly brokerDropRate: Gauge<'processor' | 'topic' | 'subscription'> = new Gauge({
+    name: 'tg_agent_broker_drop_rate',
+    help: "Messages per second the broker dropped for the flow's request subscription (its admin API's msgDropRate)",
+    labelNames: ['processor', 'topic', 'subscription'],
+    registers: this.registers,
+  });
+  readonly configVersion: Gauge<'processor'> = new Gauge({ name: 'tg_config_version', help: 'Configuration version in use', labelNames: ['processor'], registers: this.registers });
   /** 1 while /readyz would answer ready, 0 otherwise; read at each scrape (see `watchReadiness`). */
-  readonly ready: Gauge<'processor'>;
+  readonly ready: Gauge<'processor'> = new Gauge({
+    name: 'tg_agent_ready',
+    help: 'Whether the agent is ready (1) or not (0), as /readyz answers',
+    labelNames: ['processor'],
+    registers: this.registers,
+    collect: () => {
+      this.ready.set(this.isReady() ? 1 : 0);
+    },
+  });
   private isReady: () => boolean = () => false;
   /** 1 for the transport in use (`native` or `websocket`). */
-  readonly transportInfo: Gauge<'processor' | 'transport'>;
-  readonly downstreamDuration: Histogram<'processor' | 'target_service'>;
-  readonly downstreamTimeouts: Counter<'processor' | 'target_service'>;
-  readonly downstreamErrors: Counter<'processor' | 'target_service' | 'error_type'>;
+  readonly transportInfo: Gauge<'processor' | 'transport'> = new Gauge({ name: 'tg_agent_transport_info', help: 'The broker transport in use (value 1)', labelNames: ['processor', 'transport'], registers: this.registers });
+  readonly downstreamDuration: Histogram<'processor' | 'target_service'> = new Histogram({ name: 'tg_downstream_call_duration_seconds', help: 'Calls to TrustGraph services, by request spec', labelNames: ['processor', 'target_service'], buckets: LLM_BUCKETS, registers: this.registers });
+  readonly downstreamTimeouts: Counter<'processor' | 'target_service'> = new Counter({ name: 'tg_downstream_timeout_total', help: 'Calls to TrustGraph services that timed out', labelNames: ['processor', 'target_service'], registers: this.registers });
+  readonly downstreamErrors: Counter<'processor' | 'target_service' | 'error_type'> = new Counter({ name: 'tg_downstream_error_total', help: 'Calls to TrustGraph services that failed, by error type', labelNames: ['processor', 'target_service', 'error_type'], registers: this.registers });
 
   // Tool groups and states (TG-16) and enforcement
-  readonly groupRequests: Counter<'processor' | 'group'>;
-  readonly groupToolsAvailable: Gauge<'processor' | 'workspace' | 'group'>;
-  readonly stateToolsAvailable: Gauge<'processor' | 'workspace' | 'state'>;
-  readonly offeredTools: Histogram<'processor'>;
-  readonly toolOffers: Counter<'processor' | 'tool'>;
-  readonly groupPairs: Counter<'processor' | 'group' | 'with'>;
-  readonly stateTransitions: Counter<'processor' | 'tool' | 'from' | 'to'>;
-  readonly stateDuration: Histogram<'processor' | 'state'>;
-  readonly groupAccessDenied: Counter<'processor' | 'group'>;
-  readonly invalidStates: Counter<'processor' | 'state'>;
-  readonly unknownGroups: Counter<'processor' | 'action'>;
-  readonly escalationAttempts: Counter<'processor' | 'reason'>;
-  readonly toolDenied: Counter<'processor' | 'tool'>;
-  readonly argumentFailures: Counter<'processor' | 'tool'>;
+  readonly groupRequests: Counter<'processor' | 'group'> = new Counter({ name: 'tg_agent_tool_group_requests_total', help: 'Iterations by requested tool group (TG-16)', labelNames: ['processor', 'group'], registers: this.registers });
+  readonly groupToolsAvailable: Gauge<'processor' | 'workspace' | 'group'> = new Gauge({ name: 'tg_agent_tool_group_availability', help: 'Tools in each group (TG-16)', labelNames: ['processor', 'workspace', 'group'], registers: this.registers });
+  readonly stateToolsAvailable: Gauge<'processor' | 'workspace' | 'state'> = new Gauge({ name: 'tg_agent_state_availability', help: 'Tools offered in each state (TG-16)', labelNames: ['processor', 'workspace', 'state'], registers: this.registers });
+  readonly offeredTools: Histogram<'processor'> = new Histogram({ name: 'tg_agent_filtered_tools_count', help: 'Number of tools offered to the model after filtering (TG-16)', labelNames: ['processor'], buckets: TOOL_COUNT_BUCKETS, registers: this.registers });
+  readonly toolOffers: Counter<'processor' | 'tool'> = new Counter({ name: 'tg_agent_tool_offered_total', help: 'Iterations that offered the model this tool: a configured tool at 0 is never offered (its groups or states are never requested together)', labelNames: ['processor', 'tool'], registers: this.registers });
+  readonly groupPairs: Counter<'processor' | 'group' | 'with'> = new Counter({ name: 'tg_agent_group_pair_requests_total', help: 'Conversations that requested both groups (each pair once, group < with; the first 8 groups of a request)', labelNames: ['processor', 'group', 'with'], registers: this.registers });
+  readonly stateTransitions: Counter<'processor' | 'tool' | 'from' | 'to'> = new Counter({ name: 'tg_agent_state_transitions_total', help: 'State transitions by tool (TG-16)', labelNames: ['processor', 'tool', 'from', 'to'], registers: this.registers });
+  readonly stateDuration: Histogram<'processor' | 'state'> = new Histogram({ name: 'tg_agent_workflow_duration_seconds', help: 'Time spent in each state: iteration time attributed to the state it ran in (TG-16)', labelNames: ['processor', 'state'], buckets: STATE_BUCKETS, registers: this.registers });
+  readonly groupAccessDenied: Counter<'processor' | 'group'> = new Counter({ name: 'tg_agent_group_access_denied_total', help: 'Requests refused by the group policy, by group (TG-13, TG-16)', labelNames: ['processor', 'group'], registers: this.registers });
+  readonly invalidStates: Counter<'processor' | 'state'> = new Counter({ name: 'tg_agent_invalid_state_transition_total', help: 'Requests in a state no tool of the workspace knows (TG-16)', labelNames: ['processor', 'state'], registers: this.registers });
+  readonly unknownGroups: Counter<'processor' | 'action'> = new Counter({ name: 'tg_agent_unknown_group_requests_total', help: 'Requests naming a tool group no tool of the workspace is in, by what the policy\'s unknown-groups did (ignored, warned, rejected)', labelNames: ['processor', 'action'], registers: this.registers });
+  readonly escalationAttempts: Counter<'processor' | 'reason'> = new Counter({ name: 'tg_agent_privilege_escalation_attempts_total', help: 'Suspected privilege escalation attempts (TG-16)', labelNames: ['processor', 'reason'], registers: this.registers });
+  readonly toolDenied: Counter<'processor' | 'tool'> = new Counter({ name: 'tg_agent_tool_denied_total', help: 'Actions naming a tool that was not offered', labelNames: ['processor', 'tool'], registers: this.registers });
+  readonly argumentFailures: Counter<'processor' | 'tool'> = new Counter({ name: 'tg_agent_argument_validation_failures_total', help: 'Tool calls refused for invalid arguments', labelNames: ['processor', 'tool'], registers: this.registers });
   /** Iterations that failed for more than the dialog's own logic (too large, too deep, broker, ...), by reason. */
-  readonly iterationFailures: Counter<'processor' | 'reason'>;
-  readonly registryRebuildDuration: Histogram<'processor'>;
-  readonly registryProblems: Gauge<'processor' | 'workspace'>;
-  readonly workflowFindings: Gauge<'processor' | 'workspace' | 'severity'>;
-  readonly registryTools: Gauge<'processor' | 'workspace'>;
-  readonly refusals: Counter<'processor' | 'reason'>;
-  readonly undeclaredArguments: Counter<'processor' | 'tool' | 'action'>;
-  readonly policyProblems: Gauge<'processor' | 'workspace'>;
-  readonly configFailures: Counter<'processor' | 'part'>;
+  readonly iterationFailures: Counter<'processor' | 'reason'> = new Counter({ name: 'tg_agent_iteration_failures_total', help: 'Iterations that ended in an error response or a nack for more than the dialog logic, by reason', labelNames: ['processor', 'reason'], registers: this.registers });
+  readonly registryRebuildDuration: Histogram<'processor'> = new Histogram({ name: 'tg_agent_registry_rebuild_seconds', help: 'Time to rebuild a workspace tool registry', labelNames: ['processor'], buckets: REBUILD_BUCKETS, registers: this.registers });
+  readonly registryProblems: Gauge<'processor' | 'workspace'> = new Gauge({ name: 'tg_agent_registry_problems', help: 'Tool configuration entries with problems, per workspace', labelNames: ['processor', 'workspace'], registers: this.registers });
+  readonly workflowFindings: Gauge<'processor' | 'workspace' | 'severity'> = new Gauge({
+    name: 'tg_agent_workflow_findings',
+    help: "Findings of the workflow linter (tg-agent lint) on a workspace's tools and group policy, by severity",
+    labelNames: ['processor', 'workspace', 'severity'],
+    registers: this.registers,
+  });
+  readonly registryTools: Gauge<'processor' | 'workspace'> = new Gauge({ name: 'tg_agent_registry_tools', help: 'Tools loaded, per workspace', labelNames: ['processor', 'workspace'], registers: this.registers });
+  readonly refusals: Counter<'processor' | 'reason'> = new Counter({ name: 'tg_agent_requests_refused_total', help: 'Requests refused before they ran, by reason (policy, initial state, signature, state)', labelNames: ['processor', 'reason'], registers: this.registers });
+  readonly undeclaredArguments: Counter<'processor' | 'tool' | 'action'> = new Counter({ name: 'tg_agent_undeclared_arguments_total', help: 'Arguments the model gave that the tool does not declare, by what was done (dropped, passed, rejected)', labelNames: ['processor', 'tool', 'action'], registers: this.registers });
+  readonly policyProblems: Gauge<'processor' | 'workspace'> = new Gauge({ name: 'tg_agent_policy_problems', help: 'Problems in the group policy config type, per workspace', labelNames: ['processor', 'workspace'], registers: this.registers });
+  readonly configFailures: Counter<'processor' | 'part'> = new Counter({ name: 'tg_agent_config_apply_failures_total', help: 'Parts of config changes (tools, hooks, flows) that failed to apply', labelNames: ['processor', 'part'], registers: this.registers });
 
   // Orchestrator patterns
-  readonly patternChosen: Counter<'processor' | 'pattern' | 'routed'>;
-  readonly planSteps: Histogram<'processor'>;
-  readonly replans: Counter<'processor'>;
-  readonly planStepsRefused: Counter<'processor' | 'tool' | 'at'>;
-  readonly subagents: Histogram<'processor'>;
-  readonly aggregations: Counter<'processor' | 'outcome'>;
+  readonly patternChosen: Counter<'processor' | 'pattern' | 'routed'> = new Counter({ name: 'tg_agent_pattern_total', help: 'Conversations by the pattern that runs them; routed="true" when the meta-router chose it', labelNames: ['processor', 'pattern', 'routed'], registers: this.registers });
+  readonly planSteps: Histogram<'processor'> = new Histogram({ name: 'tg_agent_plan_steps', help: 'Steps per plan-then-execute plan (re-plans included)', labelNames: ['processor'], buckets: TOOL_COUNT_BUCKETS, registers: this.registers });
+  readonly replans: Counter<'processor'> = new Counter({ name: 'tg_agent_replans_total', help: 'Plans made again after a refused or failed plan step', labelNames: ['processor'], registers: this.registers });
+  readonly planStepsRefused: Counter<'processor' | 'tool' | 'at'> = new Counter({ name: 'tg_agent_plan_steps_refused_total', help: 'Plan steps refused before they ran: their tool is not offered for the groups and the state of that step (at: plan or step)', labelNames: ['processor', 'tool', 'at'], registers: this.registers });
+  readonly subagents: Histogram<'processor'> = new Histogram({ name: 'tg_agent_subagents', help: 'Subagents a supervisor fanned out, per fan-out', labelNames: ['processor'], buckets: TOOL_COUNT_BUCKETS, registers: this.registers });
+  readonly aggregations: Counter<'processor' | 'outcome'> = new Counter({ name: 'tg_agent_aggregations_total', help: "Supervisor fan-ins ended: every subagent's completion in (completed), the aggregation timeout passed (timed-out), a completion no fan-out waits for was turned away (unclaimed), the supervisor could not publish all its subagent requests (cancelled), or the synthesis request could not be sent even with its results cut (failed)", labelNames: ['processor', 'outcome'], registers: this.registers });
 
   // MCP argument discovery (design decision 9 (docs/design.md))
-  readonly mcpDiscoveryFailures: Counter<'processor' | 'reason'>;
-  readonly librarianDocuments: Counter<'processor' | 'outcome'>;
-  readonly mcpDiscoveryFailing: Gauge<'processor' | 'workspace'>;
-  readonly mcpArgumentDrift: Gauge<'processor' | 'workspace' | 'tool'>;
-  readonly mcpToolArguments: Gauge<'processor' | 'workspace' | 'source'>;
+  readonly mcpDiscoveryFailures: Counter<'processor' | 'reason'> = new Counter({ name: 'tg_agent_mcp_discovery_failures_total', help: 'MCP tools/list discoveries that failed, per mcp entry and attempt, by reason', labelNames: ['processor', 'reason'], registers: this.registers });
+  readonly librarianDocuments: Counter<'processor' | 'outcome'> = new Counter({ name: 'tg_agent_librarian_documents_total', help: 'Thought, observation and answer documents sent to the librarian, by outcome (saved, failed, skipped)', labelNames: ['processor', 'outcome'], registers: this.registers });
+  readonly mcpDiscoveryFailing: Gauge<'processor' | 'workspace'> = new Gauge({ name: 'tg_agent_mcp_discovery_failing', help: 'mcp config entries whose last discovery failed, per workspace', labelNames: ['processor', 'workspace'], registers: this.registers });
+  readonly mcpArgumentDrift: Gauge<'processor' | 'workspace' | 'tool'> = new Gauge({ name: 'tg_agent_mcp_argument_drift', help: "Differences between an mcp-tool's declared arguments and its server's input schema", labelNames: ['processor', 'workspace', 'tool'], registers: this.registers });
+  readonly mcpToolArguments: Gauge<'processor' | 'workspace' | 'source'> = new Gauge({ name: 'tg_agent_mcp_tool_arguments', help: 'mcp-tool tools by where their arguments come from (declared, discovered, none)', labelNames: ['processor', 'workspace', 'source'], registers: this.registers });
 
   /** Configured label values per kind (`default` and `undefined` always). */
   private readonly known = new KnownLabelValues();
@@ -123,94 +147,13 @@ export class AgentMetrics {
 
   constructor(processor: string, options: { defaultMetrics?: boolean } = {}) {
     this.processor = processor;
-    const registers = [this.registry];
     // Every series of this registry, the default process metrics included, carries the processor label.
     this.registry.setDefaultLabels({ processor });
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
 
-    this.sessions = new Counter({ name: 'tg_agent_session_total', help: 'Agent sessions by outcome', labelNames: ['processor', 'outcome'], registers });
-    this.iterationCount = new Histogram({ name: 'tg_agent_iteration_count', help: 'Iterations per completed session', labelNames: ['processor'], buckets: ITERATION_BUCKETS, registers });
-    this.toolInvocations = new Counter({ name: 'tg_agent_tool_invocation_total', help: 'Tool invocations', labelNames: ['processor', 'tool'], registers });
-    this.toolDuration = new Histogram({ name: 'tg_agent_tool_duration_seconds', help: 'Tool execution time', labelNames: ['processor', 'tool'], buckets: LLM_BUCKETS, registers });
-    this.toolErrors = new Counter({ name: 'tg_agent_tool_error_total', help: 'Tool executions that failed', labelNames: ['processor', 'tool'], registers });
-    this.llmDuration = new Histogram({ name: 'tg_agent_llm_duration_seconds', help: 'Time of the agent-react prompt call', labelNames: ['processor'], buckets: LLM_BUCKETS, registers });
-    this.consumerDuration = new Histogram({ name: 'tg_consumer_request_duration_seconds', help: 'Time to process one consumed message', labelNames: ['processor', 'consumer'], buckets: CONSUMER_BUCKETS, registers });
-    this.consumerProcessing = new Counter({ name: 'tg_consumer_processing_total', help: 'Consumed messages by status', labelNames: ['processor', 'consumer', 'status'], registers });
-    this.producerMessages = new Counter({ name: 'tg_producer_messages_total', help: 'Messages published', labelNames: ['processor', 'producer'], registers });
-    this.nextMessages = new Counter({
-      name: 'tg_agent_next_messages_total',
-      help: 'next messages published and received (summed over replicas, published minus received is what the broker lost, plus those in transit)',
-      labelNames: ['processor', 'event'],
-      registers,
-    });
-    this.brokerDropRate = new Gauge({
-      name: 'tg_agent_broker_drop_rate',
-      help: "Messages per second the broker dropped for the flow's request subscription (its admin API's msgDropRate)",
-      labelNames: ['processor', 'topic', 'subscription'],
-      registers,
-    });
-    this.overloadRefusals = new Counter({ name: 'tg_agent_overload_refusals_total', help: 'Requests refused with an error because --max-queued requests were waiting for a slot', labelNames: ['processor'], registers });
-    this.downstreamDuration = new Histogram({ name: 'tg_downstream_call_duration_seconds', help: 'Calls to TrustGraph services, by request spec', labelNames: ['processor', 'target_service'], buckets: LLM_BUCKETS, registers });
-    this.downstreamTimeouts = new Counter({ name: 'tg_downstream_timeout_total', help: 'Calls to TrustGraph services that timed out', labelNames: ['processor', 'target_service'], registers });
-    this.downstreamErrors = new Counter({ name: 'tg_downstream_error_total', help: 'Calls to TrustGraph services that failed, by error type', labelNames: ['processor', 'target_service', 'error_type'], registers });
-    this.configVersion = new Gauge({ name: 'tg_config_version', help: 'Configuration version in use', labelNames: ['processor'], registers });
-    const readiness = () => this.isReady();
-    this.ready = new Gauge({
-      name: 'tg_agent_ready',
-      help: 'Whether the agent is ready (1) or not (0), as /readyz answers',
-      labelNames: ['processor'],
-      registers,
-      collect() {
-        this.set(readiness() ? 1 : 0);
-      },
-    });
-    this.transportInfo = new Gauge({ name: 'tg_agent_transport_info', help: 'The broker transport in use (value 1)', labelNames: ['processor', 'transport'], registers });
-
-    this.groupRequests = new Counter({ name: 'tg_agent_tool_group_requests_total', help: 'Iterations by requested tool group (TG-16)', labelNames: ['processor', 'group'], registers });
-    this.groupToolsAvailable = new Gauge({ name: 'tg_agent_tool_group_availability', help: 'Tools in each group (TG-16)', labelNames: ['processor', 'workspace', 'group'], registers });
-    this.stateToolsAvailable = new Gauge({ name: 'tg_agent_state_availability', help: 'Tools offered in each state (TG-16)', labelNames: ['processor', 'workspace', 'state'], registers });
-    this.toolOffers = new Counter({ name: 'tg_agent_tool_offered_total', help: 'Iterations that offered the model this tool: a configured tool at 0 is never offered (its groups or states are never requested together)', labelNames: ['processor', 'tool'], registers });
-    this.groupPairs = new Counter({ name: 'tg_agent_group_pair_requests_total', help: 'Conversations that requested both groups (each pair once, group < with; the first 8 groups of a request)', labelNames: ['processor', 'group', 'with'], registers });
-    this.offeredTools = new Histogram({ name: 'tg_agent_filtered_tools_count', help: 'Number of tools offered to the model after filtering (TG-16)', labelNames: ['processor'], buckets: TOOL_COUNT_BUCKETS, registers });
-    this.stateTransitions = new Counter({ name: 'tg_agent_state_transitions_total', help: 'State transitions by tool (TG-16)', labelNames: ['processor', 'tool', 'from', 'to'], registers });
-    this.stateDuration = new Histogram({ name: 'tg_agent_workflow_duration_seconds', help: 'Time spent in each state: iteration time attributed to the state it ran in (TG-16)', labelNames: ['processor', 'state'], buckets: STATE_BUCKETS, registers });
-    this.groupAccessDenied = new Counter({ name: 'tg_agent_group_access_denied_total', help: 'Requests refused by the group policy, by group (TG-13, TG-16)', labelNames: ['processor', 'group'], registers });
-    this.invalidStates = new Counter({ name: 'tg_agent_invalid_state_transition_total', help: 'Requests in a state no tool of the workspace knows (TG-16)', labelNames: ['processor', 'state'], registers });
-    this.unknownGroups = new Counter({ name: 'tg_agent_unknown_group_requests_total', help: 'Requests naming a tool group no tool of the workspace is in, by what the policy\'s unknown-groups did (ignored, warned, rejected)', labelNames: ['processor', 'action'], registers });
     for (const action of ['ignored', 'warned', 'rejected']) this.unknownGroups.inc({ action }, 0);
-    this.escalationAttempts = new Counter({ name: 'tg_agent_privilege_escalation_attempts_total', help: 'Suspected privilege escalation attempts (TG-16)', labelNames: ['processor', 'reason'], registers });
-    this.toolDenied = new Counter({ name: 'tg_agent_tool_denied_total', help: 'Actions naming a tool that was not offered', labelNames: ['processor', 'tool'], registers });
-    this.argumentFailures = new Counter({ name: 'tg_agent_argument_validation_failures_total', help: 'Tool calls refused for invalid arguments', labelNames: ['processor', 'tool'], registers });
-    this.iterationFailures = new Counter({ name: 'tg_agent_iteration_failures_total', help: 'Iterations that ended in an error response or a nack for more than the dialog logic, by reason', labelNames: ['processor', 'reason'], registers });
     for (const reason of FAILURE_REASONS) this.iterationFailures.inc({ reason }, 0);
-    this.registryRebuildDuration = new Histogram({ name: 'tg_agent_registry_rebuild_seconds', help: 'Time to rebuild a workspace tool registry', labelNames: ['processor'], buckets: REBUILD_BUCKETS, registers });
-    this.registryProblems = new Gauge({ name: 'tg_agent_registry_problems', help: 'Tool configuration entries with problems, per workspace', labelNames: ['processor', 'workspace'], registers });
-    this.workflowFindings = new Gauge({
-      name: 'tg_agent_workflow_findings',
-      help: "Findings of the workflow linter (tg-agent lint) on a workspace's tools and group policy, by severity",
-      labelNames: ['processor', 'workspace', 'severity'],
-      registers,
-    });
-    this.registryTools = new Gauge({ name: 'tg_agent_registry_tools', help: 'Tools loaded, per workspace', labelNames: ['processor', 'workspace'], registers });
-
-    this.refusals = new Counter({ name: 'tg_agent_requests_refused_total', help: 'Requests refused before they ran, by reason (policy, initial state, signature, state)', labelNames: ['processor', 'reason'], registers });
-    this.undeclaredArguments = new Counter({ name: 'tg_agent_undeclared_arguments_total', help: 'Arguments the model gave that the tool does not declare, by what was done (dropped, passed, rejected)', labelNames: ['processor', 'tool', 'action'], registers });
-    this.policyProblems = new Gauge({ name: 'tg_agent_policy_problems', help: 'Problems in the group policy config type, per workspace', labelNames: ['processor', 'workspace'], registers });
-    this.patternChosen = new Counter({ name: 'tg_agent_pattern_total', help: 'Conversations by the pattern that runs them; routed="true" when the meta-router chose it', labelNames: ['processor', 'pattern', 'routed'], registers });
-    this.planSteps = new Histogram({ name: 'tg_agent_plan_steps', help: 'Steps per plan-then-execute plan (re-plans included)', labelNames: ['processor'], buckets: TOOL_COUNT_BUCKETS, registers });
-    this.replans = new Counter({ name: 'tg_agent_replans_total', help: 'Plans made again after a refused or failed plan step', labelNames: ['processor'], registers });
-    this.planStepsRefused = new Counter({ name: 'tg_agent_plan_steps_refused_total', help: 'Plan steps refused before they ran: their tool is not offered for the groups and the state of that step (at: plan or step)', labelNames: ['processor', 'tool', 'at'], registers });
-    this.subagents = new Histogram({ name: 'tg_agent_subagents', help: 'Subagents a supervisor fanned out, per fan-out', labelNames: ['processor'], buckets: TOOL_COUNT_BUCKETS, registers });
-    this.aggregations = new Counter({ name: 'tg_agent_aggregations_total', help: "Supervisor fan-ins ended: every subagent's completion in (completed), the aggregation timeout passed (timed-out), a completion no fan-out waits for was turned away (unclaimed), the supervisor could not publish all its subagent requests (cancelled), or the synthesis request could not be sent even with its results cut (failed)", labelNames: ['processor', 'outcome'], registers });
     for (const outcome of ['completed', 'timed-out', 'unclaimed', 'cancelled', 'failed']) this.aggregations.labels({ outcome });
-    this.configFailures = new Counter({ name: 'tg_agent_config_apply_failures_total', help: 'Parts of config changes (tools, hooks, flows) that failed to apply', labelNames: ['processor', 'part'], registers });
-
-    this.librarianDocuments = new Counter({ name: 'tg_agent_librarian_documents_total', help: 'Thought, observation and answer documents sent to the librarian, by outcome (saved, failed, skipped)', labelNames: ['processor', 'outcome'], registers });
-    this.mcpDiscoveryFailures = new Counter({ name: 'tg_agent_mcp_discovery_failures_total', help: 'MCP tools/list discoveries that failed, per mcp entry and attempt, by reason', labelNames: ['processor', 'reason'], registers });
-    this.mcpDiscoveryFailing = new Gauge({ name: 'tg_agent_mcp_discovery_failing', help: 'mcp config entries whose last discovery failed, per workspace', labelNames: ['processor', 'workspace'], registers });
-    this.mcpArgumentDrift = new Gauge({ name: 'tg_agent_mcp_argument_drift', help: "Differences between an mcp-tool's declared arguments and its server's input schema", labelNames: ['processor', 'workspace', 'tool'], registers });
-    this.mcpToolArguments = new Gauge({ name: 'tg_agent_mcp_tool_arguments', help: 'mcp-tool tools by where their arguments come from (declared, discovered, none)', labelNames: ['processor', 'workspace', 'source'], registers });
-
     for (const outcome of ['completed', 'error', 'max-iterations']) this.sessions.inc({ outcome }, 0);
     for (const reason of ['missing-signature', 'bad-signature', 'stale-signature', 'replayed-signature', 'policy-wildcard', 'initial-state']) {
       this.escalationAttempts.inc({ reason }, 0);
