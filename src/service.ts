@@ -93,15 +93,7 @@ export class AgentService {
     private readonly hooks: ServiceHooks = {},
   ) {
     this.limit = new ConcurrencyLimit(settings.concurrency);
-    if (settings.brokerPingTimeoutSeconds !== undefined) {
-      const { tenant, namespace } = splitPulsarTopic(queueToTopic(settings.configRequestQueue));
-      this.probe = new BrokerProbe({
-        transport,
-        topic: `non-persistent://${tenant}/${namespace}/${settings.id}-liveness`,
-        timeoutMs: settings.brokerPingTimeoutSeconds * 1000,
-        logger,
-      });
-    }
+    this.probe = livenessProbe(settings, transport, logger);
     const telemetry = hooks.telemetry;
     const mcpLookup = hooks.mcpLookup?.bind(hooks);
     this.registries = new WorkspaceRegistries(
@@ -119,7 +111,8 @@ export class AgentService {
     this.toolServices = new ToolServiceClients({
       transport,
       processorId: settings.id,
-      ...(({ firstMs, gapMs }) => ({ timeoutMs: firstMs, gapTimeoutMs: gapMs }))(replyTimeouts(settings, 'tool-service')),
+      timeoutMs: replyTimeouts(settings, 'tool-service').firstMs,
+      gapTimeoutMs: replyTimeouts(settings, 'tool-service').gapMs,
       logger,
     });
     this.flows = new FlowManager(
@@ -321,4 +314,16 @@ export class AgentService {
     this.hooks.telemetry?.workspaceDeleted?.(workspace);
     this.hooks.onWorkspaceDeleted?.(workspace);
   }
+}
+
+/** The broker liveness probe behind /readyz (`--broker-ping-timeout`), on a topic beside the config queue's. */
+function livenessProbe(settings: ServiceSettings, transport: Transport, logger: Logger): BrokerProbe | undefined {
+  if (settings.brokerPingTimeoutSeconds === undefined) return undefined;
+  const { tenant, namespace } = splitPulsarTopic(queueToTopic(settings.configRequestQueue));
+  return new BrokerProbe({
+    transport,
+    topic: `non-persistent://${tenant}/${namespace}/${settings.id}-liveness`,
+    timeoutMs: settings.brokerPingTimeoutSeconds * 1000,
+    logger,
+  });
 }
