@@ -114,19 +114,19 @@ export class ConfigWatcher {
   async start(): Promise<void> {
     this.readEpoch = this.options.transport.status().epoch;
     this.stopListening = this.options.transport.onStatus((status) => this.onStatus(status));
-    await untilBrokerUp(() => this.connect(), {
-      signal: this.stopping.signal,
-      ...(this.options.brokerRetryMaxMs !== undefined ? { maxDelayMs: this.options.brokerRetryMaxMs } : {}),
-      onRetry: ({ error, attempt, delayMs }) => {
-        this.waiting = `the broker: ${errorMessage(error)}`;
-        this.options.logger.warn(
-          { err: errorMessage(error), attempt },
-          `Broker not ready for the agent yet; trying again in ${delayMs} ms (the agent waits for it however long it takes)`,
-        );
-      },
-    }).catch((error: unknown) => {
-      if (!this.stopped) throw error;
-    });
+    await this.unlessStopped(
+      untilBrokerUp(() => this.connect(), {
+        signal: this.stopping.signal,
+        ...(this.options.brokerRetryMaxMs !== undefined ? { maxDelayMs: this.options.brokerRetryMaxMs } : {}),
+        onRetry: ({ error, attempt, delayMs }) => {
+          this.waiting = `the broker: ${errorMessage(error)}`;
+          this.options.logger.warn(
+            { err: errorMessage(error), attempt },
+            `Broker not ready for the agent yet; trying again in ${delayMs} ms (the agent waits for it however long it takes)`,
+          );
+        },
+      }),
+    );
     this.waiting = "TrustGraph's config service";
     const retryDelayMs = this.retryDelayMs;
     // In a cluster start the config service subscribes after the broker is up: a request sent before that is
@@ -169,13 +169,22 @@ export class ConfigWatcher {
   private async untilStopped(step: (attempt: number) => Promise<void>, options: Omit<RetryOptions, 'signal'>): Promise<void> {
     if (this.stopped) return;
     const retryIf = options.retryIf;
-    await retry(step, {
-      ...options,
-      retryIf: (error, attempt) => !this.stopped && (retryIf?.(error, attempt) ?? true),
-      signal: this.stopping.signal,
-    }).catch((error: unknown) => {
+    await this.unlessStopped(
+      retry(step, {
+        ...options,
+        retryIf: (error, attempt) => !this.stopped && (retryIf?.(error, attempt) ?? true),
+        signal: this.stopping.signal,
+      }),
+    );
+  }
+
+  /** `work`, whose failure is the caller's unless stop() was called meanwhile (a retry that stop() ended). */
+  private async unlessStopped(work: Promise<unknown>): Promise<void> {
+    try {
+      await work;
+    } catch (error) {
       if (!this.stopped) throw error;
-    });
+    }
   }
 
   async stop(): Promise<void> {
