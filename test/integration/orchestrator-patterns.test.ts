@@ -164,6 +164,14 @@ describe.each(testTransports())('orchestrator patterns [%s]', (transportKind) =>
       message_id: 'urn:trustgraph:agent:s-groups/plan/refusal/0',
     });
     expect(result.responses.indexOf(refusal!)).toBeLessThan(result.responses.findIndex((r) => r.content === 'Created plan with 1 steps'));
+    // And an explain entity for it, as a refused ReAct action has its observation.
+    const refusalEntity = result.responses.find((r) => r.message_type === 'explain' && r.explain_id === refusal!.message_id);
+    const said = Object.fromEntries(refusalEntity!.explain_triples.map((t) => [t.p?.iri, t.o?.iri || t.o?.value]));
+    expect(said).toMatchObject({
+      'http://www.w3.org/2000/01/rdf-schema#label': 'Plan refused',
+      'https://trustgraph.ai/ns/refusal': refusal!.content,
+      'http://www.w3.org/ns/prov#wasDerivedFrom': 'urn:trustgraph:agent:s-groups/pattern-decision',
+    });
 
     const text = await scrape(h.httpUrl());
     const p = { processor: 'agent-manager' };

@@ -22,6 +22,8 @@ const base = (sessionId: string) => `urn:trustgraph:agent:${sessionId}`;
 export const patternUris = {
   patternDecision: (sessionId: string) => `${base(sessionId)}/pattern-decision`,
   plan: (sessionId: string) => `${base(sessionId)}/plan`,
+  /** A refused plan (no ordinal of TrustGraph's own: our addition, beside the plan's). */
+  planRefusal: (sessionId: string, attempt: number) => `${base(sessionId)}/plan/refusal/${attempt}`,
   stepResult: (sessionId: string, index: number) => `${base(sessionId)}/step/${index}`,
   decomposition: (sessionId: string) => `${base(sessionId)}/decompose`,
   finding: (sessionId: string, index: number) => `${base(sessionId)}/finding/${index}`,
@@ -55,6 +57,21 @@ export function planTriples(sessionId: string, derivedFrom: string, goals: reado
     triple(uri, RDFS_LABEL, lit(`Plan with ${goals.length} steps`)),
     triple(uri, DERIVED_FROM, iri(derivedFrom)),
     ...goals.map((goal) => triple(uri, `${TG}planStep`, lit(goal))),
+  ];
+}
+
+/**
+ * A plan refused before it ran (a step names a tool the conversation's groups or states do not offer): an
+ * observation of the refusal, as a refused ReAct action is observed, derived from where the plan would have.
+ */
+export function planRefusalTriples(sessionId: string, attempt: number, derivedFrom: string, refusal: string): Triple[] {
+  const uri = patternUris.planRefusal(sessionId, attempt);
+  return [
+    triple(uri, RDF_TYPE, iri(PROV_ENTITY)),
+    triple(uri, RDF_TYPE, iri(`${TG}Observation`)),
+    triple(uri, RDFS_LABEL, lit('Plan refused')),
+    triple(uri, `${TG}refusal`, lit(refusal)),
+    triple(uri, DERIVED_FROM, iri(derivedFrom)),
   ];
 }
 

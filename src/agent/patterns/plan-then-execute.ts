@@ -34,7 +34,7 @@ import { patternLimits } from './catalog.js';
 import { plannableTools } from './plannable-tools.js';
 import { isSubagent, nextAgentRequest, subagentCompletion } from './orchestration.js';
 import type { PatternContext } from './pattern-context.js';
-import { patternDocumentIds, patternUris, planTriples, stepResultTriples, synthesisTriples } from './pattern-explain.js';
+import { patternDocumentIds, patternUris, planRefusalTriples, planTriples, stepResultTriples, synthesisTriples } from './pattern-explain.js';
 import { callTemplate, callTemplateText } from './template-prompt.js';
 
 export const PLAN_CREATE_TEMPLATE = 'plan-create';
@@ -174,7 +174,10 @@ async function planning(run: Run, previous: PlanStep[] | undefined, replan: numb
     ctx.logger.warn({ tool: refused.tool, step: refused.step, state: refused.state }, `Plan refused: ${refused.reason}`);
     // The client is told, as a ReAct refusal is: what was refused, why, and what happens next.
     const refusal = `Plan refused: ${refused.reason}; ${replan ? 'making a new plan' : 'that step will not run'}`;
-    await ctx.output.respond(observationResponse(refusal, `${patternUris.plan(run.key)}/refusal/${attempt}`));
+    const refusalUri = patternUris.planRefusal(run.key, attempt);
+    await ctx.output.respond(observationResponse(refusal, refusalUri));
+    const derivedFrom = ctx.orchestration.patternDecisionUri ?? provenanceUris.session(run.key);
+    await explain(ctx, request, refusalUri, planRefusalTriples(run.key, attempt, derivedFrom, refusal));
     if (!replan) {
       // Out of re-plans: the step keeps its goal but never runs; its result says why.
       steps = steps.map((s, i) => (i === refused.step ? { ...s, tool_hint: '' } : s));
