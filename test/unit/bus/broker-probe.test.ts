@@ -10,18 +10,23 @@ describe('BrokerProbe', () => {
   let probe: BrokerProbe;
 
   afterEach(async () => {
+    vi.useRealTimers();
     await probe.stop();
     await bus.close();
   });
 
   it('is responsive while probes are acknowledged, unresponsive once one has waited past the timeout, and recovers', async () => {
+    // A fake clock (the bus's own deliveries are not timers): time passes when the test says.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date', 'performance'] });
     bus = new MemoryTransport();
     probe = new BrokerProbe({ transport: bus, topic: TOPIC, timeoutMs: 40, logger: pino({ level: 'silent' }) });
     probe.start();
     expect(probe.state()).toEqual({ responsive: true });
     // Probes are acknowledged: however long we look, it stays responsive.
-    await new Promise((resolve) => setTimeout(resolve, 120));
-    expect(probe.state()).toEqual({ responsive: true });
+    for (let ms = 0; ms < 1_000; ms += 20) {
+      await vi.advanceTimersByTimeAsync(20);
+      expect(probe.state()).toEqual({ responsive: true });
+    }
 
     bus.dropConnection();
     await vi.waitFor(() => expect(probe.state().responsive).toBe(false), { timeout: 5000 });
