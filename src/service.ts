@@ -108,11 +108,12 @@ export class AgentService {
       }),
     );
     this.patterns = new WorkspacePatterns(logger);
+    const toolServiceWaits = replyTimeouts(settings, 'tool-service');
     this.toolServices = new ToolServiceClients({
       transport,
       processorId: settings.id,
-      timeoutMs: replyTimeouts(settings, 'tool-service').firstMs,
-      gapTimeoutMs: replyTimeouts(settings, 'tool-service').gapMs,
+      timeoutMs: toolServiceWaits.firstMs,
+      gapTimeoutMs: toolServiceWaits.gapMs,
       logger,
     });
     this.flows = new FlowManager(

@@ -4,7 +4,7 @@
  * clients start first, the consumer last, so nothing is received before it can be answered; stopping goes
  * the other way. Each consumed message is handled by RequestHandler (request-handler.ts).
  */
-import { replyTimeouts, TIMED_SERVICES, type TimedService } from './service-timeouts.js';
+import { replyTimeouts } from './service-timeouts.js';
 import type { Logger } from 'pino';
 import { RequestClient } from '../bus/request-client.js';
 import { aggregationTopic, flowSubscriptionName, queueToTopic } from '../bus/topics.js';
@@ -120,11 +120,10 @@ export class FlowRuntime {
     };
   }
 
-  /** The request client's waits for `service` (the librarian: the first-reply timeout, its saves carry their own). */
+  /** The request client's waits for `service` (the librarian's saves also carry their own timeout). */
   private waitsFor(service: string): { timeoutMs: number; gapTimeoutMs: number } {
-    const timed = (TIMED_SERVICES as readonly string[]).includes(service) ? (service as TimedService) : undefined;
-    const { firstMs, gapMs } = replyTimeouts(this.deps.timeouts, timed ?? 'mcp-tool');
-    return timed ? { timeoutMs: firstMs, gapTimeoutMs: gapMs } : { timeoutMs: this.deps.timeouts.requestTimeoutSeconds * 1000, gapTimeoutMs: gapMs };
+    const { firstMs, gapMs } = replyTimeouts(this.deps.timeouts, service);
+    return { timeoutMs: firstMs, gapTimeoutMs: gapMs };
   }
 
   private async client<Req, Res extends { error: { type: string } | null }>(

@@ -61,9 +61,12 @@ export function parseServiceTimeouts(text: string): ServiceTimeoutOverrides {
   return overrides;
 }
 
-/** The waits for `service`: its own override, else `--prompt-timeout` (prompt only) or `--request-timeout`, and `--stream-gap-timeout`. */
-export function replyTimeouts(settings: ServiceTimeoutSettings, service: TimedService): ReplyTimeouts {
-  const own = settings.serviceTimeouts?.[service];
+/**
+ * The waits for `service`: its own override, else `--prompt-timeout` (prompt only) or `--request-timeout`, and
+ * `--stream-gap-timeout`. A service that takes no override (the librarian) gets the defaults.
+ */
+export function replyTimeouts(settings: ServiceTimeoutSettings, service: string): ReplyTimeouts {
+  const own = isTimedService(service) ? settings.serviceTimeouts?.[service] : undefined;
   const firstSeconds =
     own?.firstSeconds ?? (service === 'prompt' ? settings.promptTimeoutSeconds : undefined) ?? settings.requestTimeoutSeconds;
   const gapSeconds = own?.gapSeconds ?? settings.streamGapTimeoutSeconds ?? DEFAULT_STREAM_GAP_SECONDS;
