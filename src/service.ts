@@ -25,7 +25,7 @@ import { errorMessage } from './errors/error-text.js';
 
 export interface ServiceHooks {
   /** Metrics and the audit trail. */
-  telemetry?: ServiceTelemetry;
+  telemetry: ServiceTelemetry;
   /** A workspace's tool registry was (re)built and is now in use. */
   onRegistryBuilt?(registry: ToolRegistry): void;
   /** Extra config types to watch, and what to do when they change (e.g. the group policy). */
@@ -90,7 +90,7 @@ export class AgentService {
     private readonly settings: ServiceSettings,
     private readonly transport: Transport,
     private readonly logger: Logger,
-    private readonly hooks: ServiceHooks = {},
+    private readonly hooks: ServiceHooks,
   ) {
     this.limit = new ConcurrencyLimit(settings.concurrency);
     this.probe = livenessProbe(settings, transport, logger);
@@ -99,7 +99,7 @@ export class AgentService {
     this.registries = new WorkspaceRegistries(
       logger,
       (registry, seconds) => {
-        telemetry?.registryRebuilt?.(registry, seconds);
+        telemetry.registryRebuilt(registry, seconds);
         hooks.onRegistryBuilt?.(registry);
       },
       mcpLookup && ((workspace) => {
@@ -133,7 +133,7 @@ export class AgentService {
         ...(settings.maxQueued !== undefined ? { maxQueued: settings.maxQueued } : {}),
         ...(settings.requestConsumers !== undefined ? { requestConsumers: settings.requestConsumers } : {}),
         toolServices: this.toolServices,
-        ...(telemetry ? { telemetry } : {}),
+        telemetry,
         ...(hooks.gate ? { gate: hooks.gate } : {}),
         ...(settings.librarianTimeoutSeconds !== undefined ? { librarianTimeoutMs: settings.librarianTimeoutSeconds * 1000 } : {}),
         ...(settings.librarianMaxInFlight !== undefined ? { librarianMaxInFlight: settings.librarianMaxInFlight } : {}),
@@ -283,7 +283,7 @@ export class AgentService {
         await this.flows.sync(workspace, flows);
       });
     }
-    this.hooks.telemetry?.configVersion?.(version);
+    this.hooks.telemetry.configVersion(version);
   }
 
   /** Apply one part of a change; a failure is logged, reported and kept for the listing, never thrown. */
@@ -301,7 +301,7 @@ export class AgentService {
       );
       if (!failures) this.configFailures.set(workspace, (failures = new Map()));
       failures.set(part, { workspace, part, version, message });
-      this.hooks.telemetry?.configFailed?.(workspace, part, message);
+      this.hooks.telemetry.configFailed(workspace, part, message);
     }
   }
 
@@ -312,7 +312,7 @@ export class AgentService {
     this.additionalContexts.delete(workspace);
     this.flowProblems.delete(workspace);
     this.configFailures.delete(workspace);
-    this.hooks.telemetry?.workspaceDeleted?.(workspace);
+    this.hooks.telemetry.workspaceDeleted(workspace);
     this.hooks.onWorkspaceDeleted?.(workspace);
   }
 }

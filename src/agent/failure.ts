@@ -35,10 +35,7 @@ export function describeFailure(error: unknown): Failure {
     return failure('too-deep', `a value in this conversation is too large or nested too deeply to process (${error.name}: ${message})`);
   }
   if (error instanceof WireDecodeError) return failure('undecodable', message);
-  if (error instanceof TransportError) {
-    if (/TooBig/i.test(message)) return failure('too-large', message);
-    return failure(error.retriable ? 'broker-unreachable' : 'transport', message);
-  }
+  if (error instanceof TransportError) return failure(error.retriable ? 'broker-unreachable' : 'transport', message);
   return failure('internal', message);
 }
 

@@ -71,26 +71,26 @@ export type UndeclaredArguments = 'drop' | 'pass' | 'reject';
 /** What was done with a call's undeclared arguments. */
 export type UndeclaredAction = 'dropped' | 'passed' | 'rejected';
 
-/** What happened in an iteration, for metrics and the audit trail. Every method is optional. */
+/** What happened in an iteration, for metrics and the audit trail. Every method is required (`noTelemetry` records nothing). */
 export interface IterationEvents {
-  toolsOffered?(toolSet: ToolSet): void;
-  llmFinished?(seconds: number): void;
+  toolsOffered(toolSet: ToolSet): void;
+  llmFinished(seconds: number): void;
   /** The model named a tool it was not offered (hiding is not blocking, design decision 6 (docs/design.md)). */
-  actionDenied?(name: string, toolSet: ToolSet, known: boolean): void;
-  argumentsInvalid?(tool: Tool, problems: readonly string[]): void;
+  actionDenied(name: string, toolSet: ToolSet, known: boolean): void;
+  argumentsInvalid(tool: Tool, problems: readonly string[]): void;
   /** The model gave arguments the tool does not declare. */
-  argumentsUndeclared?(tool: Tool, names: readonly string[], action: UndeclaredAction): void;
-  toolFinished?(tool: Tool, seconds: number, error: string | undefined): void;
-  stateTransition?(tool: Tool, from: string, to: string): void;
-  sessionEnded?(outcome: SessionOutcome, iterations: number): void;
+  argumentsUndeclared(tool: Tool, names: readonly string[], action: UndeclaredAction): void;
+  toolFinished(tool: Tool, seconds: number, error: string | undefined): void;
+  stateTransition(tool: Tool, from: string, to: string): void;
+  sessionEnded(outcome: SessionOutcome, iterations: number): void;
   /** The orchestrator runs this request with `pattern` (`routed`: the meta-router chose it). */
-  patternChosen?(pattern: string, taskType: string, routed: boolean, fallbacks: readonly string[]): void;
+  patternChosen(pattern: string, taskType: string, routed: boolean, fallbacks: readonly string[]): void;
   /** A plan-then-execute plan was made (`replan` 0 for the first plan). */
-  planCreated?(steps: number, replan: number): void;
+  planCreated(steps: number, replan: number): void;
   /** A plan step named a tool not offered for the request's groups and that step's state; it did not run. */
-  planStepRefused?(refusal: PlanStepRefusal): void;
+  planStepRefused(refusal: PlanStepRefusal): void;
   /** A supervisor fanned out this many subagents. */
-  subagentsFannedOut?(count: number): void;
+  subagentsFannedOut(count: number): void;
 }
 
 /** A refused plan step, for the metric and the audit line. */
@@ -169,7 +169,7 @@ export async function withErrorResponse(
     ctx.logger.warn({ err: error, reason, workspace: ctx.workspace, flow: ctx.flow }, `Agent iteration failed: ${message}`);
     // Reaching the iteration limit was already counted as its own session outcome.
     if (!(error instanceof MaxIterationsError)) {
-      ctx.events.sessionEnded?.('error', request.history.length + 1);
+      ctx.events.sessionEnded('error', request.history.length + 1);
     }
     if (isSubagent(request) && !request.history.some((h) => h.step_type === SUBAGENT_COMPLETION) && ctx.output.aggregate) {
       // A failed subagent still reports to its supervisor, so the client gets one final message: the synthesis.
@@ -189,7 +189,7 @@ async function iterate(ctx: IterationContext, ask: AgentAsk, result: IterationRe
   const turn = await openTurn(ctx, ask, result);
   const toolSet = ctx.registry.offer(ask);
   result.toolSet = toolSet;
-  ctx.events.toolsOffered?.(toolSet);
+  ctx.events.toolsOffered(toolSet);
   const reply = await askModel(ctx, turn, toolSet);
   const { parsed } = reply;
   if (parsed.kind === 'final') return finish(ctx, turn, result, parsed.answer);
@@ -236,7 +236,7 @@ async function openTurn(ctx: IterationContext, ask: AgentAsk, result: IterationR
     await explain(ctx, request, provenanceUris.session(uriKey), triples);
   }
   if (request.history.length >= ctx.settings.maxIterations) {
-    ctx.events.sessionEnded?.('max-iterations', ctx.settings.maxIterations);
+    ctx.events.sessionEnded('max-iterations', ctx.settings.maxIterations);
     throw new MaxIterationsError();
   }
   return {
@@ -286,7 +286,7 @@ async function askModel(ctx: IterationContext, turn: Turn, toolSet: ToolSet): Pr
     },
   });
   const llmMs = performance.now() - started;
-  ctx.events.llmFinished?.(llmMs / 1000);
+  ctx.events.llmFinished(llmMs / 1000);
   if (!request.streaming) await ctx.output.respond(thoughtResponse(parsed.thought, thoughtId, true));
   return { parsed, llmMs, call };
 }
@@ -300,7 +300,7 @@ async function finish(ctx: IterationContext, turn: Turn, result: IterationResult
   if (isSubagent(request)) {
     // A subagent's answer goes back to its supervisor for aggregation, not to the client.
     await ctx.output.next(makeAgentRequest(subagentCompletion(request, answer)));
-    ctx.events.sessionEnded?.('completed', n);
+    ctx.events.sessionEnded('completed', n);
     return { ...result, outcome: 'next', stateAfter: state };
   }
   const content = request.streaming ? '' : answer;
@@ -308,7 +308,7 @@ async function finish(ctx: IterationContext, turn: Turn, result: IterationResult
     ...answerResponse(content, finalId, { message: true, dialog: true }),
     ...turn.usage.fields(),
   });
-  ctx.events.sessionEnded?.('completed', n);
+  ctx.events.sessionEnded('completed', n);
   return { ...result, outcome: 'answer', stateAfter: state };
 }
 

@@ -48,7 +48,7 @@ export async function act(
 ): Promise<ActionOutcome> {
   const tool = toolSet.get(action.name);
   if (!tool) {
-    ctx.events.actionDenied?.(action.name, toolSet, ctx.registry.get(action.name) !== undefined);
+    ctx.events.actionDenied(action.name, toolSet, ctx.registry.get(action.name) !== undefined);
     if (ctx.settings.strictTools) throw new DialogError(`No action for ${action.name}!`);
     return refused(notOfferedObservation(action.name, toolSet), state);
   }
@@ -58,14 +58,14 @@ export async function act(
   const undeclared = validation.warnings.flatMap((w) => (w.argument === null ? [] : [w.argument]));
   const mode = ctx.settings.undeclaredArguments ?? 'drop';
   if (undeclared.length > 0) {
-    ctx.events.argumentsUndeclared?.(tool, undeclared, mode === 'drop' ? 'dropped' : mode === 'pass' ? 'passed' : 'rejected');
+    ctx.events.argumentsUndeclared(tool, undeclared, mode === 'drop' ? 'dropped' : mode === 'pass' ? 'passed' : 'rejected');
   }
   if (!validation.ok || (mode === 'reject' && undeclared.length > 0)) {
     const problems = [
       ...(validation.ok ? [] : validation.errors.map((e) => e.message)),
       ...(mode === 'reject' ? validation.warnings.map((w) => w.message) : []),
     ];
-    ctx.events.argumentsInvalid?.(tool, problems);
+    ctx.events.argumentsInvalid(tool, problems);
     return refused(
       `Error: invalid arguments for tool "${tool.name}": ${problems.join('; ')}. The tool was not called; fix the arguments and try again.`,
       state,
@@ -91,14 +91,14 @@ export async function act(
     const args = mode === 'drop' && undeclared.length > 0 ? withoutKeys(validation.value, undeclared) : validation.value;
     const observation = await runTool(tool, args, ctx.tools, trace);
     const toolMs = performance.now() - started;
-    ctx.events.toolFinished?.(tool, toolMs / 1000, undefined);
+    ctx.events.toolFinished(tool, toolMs / 1000, undefined);
     const next = ctx.registry.nextState(tool, state);
-    if (next !== state) ctx.events.stateTransition?.(tool, state, next);
+    if (next !== state) ctx.events.stateTransition(tool, state, next);
     return { observation, nextState: next, ok: true, toolMs, ...traced() };
   } catch (error) {
     const toolMs = performance.now() - started;
     const message = errorMessage(error);
-    ctx.events.toolFinished?.(tool, toolMs / 1000, message);
+    ctx.events.toolFinished(tool, toolMs / 1000, message);
     ctx.logger.info({ tool: tool.name, workspace: ctx.workspace, err: error }, `Tool failed: ${message}`);
     return { observation: `Error: ${message}`.trim(), nextState: state, ok: false, toolMs, error: message, ...traced() };
   }

@@ -16,7 +16,7 @@ import { describeFailure } from '../agent/failure.js';
 import { clipText } from '../errors/error-text.js';
 import { newDialog, settleAll } from './dialog.js';
 import { iterationOutput, type FlowOutput } from './iteration-output.js';
-import type { AggregationOutcome } from './ports.js';
+import type { AggregationOutcome, FlowTelemetry } from './ports.js';
 
 /** TrustGraph's aggregator gives up on a correlation after this long (its `DEFAULT_TIMEOUT`). */
 export const DEFAULT_AGGREGATION_TIMEOUT_MS = 300_000;
@@ -37,13 +37,8 @@ export interface FanInSettings {
   timeoutMs: number;
 }
 
-/** What the consumer reports (metrics). */
-export interface FanInEvents {
-  /** A fan-in ended, or a completion no fan-out waits for was turned away. */
-  ended?(outcome: AggregationOutcome): void;
-  /** An aggregation message failed its signature check (`reason`: e.g. `missing-signature`) and was dropped. */
-  refused?(reason: string): void;
-}
+/** What the consumer reports (metrics): the flow's telemetry's aggregation events. */
+export type FanInEvents = Pick<FlowTelemetry, 'aggregationEnded' | 'aggregationRefused'>;
 
 export class FanInConsumer {
   private readonly fanIn = new FanIn<IncomingMessage>((a, b) => a.messageId === b.messageId);
@@ -54,11 +49,11 @@ export class FanInConsumer {
   constructor(
     private readonly flow: FlowOutput,
     private readonly settings: FanInSettings,
-    private readonly events: FanInEvents = {},
+    private readonly events: FanInEvents,
   ) {}
 
   private ended(outcome: AggregationOutcome): void {
-    this.events.ended?.(outcome);
+    this.events.aggregationEnded(outcome);
   }
 
   async start(transport: Transport): Promise<void> {
@@ -127,7 +122,7 @@ export class FanInConsumer {
       { messageId: message.messageId, id: message.properties.id, reason: check.refused.reason, correlationId: request?.correlation_id },
       `Aggregation message refused: ${check.refused.message}; the conversation it names is not ended by it`,
     );
-    this.events.refused?.(check.refused.reason);
+    this.events.aggregationRefused(check.refused.reason);
     return undefined;
   }
 

@@ -109,12 +109,11 @@ export class FlowRuntime {
     this.producers.push(producer);
     const queue = this.definition.topics[name] ?? topic;
     const telemetry = this.deps.telemetry;
-    if (!telemetry?.produced) return producer;
     return {
       topic: producer.topic,
       send: async (message) => {
         await producer.send(message);
-        telemetry.produced?.(queue);
+        telemetry.produced(queue);
       },
       close: () => producer.close(),
     };
@@ -136,14 +135,10 @@ export class FlowRuntime {
     if (!requestTopic || !responseTopic) return undefined;
     const telemetry = this.deps.telemetry;
     const client = new RequestClient({
-      ...(telemetry?.downstream
-        ? {
-            observer: {
-              errorOf: (response: Res) => response.error?.type,
-              ended: (outcome) => telemetry.downstream?.(`${service}-request`, outcome),
-            },
-          }
-        : {}),
+      observer: {
+        errorOf: (response: Res) => response.error?.type,
+        ended: (outcome) => telemetry.downstream(`${service}-request`, outcome),
+      },
       transport: this.deps.transport,
       requestTopic,
       responseTopic,
@@ -181,7 +176,7 @@ export class FlowRuntime {
           maxInFlight: this.deps.librarianMaxInFlight ?? DEFAULT_LIBRARIAN_MAX_IN_FLIGHT,
           timeoutMs: this.deps.librarianTimeoutMs ?? DEFAULT_LIBRARIAN_TIMEOUT_MS,
           logger: this.logger,
-          onOutcome: (outcome) => this.deps.telemetry?.documentSaved?.(outcome),
+          onOutcome: (outcome) => this.deps.telemetry.documentSaved(outcome),
         })
       : undefined;
     this.documents = documents;
@@ -194,7 +189,7 @@ export class FlowRuntime {
       producers: { response, next, aggregation, ...(explainability ? { explainability } : {}) },
       publisher: new PublishPolicy(this.deps.transport, this.deps.publishRetryMs ?? DEFAULT_PUBLISH_RETRY_MS, this.logger),
       ...(gate ? { gate } : {}),
-      ...(telemetry ? { telemetry } : {}),
+      telemetry,
       ...(documents ? { documents } : {}),
       ...(this.deps.maxRequestBytes === undefined ? {} : { maxRequestBytes: this.deps.maxRequestBytes }),
     };
@@ -208,11 +203,11 @@ export class FlowRuntime {
         subscription: flowSubscriptionName(this.deps.processorId, this.definition.workspace, this.definition.flow, 'aggregation'),
         timeoutMs: this.deps.aggregation?.timeoutMs ?? DEFAULT_AGGREGATION_TIMEOUT_MS,
       },
-      { ended: (outcome) => telemetry?.aggregationEnded?.(outcome), refused: (reason) => telemetry?.aggregationRefused?.(reason) },
+      telemetry,
     );
     await this.fanIn.start(this.deps.transport);
 
-    this.deps.telemetry?.subscribing?.(this.definition.topics.request ?? '');
+    this.deps.telemetry.subscribing(this.definition.topics.request ?? '');
     // Each consumer of the Shared subscription has its own flow-control window. Where the transport caps one
     // (the WebSocket API: 1000 messages), several consumers make up the window; elsewhere one consumer has it all
     // (several consumers on one native connection were seen to lose messages of a burst).

@@ -24,7 +24,7 @@ export interface FlowOutput {
   producers: { response: Producer; next: Producer; explainability?: Producer; aggregation?: Producer };
   publisher: PublishPolicy;
   gate?: RequestGate;
-  telemetry?: FlowTelemetry;
+  telemetry: FlowTelemetry;
   /** Where the iteration's librarian documents go, when the flow has librarian queues. */
   documents?: DocumentSink;
   /** `--max-request-bytes`: the agent's own `next` requests stay within what it accepts. */
@@ -71,7 +71,7 @@ export function iterationOutput(flow: FlowOutput, id: string, dialog: DialogStat
       await settle(dialog.pending);
       await publisher.whenConnected();
       await publisher.publish(producers.next, { payload, properties: nextProperties }, true);
-      flow.telemetry?.next?.('published');
+      flow.telemetry.next('published');
     },
     ...(producers.aggregation
       ? {

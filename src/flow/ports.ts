@@ -86,14 +86,14 @@ export interface RequestGate {
 /** The telemetry of one consumed request: its iteration's events plus what happens around the iteration. */
 export type RequestTelemetry = IterationEvents & {
   /** The gate found the request's state unknown to every tool of the workspace (counted even when let through). */
-  stateUnknown?(state: string): void;
+  stateUnknown(state: string): void;
   /** The request named groups no tool of the workspace is in; `rejected` ones are also `refused`. */
-  groupsUnknown?(groups: readonly string[], action: 'ignored' | 'warned' | 'rejected'): void;
-  refused?(refusal: Refusal): void;
+  groupsUnknown(groups: readonly string[], action: 'ignored' | 'warned' | 'rejected'): void;
+  refused(refusal: Refusal): void;
   /** The iteration failed for a reason other than the dialog's own logic (too large, too deep, broker, ...). */
-  failed?(failure: Failure): void;
+  failed(failure: Failure): void;
   /** Once per consumed message, after its last message is with the broker (or could not be). */
-  done?(result: IterationResult): void;
+  done(result: IterationResult): void;
 };
 
 /** How a call to a TrustGraph service ended. */
@@ -105,27 +105,27 @@ export interface DownstreamOutcome {
 
 /**
  * The flow's telemetry: TrustGraph's generic consumer, producer and downstream-call metrics, and one
- * `RequestTelemetry` per consumed request. Every method is optional.
+ * `RequestTelemetry` per consumed request. Every method is required (`noTelemetry` records nothing).
  */
 export interface FlowTelemetry {
   /** The telemetry of one consumed request; `ask` is undefined when the request could not be decoded. */
-  request?(flow: FlowDefinition, ask: AgentAsk | undefined, id: string): RequestTelemetry;
+  request(flow: FlowDefinition, ask: AgentAsk | undefined, id: string): RequestTelemetry;
   /** A `next` message was handed to the broker / one arrived (TrustGraph's agent counts neither). */
-  next?(event: 'published' | 'received'): void;
+  next(event: 'published' | 'received'): void;
   /** A request was refused because `maxQueued` requests were waiting. */
-  overloaded?(): void;
-  consumed?(consumer: string, seconds: number, ok: boolean): void;
+  overloaded(): void;
+  consumed(consumer: string, seconds: number, ok: boolean): void;
   /** The request consumer is subscribed (before its first message). */
-  subscribing?(consumer: string): void;
-  produced?(producer: string): void;
+  subscribing(consumer: string): void;
+  produced(producer: string): void;
   /** A call to a TrustGraph service ended; `targetService` is the request spec name, e.g. `prompt-request`. */
-  downstream?(targetService: string, outcome: DownstreamOutcome): void;
+  downstream(targetService: string, outcome: DownstreamOutcome): void;
   /** A librarian document save ended (or was skipped). */
-  documentSaved?(outcome: DocumentSaveOutcome): void;
+  documentSaved(outcome: DocumentSaveOutcome): void;
   /** A supervisor's fan-in ended (or a completion nobody waits for was turned away). */
-  aggregationEnded?(outcome: AggregationOutcome): void;
+  aggregationEnded(outcome: AggregationOutcome): void;
   /** An aggregation message failed its signature check and was dropped (`reason`: e.g. `bad-signature`). */
-  aggregationRefused?(reason: string): void;
+  aggregationRefused(reason: string): void;
 }
 
 /**
@@ -134,15 +134,15 @@ export interface FlowTelemetry {
  */
 export type ConfigPart = 'tools' | 'hooks' | 'flows' | 'patterns';
 
-/** What the service reports besides its flows' telemetry (metrics). Every method is optional. */
+/** What the service reports besides its flows' telemetry (metrics). Every method is required (`noTelemetry` records nothing). */
 export interface ServiceTelemetry extends FlowTelemetry {
   /** A workspace's tool registry was rebuilt; a throw fails the `tools` part of the config change. */
-  registryRebuilt?(registry: ToolRegistry, seconds: number): void;
+  registryRebuilt(registry: ToolRegistry, seconds: number): void;
   /** A config version was applied (as far as it could be). */
-  configVersion?(version: number): void;
+  configVersion(version: number): void;
   /** One part of a config change could not be applied (the others were); already logged. */
-  configFailed?(workspace: string, part: ConfigPart, message: string): void;
-  workspaceDeleted?(workspace: string): void;
+  configFailed(workspace: string, part: ConfigPart, message: string): void;
+  workspaceDeleted(workspace: string): void;
 }
 
 export interface FlowRuntimeDeps {
@@ -163,7 +163,7 @@ export interface FlowRuntimeDeps {
   limit: ConcurrencyLimit;
   toolServices: ToolServiceClients;
   /** Metrics and the audit trail. */
-  telemetry?: FlowTelemetry;
+  telemetry: FlowTelemetry;
   /**
    * Requests whose payload is larger are refused with an error response. Default: three quarters of what the
    * transport can carry in one message, leaving room for what the conversation adds to its `next` request.

@@ -64,7 +64,7 @@ export class RequestHandler {
     }
     const answered = await this.ensureFinalMessage(id, dialog);
     this.audit(dialog, answered);
-    deps.telemetry?.consumed?.(consumer, (performance.now() - started) / 1000, answered);
+    deps.telemetry.consumed(consumer, (performance.now() - started) / 1000, answered);
     if (ackedOnArrival) return;
     if (answered) {
       await message.ack().catch((error: unknown) => logger.warn({ err: error, id }, 'Could not acknowledge an agent request'));
@@ -84,7 +84,7 @@ export class RequestHandler {
       `${deps.limit.limit} concurrency slots (limit ${deps.maxQueued ?? DEFAULT_MAX_QUEUED}); ` +
       `the request was refused, send it again later`;
     this.ctx.logger.warn({ id, queued: deps.limit.queued }, 'Refusing a request: too many are waiting for a slot');
-    deps.telemetry?.overloaded?.();
+    deps.telemetry.overloaded();
     dialog.result = { outcome: 'error', stateBefore: '', error: text };
     await this.output(id, dialog).respond(errorResponse(text));
   }
@@ -94,7 +94,7 @@ export class RequestHandler {
     const { deps, logger } = this.ctx;
     const ask = await this.decode(message, id, dialog);
     if (ask === undefined) return;
-    if (ask.request.history.length > 0) deps.telemetry?.next?.('received');
+    if (ask.request.history.length > 0) deps.telemetry.next('received');
     const output = this.output(id, dialog, ask.request);
     try {
       const registry = deps.registryFor(workspace);
@@ -165,10 +165,10 @@ export class RequestHandler {
   private async refused(verdict: GateVerdict, ask: AgentAsk, output: IterationOutput, events: RequestTelemetry, id: string, dialog: DialogState): Promise<boolean> {
     const { logger } = this.ctx;
     const { workspace } = this.ctx.definition;
-    if (verdict.unknownState !== undefined) events.stateUnknown?.(verdict.unknownState);
+    if (verdict.unknownState !== undefined) events.stateUnknown(verdict.unknownState);
     const { unknownGroups } = verdict;
     if (unknownGroups) {
-      events.groupsUnknown?.(unknownGroups.groups, unknownGroups.action);
+      events.groupsUnknown(unknownGroups.groups, unknownGroups.action);
       if (unknownGroups.firstSeen.length > 0) {
         logger.warn(
           { id, groups: unknownGroups.firstSeen },
@@ -181,8 +181,8 @@ export class RequestHandler {
     const { refusal } = verdict;
     if (!refusal) return false;
     logger.warn({ id, kind: refusal.kind, reason: refusal.reason }, `Request refused: ${refusal.message}`);
-    if (refusal.unknownGroups) events.groupsUnknown?.(refusal.unknownGroups, 'rejected');
-    events.refused?.(refusal);
+    if (refusal.unknownGroups) events.groupsUnknown(refusal.unknownGroups, 'rejected');
+    events.refused(refusal);
     if (refusal.unanswered) {
       logger.warn({ id, reason: refusal.reason }, 'No error response for this refusal: the id it carries may name a conversation its sender did not start');
       dialog.unanswered = true;
@@ -205,9 +205,9 @@ export class RequestHandler {
     return iterationOutput(this.ctx, id, dialog, request);
   }
 
-  /** The request's telemetry (metrics, audit); none when the flow has no telemetry. */
+  /** The request's telemetry (metrics, audit). */
   private telemetryOf(ask: AgentAsk | undefined, id: string): RequestTelemetry {
-    return this.ctx.deps.telemetry?.request?.(this.ctx.definition, ask, id) ?? {};
+    return this.ctx.deps.telemetry.request(this.ctx.definition, ask, id);
   }
 
   /**
@@ -232,7 +232,7 @@ export class RequestHandler {
         { id, err: dialog.finalFailure, reason: failure.reason },
         `Could not answer an agent request: the broker stayed unreachable (${failure.text}); negatively acknowledging it`,
       );
-      dialog.events?.failed?.(failure);
+      dialog.events?.failed(failure);
       this.failedEnding(dialog, failure, 'unanswered');
       return false;
     }
@@ -259,7 +259,7 @@ export class RequestHandler {
   /** Log, count and remember a failure (audited when the request's handling ends). */
   private fail(dialog: DialogState, failure: Failure, id: string, logText?: string): void {
     this.ctx.logger.error({ id, reason: failure.reason }, logText ?? `Refusing an agent request: ${failure.text}`);
-    dialog.events?.failed?.(failure);
+    dialog.events?.failed(failure);
   }
 
   private failedEnding(dialog: DialogState, failure: Failure, outcome: 'error' | 'unanswered'): void {
@@ -269,7 +269,7 @@ export class RequestHandler {
   private audit(dialog: DialogState, answered: boolean): void {
     const result: IterationResult = dialog.result ?? { outcome: answered ? 'error' : 'unanswered', stateBefore: '' };
     try {
-      dialog.events?.done?.(result);
+      dialog.events?.done(result);
     } catch (error) {
       this.ctx.logger.error({ err: error }, `Could not record the end of an iteration: ${describeFailure(error).text}`);
     }

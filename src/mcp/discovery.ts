@@ -32,7 +32,7 @@ export interface McpDiscoveryOptions {
   /** Called when a workspace's snapshot changed: rebuild its registry. */
   readonly onChange: (workspace: string) => void;
   /** Metrics of discovery. */
-  readonly telemetry?: DiscoveryTelemetry;
+  readonly telemetry: DiscoveryTelemetry;
   /** Default: the MCP SDK client (`tools-list-client.ts`). */
   readonly list?: ToolsLister;
   readonly compiler?: SchemaCompiler;
@@ -43,12 +43,12 @@ export interface McpDiscoveryOptions {
   readonly tickMs?: number;
 }
 
-/** What discovery reports for metrics. Every method is optional. */
+/** What discovery reports for metrics. Every method is required (`noTelemetry` records nothing). */
 export interface DiscoveryTelemetry {
   /** Once per `mcp` entry per failed attempt. */
-  discoveryFailed?(workspace: string, mcpKey: string, reason: DiscoveryFailureReason): void;
+  discoveryFailed(workspace: string, mcpKey: string, reason: DiscoveryFailureReason): void;
   /** After every snapshot update: the number of entries currently failing. */
-  discoveryStatus?(workspace: string, failing: number): void;
+  discoveryStatus(workspace: string, failing: number): void;
 }
 
 type EndpointState = CacheState<readonly ListedMcpTool[]>;
@@ -139,7 +139,7 @@ export class McpDiscovery {
     const config = parseMcpConfig(workspace, change.snapshot[MCP_CONFIG_TYPE]);
     for (const problem of config.problems) {
       this.options.logger.error({ workspace, mcpKey: problem.key }, `MCP configuration problem: ${problem.text}`);
-      this.options.telemetry?.discoveryFailed?.(workspace, problem.key, 'bad-config');
+      this.options.telemetry.discoveryFailed(workspace, problem.key, 'bad-config');
     }
     let state = this.workspaces.get(workspace);
     if (state === undefined) {
@@ -271,13 +271,10 @@ export class McpDiscovery {
     }
     if (this.workspaces.get(workspace) !== state) return; // workspace deleted meanwhile
     this.update(workspace, state, false);
-    const discoveryFailed = this.options.telemetry?.discoveryFailed?.bind(this.options.telemetry);
-    if (discoveryFailed !== undefined) {
-      for (const mcpEntry of state.config.entries.values()) {
-        if (endpointKey(mcpEntry) !== key) continue;
-        const discovery = state.lookup.get(mcpEntry.key);
-        if (discovery?.status === 'failed') discoveryFailed(workspace, mcpEntry.key, discovery.reason);
-      }
+    for (const mcpEntry of state.config.entries.values()) {
+      if (endpointKey(mcpEntry) !== key) continue;
+      const discovery = state.lookup.get(mcpEntry.key);
+      if (discovery?.status === 'failed') this.options.telemetry.discoveryFailed(workspace, mcpEntry.key, discovery.reason);
     }
   }
 
@@ -309,7 +306,7 @@ export class McpDiscovery {
     }
     state.fingerprints = fingerprints;
     state.lookup = lookup;
-    this.options.telemetry?.discoveryStatus?.(workspace, [...lookup.values()].filter((d) => d.status === 'failed').length);
+    this.options.telemetry.discoveryStatus(workspace, [...lookup.values()].filter((d) => d.status === 'failed').length);
     if (changed || force) this.notify(workspace);
   }
 

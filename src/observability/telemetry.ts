@@ -3,8 +3,8 @@
  * discovery and the broker's drop statistics report becomes Prometheus metrics (label values clamped by
  * AgentMetrics, the `processor` label added by its registry), log lines and, per request, one audit record
  * (IterationRecorder). Each emitter declares the part of the vocabulary it speaks (`FlowTelemetry`,
- * `RequestTelemetry` and `ServiceTelemetry` in flow/ports.ts, `GateTelemetry`, `DiscoveryTelemetry`); the app
- * hands this one object to all of them.
+ * `RequestTelemetry` and `ServiceTelemetry` in flow/ports.ts, `GateTelemetry`, `DiscoveryTelemetry`), every
+ * method required; the app hands this one object to all of them, tests hand them `noTelemetry`.
  */
 import type { Logger } from 'pino';
 import type { FlowDefinition } from '../config/flows.js';

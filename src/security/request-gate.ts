@@ -30,13 +30,13 @@ export interface SecurityGateOptions {
   policyConfigType: string;
   signer?: IterationSigner;
   strictStates: boolean;
-  telemetry?: GateTelemetry;
+  telemetry: GateTelemetry;
 }
 
 /** What the gate reports besides its verdicts (which the caller records). */
 export interface GateTelemetry {
   /** The policy config type of a workspace was read: its problems (empty when it is fine). */
-  policyRead?(workspace: string, problems: readonly string[]): void;
+  policyRead(workspace: string, problems: readonly string[]): void;
 }
 
 const SIGNATURE_MESSAGES: Readonly<Record<Exclude<Verdict, 'ok'>, string>> = {
@@ -79,7 +79,7 @@ export class SecurityGate implements RequestGate {
     }
     this.policies.set(change.workspace, policy);
     this.problems.set(change.workspace, problems);
-    this.options.telemetry?.policyRead?.(change.workspace, problems);
+    this.options.telemetry.policyRead(change.workspace, problems);
   }
 
   onWorkspaceDeleted(workspace: string): void {

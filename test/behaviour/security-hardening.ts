@@ -13,6 +13,7 @@ import { harnessPerTest, onTarget, type HarnessTarget } from '../support/harness
 import { capturingLogger } from '../support/log-capture.js';
 import { knowledgeQueryTool, mcpTool, toolServiceTool } from '../../dev/flow-config.js';
 import { parseExposition, sample, scrape } from '../support/prometheus-text.js';
+import { noTelemetry } from '../../src/observability/no-telemetry.js';
 
 const SIGNING_KEY = 'test-signing-key-0123456789';
 const p = { processor: 'agent-manager' };
@@ -250,6 +251,7 @@ export function securityHardeningSuite(target: HarnessTarget): void {
               if (change.changedTypes.includes('agent-group-policy')) seen.push(JSON.stringify(change.snapshot['agent-group-policy']));
             },
             telemetry: {
+              ...noTelemetry,
               registryRebuilt: (registry) => {
                 if (registry.get('boom')) throw new Error('registry hook exploded');
               },

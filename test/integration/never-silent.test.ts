@@ -12,7 +12,7 @@
  * (see AskOptions.observeNext): TrustGraph's gateway has none, and with it the broker may drop the agent's copy.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TransportError } from '../../src/bus/errors.js';
+import { FrameTooLargeError } from '../../src/bus/errors.js';
 import { NativeTransport } from '../../src/bus/native-transport.js';
 import { loadPulsarClient } from '../../src/bus/pulsar-client-module.js';
 import type { Transport } from '../../src/bus/transport.js';
@@ -215,7 +215,8 @@ for (const profile of PROFILES) {
 /**
  * The agent's transport as on a broker whose limit the agent does not know (e.g. the binary protocol against a
  * broker with a lowered `maxMessageSize`): messages over `limit` bytes are refused at send, as pulsar-client
- * refuses them (`MessageTooBig`, not retriable), and no limit is advertised for sizing.
+ * refuses them (`MessageTooBig`, which the native transport raises as FrameTooLargeError), and no limit is
+ * advertised for sizing.
  */
 function refusingOver(limit: number): (inner: Transport) => Transport {
   return (inner) => ({
@@ -231,7 +232,8 @@ function refusingOver(limit: number): (inner: Transport) => Transport {
         close: () => producer.close(),
         send: async (message) => {
           if (message.payload.length > limit) {
-            throw new TransportError(`send on ${topic} failed: MessageTooBig`, { retriable: false });
+            const size = message.payload.length;
+            throw new FrameTooLargeError(topic, size, limit, size, `send on ${topic} failed: MessageTooBig`);
           }
           await producer.send(message);
         },

@@ -20,6 +20,7 @@ import { brokerUrls } from '../support/transport-contract.js';
 import { createTestTransport, testTransports } from '../support/transports.js';
 import { responsesToRefused } from '../support/no-reply.js';
 import { startGatewayClient } from '../support/gateway-client.js';
+import { noTelemetry } from '../../src/observability/no-telemetry.js';
 
 const USAGE = { in_token: 13, out_token: 5, model: 'scripted-model' };
 const GOALS = ['What is a pulsar?', 'What is a quasar?', 'What is a magnetar?', 'What is a blazar?'];
@@ -175,7 +176,7 @@ describe.each(testTransports())('supervisor pattern [%s]', (transportKind) => {
     const { serviceUrl } = transportKind === 'native' ? brokerUrls() : { serviceUrl: '' };
     const logger = pino({ level: 'silent' });
     const replicaTransport = createTestTransport(transportKind, { webSocketUrl: inject('pulsarWebSocketUrl'), serviceUrl, logger });
-    const replica = new AgentService(h.settings, second.wrap(replicaTransport), logger, {});
+    const replica = new AgentService(h.settings, second.wrap(replicaTransport), logger, { telemetry: noTelemetry });
     started.push({ stop: async () => { await replica.stop(2_000).catch(() => undefined); await replicaTransport.close(); } });
     await replica.start();
     await h.waitFor(() => replica.readiness().ready, 'the second replica to be ready');

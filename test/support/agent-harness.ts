@@ -59,6 +59,7 @@ import {
 } from '../../dev/flow-config.js';
 import { brokerUrls } from './transport-contract.js';
 import { createTestTransport, type TransportKind } from './transports.js';
+import { noTelemetry } from '../../src/observability/no-telemetry.js';
 
 /** The default model: answers at once. */
 export const FINAL_ANSWER_SCRIPT: PromptScript = () => 'Thought: I can answer directly\nFinal Answer: ok';
@@ -537,7 +538,7 @@ export async function startAgentHarness(options: AgentHarnessOptions): Promise<A
       });
     } else {
       const serviceTransport = options.wrapAgentTransport?.(agentTransport) ?? agentTransport;
-      agent = new AgentService(settings, serviceTransport, logger.child({ side: 'agent' }), options.hooks ?? {});
+      agent = new AgentService(settings, serviceTransport, logger.child({ side: 'agent' }), options.hooks ?? { telemetry: noTelemetry });
       started = agent.start();
     }
     service = agent;

@@ -59,9 +59,9 @@ export async function runAgentRequest(
     const decision = await routeQuestion(request.question, patterns, ctx.prompt, usage);
     for (const fallback of decision.fallbacks) ctx.logger.warn({ fallback }, `Meta-router fell back: ${fallback}`);
     request = makeAgentRequest({ ...request, pattern: decision.pattern, task_type: decision.taskType, framing: decision.framing });
-    ctx.events.patternChosen?.(decision.pattern, decision.taskType, true, decision.fallbacks);
+    ctx.events.patternChosen(decision.pattern, decision.taskType, true, decision.fallbacks);
   } else if (first) {
-    ctx.events.patternChosen?.(request.pattern, request.task_type, false, []);
+    ctx.events.patternChosen(request.pattern, request.task_type, false, []);
   }
   const runs = runnablePattern(request.pattern);
   if (first && runs !== request.pattern && request.pattern !== '') {

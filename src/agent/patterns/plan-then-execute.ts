@@ -55,7 +55,7 @@ export async function runPlanIteration(ctx: PatternContext, request: AgentReques
   const now = ctx.now ?? (() => new Date());
   if (n === 1) await explain(ctx, request, provenanceUris.session(key), sessionTriples(key, request.question, now()));
   if (n >= ctx.settings.maxIterations) {
-    ctx.events.sessionEnded?.('max-iterations', ctx.settings.maxIterations);
+    ctx.events.sessionEnded('max-iterations', ctx.settings.maxIterations);
     throw new MaxIterationsError();
   }
   const plan = latestPlan(request.history);
@@ -147,7 +147,7 @@ async function planning(run: Run, previous: PlanStep[] | undefined, replan: numb
   const { ctx, request } = run;
   const toolSet = ctx.registry.filter(request.group, request.state);
   run.result.toolSet = toolSet;
-  ctx.events.toolsOffered?.(toolSet);
+  ctx.events.toolsOffered(toolSet);
   const tools = plannableTools(ctx.registry, request);
   let feedback = previous ? replanFeedback(previous) : '';
   let steps: PlannedStep[] = [];
@@ -161,7 +161,7 @@ async function planning(run: Run, previous: PlanStep[] | undefined, replan: numb
       { question: request.question, framing: request.framing, tools, ...(feedback ? { feedback } : {}) },
       ctx.orchestration.usage,
     );
-    ctx.events.llmFinished?.((performance.now() - started) / 1000);
+    ctx.events.llmFinished((performance.now() - started) / 1000);
     steps = readPlan(reply.value);
     if (steps.length === 0) {
       ctx.logger.warn('plan-create returned no list of steps; falling back to a single step');
@@ -170,7 +170,7 @@ async function planning(run: Run, previous: PlanStep[] | undefined, replan: numb
     const refused = checkPlan(ctx.registry, request, steps);
     if (!refused) break;
     const replan = attempt < maxReplanDepth;
-    ctx.events.planStepRefused?.({ tool: refused.tool, step: refused.step, state: refused.state, at: 'plan', then: replan ? 'replan' : 'observation' });
+    ctx.events.planStepRefused({ tool: refused.tool, step: refused.step, state: refused.state, at: 'plan', then: replan ? 'replan' : 'observation' });
     ctx.logger.warn({ tool: refused.tool, step: refused.step, state: refused.state }, `Plan refused: ${refused.reason}`);
     // The client is told, as a ReAct refusal is: what was refused, why, and what happens next.
     const refusal = `Plan refused: ${refused.reason}; ${replan ? 'making a new plan' : 'that step will not run'}`;
@@ -223,7 +223,7 @@ async function publishPlan(run: Run, steps: readonly PlannedStep[], planSteps: P
   await ctx.output.respond(thoughtResponse(thought, '', true));
   const derivedFrom = ctx.orchestration.patternDecisionUri ?? provenanceUris.session(key);
   await explain(ctx, request, patternUris.plan(key), planTriples(key, derivedFrom, steps.map((s) => s.goal)));
-  ctx.events.planCreated?.(steps.length, replan);
+  ctx.events.planCreated(steps.length, replan);
   const planStep = makeAgentStep({
     thought,
     action: 'plan',
@@ -242,7 +242,7 @@ async function execution(run: Run, plan: PlanStep[], index: number): Promise<Ite
   const state = normalizeRequestState(request.state);
   const toolSet = ctx.registry.filter(request.group, request.state);
   run.result.toolSet = toolSet;
-  ctx.events.toolsOffered?.(toolSet);
+  ctx.events.toolsOffered(toolSet);
   const previousResults = current.depends_on.flatMap((dep) => {
     const result = plan[dep]?.result ?? '';
     return dep >= 0 && dep < plan.length && result ? [{ index: dep, result }] : [];
@@ -262,7 +262,7 @@ async function execution(run: Run, plan: PlanStep[], index: number): Promise<Ite
     },
     ctx.orchestration.usage,
   );
-  ctx.events.llmFinished?.((performance.now() - started) / 1000);
+  ctx.events.llmFinished((performance.now() - started) / 1000);
   const call = reply.value !== null && typeof reply.value === 'object' && !Array.isArray(reply.value) ? (reply.value as Record<string, unknown>) : {};
   const toolName = typeof call.tool === 'string' ? call.tool : '';
   const rawArgs = call.arguments;
@@ -277,8 +277,8 @@ async function execution(run: Run, plan: PlanStep[], index: number): Promise<Ite
     // Refused before it runs: the tool is not offered for these groups in the state this step runs in.
     const { maxReplanDepth } = patternLimits(ctx.catalog, 'plan-then-execute');
     const then = replansUsed(request.history) < maxReplanDepth ? 'replan' : 'observation';
-    ctx.events.planStepRefused?.({ tool: toolName, step: index, state, at: 'step', then });
-    ctx.events.actionDenied?.(toolName, toolSet, ctx.registry.get(toolName) !== undefined);
+    ctx.events.planStepRefused({ tool: toolName, step: index, state, at: 'step', then });
+    ctx.events.actionDenied(toolName, toolSet, ctx.registry.get(toolName) !== undefined);
     observation = `Error: plan step ${index} was refused: ${stepRefusal(toolName, toolSet.names, state)}`;
     ok = false;
   } else {
@@ -327,10 +327,10 @@ async function synthesis(run: Run, plan: PlanStep[]): Promise<IterationResult> {
     request.streaming && !isSubagent(request),
     (chunk) => ctx.output.respond(answerResponse(chunk, messageId, { message: false, dialog: false })),
   );
-  ctx.events.llmFinished?.((performance.now() - started) / 1000);
+  ctx.events.llmFinished((performance.now() - started) / 1000);
   const document = saveDocument(ctx, { id: patternDocumentIds.synthesis(key), title: 'Synthesis', content: answer });
   await explain(ctx, request, messageId, synthesisTriples(key, [patternUris.stepResult(key, plan.length - 1)], 'plan-complete', document));
-  ctx.events.sessionEnded?.('completed', run.n);
+  ctx.events.sessionEnded('completed', run.n);
   if (isSubagent(request)) {
     await ctx.output.next(makeAgentRequest(subagentCompletion(request, answer)));
     return { ...run.result, outcome: 'next' };

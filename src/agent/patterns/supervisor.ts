@@ -60,7 +60,7 @@ async function decomposition(
   if (!fanOut) throw new DialogError('the supervisor pattern needs an aggregation topic, and this flow has none');
   const toolSet = ctx.registry.filter(request.group, request.state);
   result.toolSet = toolSet;
-  ctx.events.toolsOffered?.(toolSet);
+  ctx.events.toolsOffered(toolSet);
   const { maxSubagents } = patternLimits(ctx.catalog, 'supervisor');
   const started = performance.now();
   const reply = await callTemplate(
@@ -74,7 +74,7 @@ async function decomposition(
     },
     ctx.orchestration.usage,
   );
-  ctx.events.llmFinished?.((performance.now() - started) / 1000);
+  ctx.events.llmFinished((performance.now() - started) / 1000);
   const listed = Array.isArray(reply.value) ? reply.value.filter((g): g is string => typeof g === 'string') : [];
   if (listed.length > maxSubagents) {
     ctx.logger.warn({ goals: listed.length, maxSubagents }, `supervisor-decompose gave ${listed.length} goals; fanning out the first ${maxSubagents}`);
@@ -103,7 +103,7 @@ async function decomposition(
     );
     throw error;
   }
-  ctx.events.subagentsFannedOut?.(goals.length);
+  ctx.events.subagentsFannedOut(goals.length);
   ctx.logger.info({ correlationId, subagents: goals.length }, `Supervisor fanned out ${goals.length} subagents`);
   return { ...result, outcome: 'next', action: 'decompose' };
 }
@@ -152,11 +152,11 @@ async function synthesis(
     request.streaming,
     (chunk) => ctx.output.respond(answerResponse(chunk, messageId, { message: false, dialog: false })),
   );
-  ctx.events.llmFinished?.((performance.now() - started) / 1000);
+  ctx.events.llmFinished((performance.now() - started) / 1000);
   const document = saveDocument(ctx, { id: patternDocumentIds.synthesis(key), title: 'Synthesis', content: answer });
   const findings = results.map((_, i) => patternUris.finding(key, i));
   await explain(ctx, request, messageId, synthesisTriples(key, findings, 'subagents-complete', document));
-  ctx.events.sessionEnded?.('completed', request.history.length + 1);
+  ctx.events.sessionEnded('completed', request.history.length + 1);
   const content = request.streaming ? '' : answer;
   await ctx.output.respond({ ...answerResponse(content, messageId, { message: true, dialog: true }), ...ctx.orchestration.usage.fields() });
   return { ...result, outcome: 'answer', stateAfter: result.stateBefore };

@@ -14,6 +14,7 @@ import type { AggregationOutcome } from '../../../src/flow/ports.js';
 import type { FlowOutput } from '../../../src/flow/iteration-output.js';
 import { PublishPolicy } from '../../../src/flow/publish-policy.js';
 import { agentRequestCodec, agentResponseCodec, makeAgentRequest, makeAgentStep, type AgentRequest, type AgentResponse } from '../../../src/wire/index.js';
+import { noTelemetry } from '../../../src/observability/no-telemetry.js';
 
 const AGGREGATION = 'persistent://tg/request/agent:default:default-aggregation';
 const NEXT = 'persistent://tg/request/agent:default:default';
@@ -94,8 +95,9 @@ describe('FanInConsumer on a Key_Shared subscription shared by two replicas', ()
       logger,
       producers: { response: await producer(RESPONSE), next: await producer(NEXT), aggregation: await producer(AGGREGATION) },
       publisher: new PublishPolicy(bus, 1_000, logger),
+      telemetry: noTelemetry,
     };
-    const consumer = new FanInConsumer(output, { topic: AGGREGATION, subscription: 'agent-manager--default--default--aggregation', timeoutMs }, { ended: (outcome) => outcomes.push(outcome) });
+    const consumer = new FanInConsumer(output, { topic: AGGREGATION, subscription: 'agent-manager--default--default--aggregation', timeoutMs }, { ...noTelemetry, aggregationEnded: (outcome) => void outcomes.push(outcome) });
     await consumer.start(transport);
     return consumer;
   }

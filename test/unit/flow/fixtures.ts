@@ -10,6 +10,7 @@ import { agentResponseCodec, type AgentResponse } from '../../../src/wire/index.
 import { knowledgeQueryTool } from '../../../dev/flow-config.js';
 import { startPromptService, type PromptServiceStandIn } from '../../../dev/stand-ins/prompt-service.js';
 import { registryOf } from '../tools/fixtures.js';
+import { noTelemetry } from '../../../src/observability/no-telemetry.js';
 
 /** A flow's dependencies: one knowledge-query tool, 2 s service timeouts, 2 requests at once. */
 export function testFlowDeps(transport: Transport, logger: Logger): FlowRuntimeDeps {
@@ -24,6 +25,7 @@ export function testFlowDeps(transport: Transport, logger: Logger): FlowRuntimeD
     registryFor: () => registry,
     limit: new ConcurrencyLimit(2),
     toolServices: new ToolServiceClients({ transport, processorId: 'agent-manager', timeoutMs: 2_000, logger }),
+    telemetry: noTelemetry,
   };
 }
 

@@ -17,6 +17,7 @@ import { agentFlowTopics, uniqueWorkspace } from '../../../dev/flow-config.js';
 import type { PromptServiceStandIn } from '../../../dev/stand-ins/prompt-service.js';
 import { waitUntil } from '../../support/agent-harness.js';
 import { okPromptAndGateway, testFlowDeps } from './fixtures.js';
+import { noTelemetry } from '../../../src/observability/no-telemetry.js';
 
 const logger = pino({ level: 'silent' });
 
@@ -52,6 +53,7 @@ async function start(deps: Partial<FlowRuntimeDeps> = {}): Promise<Running> {
   const runtime = await FlowRuntime.start(definition, {
     ...testFlowDeps(bus, logger),
     telemetry: {
+      ...noTelemetry,
       request: (_flow, ask) => {
         const entry = { request: ask?.request, calls: [] as string[] };
         hooks.push(entry);

@@ -8,6 +8,7 @@ import { SecurityGate } from '../../../src/security/request-gate.js';
 import { buildRegistry } from '../../../src/tools/registry/registry.js';
 import { askOf } from '../../../src/tools/registry/selection.js';
 import { makeAgentRequest, type AgentRequest } from '../../../src/wire/index.js';
+import { noTelemetry } from '../../../src/observability/no-telemetry.js';
 
 const topics = { request: 'request:tg:a:w:f', next: 'request:tg:a:w:f', response: 'response:tg:a:w:f', 'prompt-request': 'request:tg:p:w:f', 'prompt-response': 'response:tg:p:w:f' };
 const flow = parseFlows('w', { f: JSON.stringify({ topics }) }).flows[0]!;
@@ -40,8 +41,8 @@ describe('the request gate', () => {
   it('counts a state no tool knows, and refuses it only under --strict-states', async () => {
     const metrics = new AgentMetrics('agent-manager', { defaultMetrics: false });
     metrics.registryRebuilt(registry, 0);
-    const lenient = new SecurityGate({ policyConfigType: 'agent-group-policy', strictStates: false });
-    const strict = new SecurityGate({ policyConfigType: 'agent-group-policy', strictStates: true });
+    const lenient = new SecurityGate({ policyConfigType: 'agent-group-policy', telemetry: noTelemetry, strictStates: false });
+    const strict = new SecurityGate({ policyConfigType: 'agent-group-policy', telemetry: noTelemetry, strictStates: true });
     const unknown = makeAgentRequest({ question: 'q', state: 'nowhere' });
     expect(checked(lenient, unknown, {}, metrics)).toEqual({ unknownState: 'nowhere' });
     expect(checked(strict, unknown, {}, metrics)).toEqual({
@@ -62,10 +63,10 @@ describe('the request gate', () => {
 
   it('adds a signature to next messages only when a key is configured', () => {
     const request = makeAgentRequest({ question: 'q', history: [{ action: 'lookup' }] });
-    const unsigned = new SecurityGate({ policyConfigType: 'p', strictStates: false });
+    const unsigned = new SecurityGate({ policyConfigType: 'p', telemetry: noTelemetry, strictStates: false });
     expect(unsigned.nextProperties(flow, request, 'id')).toEqual({});
     const signer = new IterationSigner('0123456789abcdef0123');
-    const signed = new SecurityGate({ policyConfigType: 'p', strictStates: false, signer });
+    const signed = new SecurityGate({ policyConfigType: 'p', telemetry: noTelemetry, strictStates: false, signer });
     const properties = signed.nextProperties(flow, request, 'id');
     expect(Object.keys(properties).sort()).toEqual([SIGNATURE_PROPERTY, SIGNED_AT_PROPERTY].sort());
     expect(checked(signed, request, { id: 'id', ...properties })).toEqual({});
@@ -85,7 +86,7 @@ describe('the request gate', () => {
   it('refuses a first request in a state the policy does not list, counting it as an escalation', async () => {
     const metrics = new AgentMetrics('agent-manager', { defaultMetrics: false });
     metrics.registryRebuilt(registry, 0);
-    const gate = new SecurityGate({ policyConfigType: 'agent-group-policy', strictStates: false });
+    const gate = new SecurityGate({ policyConfigType: 'agent-group-policy', telemetry: noTelemetry, strictStates: false });
     const policy = { 'allowed-groups': ['default'], 'initial-states': ['undefined', 'analysis'] };
     gate.onConfig({ workspace: 'w', changedTypes: ['agent-group-policy'], snapshot: { 'agent-group-policy': { policy: JSON.stringify(policy) } }, version: 1 });
     expect(checked(gate, makeAgentRequest({ question: 'q', state: 'results' }), {}, metrics)).toEqual({
@@ -108,7 +109,7 @@ describe('the request gate', () => {
   it('refuses groups the policy does not allow, naming each denied group, a wildcard as an escalation', async () => {
     const metrics = new AgentMetrics('agent-manager', { defaultMetrics: false });
     metrics.registryRebuilt(registry, 0);
-    const gate = new SecurityGate({ policyConfigType: 'agent-group-policy', strictStates: false });
+    const gate = new SecurityGate({ policyConfigType: 'agent-group-policy', telemetry: noTelemetry, strictStates: false });
     gate.onConfig({ workspace: 'w', changedTypes: ['agent-group-policy'], snapshot: { 'agent-group-policy': { policy: JSON.stringify({ 'allowed-groups': ['default'] }) } }, version: 1 });
     expect(checked(gate, makeAgentRequest({ question: 'q', group: ['default', 'admin'] }), {}, metrics).refusal).toEqual({
       kind: 'group-policy',
@@ -129,7 +130,7 @@ describe('the request gate', () => {
 
   describe('a requested group no tool is in', () => {
     const withPolicy = (policy: object | undefined): SecurityGate => {
-      const gate = new SecurityGate({ policyConfigType: 'agent-group-policy', strictStates: false });
+      const gate = new SecurityGate({ policyConfigType: 'agent-group-policy', telemetry: noTelemetry, strictStates: false });
       if (policy) {
         gate.onConfig({ workspace: 'w', changedTypes: ['agent-group-policy'], snapshot: { 'agent-group-policy': { policy: JSON.stringify(policy) } }, version: 1 });
       }
