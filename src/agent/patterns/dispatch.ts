@@ -91,8 +91,8 @@ export async function runAgentRequest(
   const patternCtx: PatternContext = { ...ctx, catalog: patterns, orchestration };
   // Routing changed only the orchestration fields, never the groups or the state.
   const ask: AgentAsk = { ...receivedAsk, request };
-  if (runs === 'plan-then-execute') return withErrorResponse(ctx, ask, (result) => runPlanIteration(patternCtx, request, result));
-  if (runs === 'supervisor') return withErrorResponse(ctx, ask, (result) => runSupervisorIteration(patternCtx, request, result));
+  if (runs === 'plan-then-execute') return withErrorResponse(ctx, ask, (result) => runPlanIteration(patternCtx, ask, result));
+  if (runs === 'supervisor') return withErrorResponse(ctx, ask, (result) => runSupervisorIteration(patternCtx, ask, result));
   return runIteration(patternCtx, ask);
 }
 

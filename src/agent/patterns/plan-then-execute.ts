@@ -14,7 +14,7 @@
  * result. The state moves only after a tool succeeded, as in ReAct.
  */
 import { randomUUID } from 'node:crypto';
-import { normalizeRequestState } from '../../tools/registry/selection.js';
+import type { AgentAsk } from '../../tools/registry/selection.js';
 import type { ToolRegistry } from '../../tools/registry/registry.js';
 import {
   makeAgentRequest,
@@ -48,7 +48,8 @@ interface PlannedStep {
   depends_on: number[];
 }
 
-export async function runPlanIteration(ctx: PatternContext, request: AgentRequest, result: IterationResult): Promise<IterationResult> {
+export async function runPlanIteration(ctx: PatternContext, ask: AgentAsk, result: IterationResult): Promise<IterationResult> {
+  const { request } = ask;
   const sessionId = request.session_id || randomUUID();
   const key = sessionUriKey(sessionId);
   const n = request.history.length + 1;
@@ -62,7 +63,7 @@ export async function runPlanIteration(ctx: PatternContext, request: AgentReques
   const used = replansUsed(request.history);
   const { maxReplanDepth } = patternLimits(ctx.catalog, 'plan-then-execute');
   const needsPlan = plan === undefined || (plan.some((s) => s.status === 'failed') && used < maxReplanDepth);
-  const run = { ctx, request, sessionId, key, n, result };
+  const run = { ctx, ask, request, sessionId, key, n, result };
   if (needsPlan) return planning(run, plan, plan === undefined ? 0 : used + 1, maxReplanDepth);
   const pending = plan.findIndex((s) => s.status === 'pending');
   if (pending >= 0) return execution(run, plan, pending);
@@ -71,6 +72,8 @@ export async function runPlanIteration(ctx: PatternContext, request: AgentReques
 
 interface Run {
   ctx: PatternContext;
+  /** The request with its groups and state normalised once, when it was decoded. */
+  ask: AgentAsk;
   request: AgentRequest;
   sessionId: string;
   key: string;
@@ -121,13 +124,13 @@ function readPlan(value: unknown): PlannedStep[] {
  */
 export function checkPlan(
   registry: ToolRegistry,
-  request: Pick<AgentRequest, 'group' | 'state'>,
+  ask: Pick<AgentAsk, 'groups' | 'state'>,
   steps: readonly Pick<PlannedStep, 'tool_hint'>[],
 ): { step: number; tool: string; state: string; reason: string } | undefined {
-  let state = normalizeRequestState(request.state);
+  let state = ask.state;
   for (const [index, step] of steps.entries()) {
     if (step.tool_hint === '') continue;
-    const toolSet = registry.filter(request.group, state);
+    const toolSet = registry.offer({ groups: ask.groups, state });
     const tool = toolSet.get(step.tool_hint);
     if (!tool) {
       const known = registry.get(step.tool_hint) !== undefined;
@@ -145,10 +148,10 @@ export function checkPlan(
 
 async function planning(run: Run, previous: PlanStep[] | undefined, replan: number, maxReplanDepth: number): Promise<IterationResult> {
   const { ctx, request } = run;
-  const toolSet = ctx.registry.filter(request.group, request.state);
+  const toolSet = ctx.registry.offer(run.ask);
   run.result.toolSet = toolSet;
   ctx.events.toolsOffered(toolSet);
-  const tools = plannableTools(ctx.registry, request);
+  const tools = plannableTools(ctx.registry, run.ask);
   let feedback = previous ? replanFeedback(previous) : '';
   let steps: PlannedStep[] = [];
   let attempt = replan;
@@ -167,7 +170,7 @@ async function planning(run: Run, previous: PlanStep[] | undefined, replan: numb
       ctx.logger.warn('plan-create returned no list of steps; falling back to a single step');
       steps = [{ goal: 'Answer the question directly', tool_hint: '', depends_on: [] }];
     }
-    const refused = checkPlan(ctx.registry, request, steps);
+    const refused = checkPlan(ctx.registry, run.ask, steps);
     if (!refused) break;
     const replan = attempt < maxReplanDepth;
     ctx.events.planStepRefused({ tool: refused.tool, step: refused.step, state: refused.state, at: 'plan', then: replan ? 'replan' : 'observation' });
@@ -233,14 +236,14 @@ async function publishPlan(run: Run, steps: readonly PlannedStep[], planSteps: P
     plan: planSteps,
   });
   await ctx.output.next(nextAgentRequest(request, sessionId, request.state, [...request.history, planStep]));
-  return { ...run.result, outcome: 'next', action: 'plan', stateAfter: normalizeRequestState(request.state) };
+  return { ...run.result, outcome: 'next', action: 'plan', stateAfter: run.ask.state };
 }
 
 async function execution(run: Run, plan: PlanStep[], index: number): Promise<IterationResult> {
   const { ctx, request, sessionId, key, n } = run;
   const current = plan[index]!;
-  const state = normalizeRequestState(request.state);
-  const toolSet = ctx.registry.filter(request.group, request.state);
+  const { state } = run.ask;
+  const toolSet = ctx.registry.offer(run.ask);
   run.result.toolSet = toolSet;
   ctx.events.toolsOffered(toolSet);
   const previousResults = current.depends_on.flatMap((dep) => {
@@ -271,7 +274,9 @@ async function execution(run: Run, plan: PlanStep[], index: number): Promise<Ite
   await ctx.output.respond(thoughtResponse(`Step ${index}: ${current.goal} → calling ${toolName}`, provenanceUris.thought(key, n), true));
 
   let observation: string;
+  // The `next` request carries the state as the client sent it unless a tool moved it.
   let nextState = request.state;
+  let stateAfter = state;
   let ok: boolean;
   if (!toolSet.has(toolName)) {
     // Refused before it runs: the tool is not offered for these groups in the state this step runs in.
@@ -287,7 +292,7 @@ async function execution(run: Run, plan: PlanStep[], index: number): Promise<Ite
     const outcome = await act(ctx, action, toolSet, state, patternUris.stepResult(key, index));
     observation = outcome.observation.trim();
     // Without a transition the request's state goes on as it came (TrustGraph's plan steps never change it).
-    if (normalizeRequestState(outcome.nextState) !== state) nextState = outcome.nextState;
+    if (outcome.nextState !== state) nextState = stateAfter = outcome.nextState;
     ok = outcome.ok;
   }
   run.result.action = toolName;
@@ -306,7 +311,7 @@ async function execution(run: Run, plan: PlanStep[], index: number): Promise<Ite
     plan,
   });
   await ctx.output.next(nextAgentRequest(request, sessionId, nextState, [...request.history, step]));
-  return { ...run.result, outcome: 'next', stateAfter: normalizeRequestState(nextState) };
+  return { ...run.result, outcome: 'next', stateAfter };
 }
 
 function stepRefusal(tool: string, offered: readonly string[], state: string): string {
@@ -337,5 +342,5 @@ async function synthesis(run: Run, plan: PlanStep[]): Promise<IterationResult> {
   }
   const content = request.streaming ? '' : answer;
   await ctx.output.respond({ ...answerResponse(content, messageId, { message: true, dialog: true }), ...ctx.orchestration.usage.fields() });
-  return { ...run.result, outcome: 'answer', stateAfter: normalizeRequestState(request.state) };
+  return { ...run.result, outcome: 'answer', stateAfter: run.ask.state };
 }

@@ -6,26 +6,25 @@
  * description which state it needs, so the model orders the steps.
  */
 import type { ToolRegistry } from '../../tools/registry/registry.js';
-import { normalizeRequestState } from '../../tools/registry/selection.js';
-import type { AgentRequest } from '../../wire/index.js';
+import type { AgentAsk } from '../../tools/registry/selection.js';
 
 export interface PlannableTool {
   readonly name: string;
   readonly description: string | null;
 }
 
-export function plannableTools(registry: ToolRegistry, request: Pick<AgentRequest, 'group' | 'state'>): PlannableTool[] {
-  const start = normalizeRequestState(request.state);
+export function plannableTools(registry: ToolRegistry, ask: Pick<AgentAsk, 'groups' | 'state'>): PlannableTool[] {
+  const start = ask.state;
   const statesOf = new Map<string, { description: string | null; states: string[] }>();
   const seen = new Set([start]);
   const queue = [start];
   while (queue.length > 0) {
     const state = queue.shift()!;
-    for (const tool of registry.filter(request.group, state).tools) {
+    for (const tool of registry.offer({ groups: ask.groups, state }).tools) {
       const entry = statesOf.get(tool.name) ?? { description: tool.description, states: [] };
       entry.states.push(state);
       statesOf.set(tool.name, entry);
-      const next = normalizeRequestState(registry.nextState(tool, state));
+      const next = registry.nextState(tool, state);
       if (!seen.has(next)) {
         seen.add(next);
         queue.push(next);

@@ -13,6 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { clipText } from '../../errors/error-text.js';
+import type { AgentAsk } from '../../tools/registry/selection.js';
 import { makeAgentRequest, makeAgentStep, pythonRepr, type AgentRequest, type AgentStep } from '../../wire/index.js';
 import { provenanceUris, sessionTriples, sessionUriKey } from '../explainability.js';
 import { DialogError } from '../errors.js';
@@ -29,14 +30,15 @@ export const SUPERVISOR_SYNTHESISE_TEMPLATE = 'supervisor-synthesise';
 /** The step type of the aggregator's synthesis request. */
 export const SYNTHESISE = 'synthesise';
 
-export async function runSupervisorIteration(ctx: PatternContext, request: AgentRequest, result: IterationResult): Promise<IterationResult> {
+export async function runSupervisorIteration(ctx: PatternContext, ask: AgentAsk, result: IterationResult): Promise<IterationResult> {
+  const { request } = ask;
   const sessionId = request.session_id || randomUUID();
   const key = sessionUriKey(sessionId);
   const now = ctx.now ?? (() => new Date());
   if (request.history.length === 0) await explain(ctx, request, provenanceUris.session(key), sessionTriples(key, request.question, now()));
   const results = subagentResults(request.history);
   if (results.length > 0) return synthesis(ctx, request, key, results, result);
-  return decomposition(ctx, request, sessionId, key, result);
+  return decomposition(ctx, ask, sessionId, key, result);
 }
 
 /** The results the aggregation put in the history's `synthesise` step(s), goal → answer. */
@@ -51,14 +53,15 @@ function subagentResults(history: readonly AgentStep[]): { goal: string; result:
 
 async function decomposition(
   ctx: PatternContext,
-  request: AgentRequest,
+  ask: AgentAsk,
   sessionId: string,
   key: string,
   result: IterationResult,
 ): Promise<IterationResult> {
+  const { request } = ask;
   const fanOut = ctx.output.aggregate;
   if (!fanOut) throw new DialogError('the supervisor pattern needs an aggregation topic, and this flow has none');
-  const toolSet = ctx.registry.filter(request.group, request.state);
+  const toolSet = ctx.registry.offer(ask);
   result.toolSet = toolSet;
   ctx.events.toolsOffered(toolSet);
   const { maxSubagents } = patternLimits(ctx.catalog, 'supervisor');

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { checkPlan } from '../../../../src/agent/patterns/plan-then-execute.js';
 import { plannableTools } from '../../../../src/agent/patterns/plannable-tools.js';
 import { buildRegistry } from '../../../../src/tools/registry/registry.js';
+import { askOf } from '../../../../src/tools/registry/selection.js';
+import { makeAgentRequest } from '../../../../src/wire/index.js';
 
 const tool = (name: string, extra: Record<string, unknown>) => JSON.stringify({ type: 'knowledge-query', name, description: `${name} tool`, ...extra });
 const { registry } = buildRegistry({
@@ -18,7 +20,7 @@ const { registry } = buildRegistry({
 
 describe('the tools plan-create is shown', () => {
   it('are those of every state the plan can reach, each saying which state it needs', () => {
-    const shown = plannableTools(registry, { group: ['r'], state: 'undefined' });
+    const shown = plannableTools(registry, askOf(makeAgentRequest({ question: 'q', group: ['r'] })));
     expect(shown).toEqual([
       { name: 'find', description: 'find tool' },
       { name: 'analyse', description: 'analyse tool (only once an earlier step has moved the state to "analysis")' },
@@ -27,7 +29,7 @@ describe('the tools plan-create is shown', () => {
   });
 
   it('are exactly the tools the plan check accepts in some order', () => {
-    const request = { group: ['r'], state: 'undefined' };
+    const request = askOf(makeAgentRequest({ question: 'q', group: ['r'] }));
     const names = plannableTools(registry, request).map((t) => t.name);
     expect(checkPlan(registry, request, names.map((tool_hint) => ({ tool_hint })))).toBeUndefined();
     for (const other of ['island', 'admin']) {
