@@ -25,7 +25,7 @@ import {
 } from '../../src/wire/index.js';
 import { fakeClient, type FakeAnswer } from './fake-clients.js';
 import { knowledgeQueryTool, mcpTool } from '../../dev/flow-config.js';
-import { registryOf } from '../unit/tools/fixtures.js';
+import { registryOf } from './registry-fixtures.js';
 
 export const TOOLS = {
   lookup: knowledgeQueryTool('lookup', 'Look things up', { group: ['read-only'], state: 'analysis' }),

@@ -1,6 +1,7 @@
 /**
  * A newcomer reads src/ a file and a function at a time: no file of 400 lines or more, no function (declaration,
- * method, arrow, constructor, accessor) over 80 lines, counted from its first line to its last.
+ * method, arrow, constructor, accessor) over 80 lines, counted from its first line to its last. The agent
+ * harness, which most tests start, is held to the same.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -20,6 +21,7 @@ function sourceFiles(dir: string): string[] {
 }
 
 const FILES = sourceFiles(join(ROOT, 'src'));
+const HARNESS_FILES = [join(ROOT, 'test/support/agent-harness.ts'), ...sourceFiles(join(ROOT, 'test/support/harness'))];
 
 function longFunctions(path: string): string[] {
   const text = readFileSync(path, 'utf8');
@@ -51,5 +53,16 @@ describe('the size of src/', () => {
 
   it(`has no function over ${MAX_FUNCTION_LINES} lines`, () => {
     expect(FILES.flatMap(longFunctions)).toEqual([]);
+  });
+});
+
+describe('the size of the agent harness', () => {
+  it('finds its files', () => {
+    expect(HARNESS_FILES.length).toBeGreaterThan(4);
+  });
+
+  it(`has no file over ${MAX_FILE_LINES} lines and no function over ${MAX_FUNCTION_LINES} lines`, () => {
+    expect(HARNESS_FILES.filter((path) => readFileSync(path, 'utf8').split('\n').length - 1 > MAX_FILE_LINES)).toEqual([]);
+    expect(HARNESS_FILES.flatMap(longFunctions)).toEqual([]);
   });
 });

@@ -9,7 +9,7 @@ import { ToolServiceClients } from '../../../src/flow/tool-service-clients.js';
 import { agentResponseCodec, type AgentResponse } from '../../../src/wire/index.js';
 import { knowledgeQueryTool } from '../../../dev/flow-config.js';
 import { startPromptService, type PromptServiceStandIn } from '../../../dev/stand-ins/prompt-service.js';
-import { registryOf } from '../tools/fixtures.js';
+import { registryOf } from '../../support/registry-fixtures.js';
 import { noTelemetry } from '../../../src/observability/no-telemetry.js';
 
 /** A flow's dependencies: one knowledge-query tool, 2 s service timeouts, 2 requests at once. */

@@ -11,7 +11,7 @@ import { askOf } from '../../../src/tools/registry/selection.js';
 import { makeAgentRequest, makeAgentStep, makeToolResponse, type AgentRequestInput } from '../../../src/wire/index.js';
 import { capturingLogger } from '../../support/log-capture.js';
 import { act, answer, graphAnswer, iterate, TOOLS, type IterationRunOptions } from '../../support/iteration-run.js';
-import { registryOf } from '../tools/fixtures.js';
+import { registryOf } from '../../support/registry-fixtures.js';
 import { sample } from '../../support/prometheus-text.js';
 
 const FLOW: FlowDefinition = { workspace: 'ws', flow: 'default', topics: {}, parameters: {}, fingerprint: 'f' };

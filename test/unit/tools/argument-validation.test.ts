@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileArguments, type ArgumentValidation, type ToolArgument } from '../../../src/tools/arguments/arguments.js';
 import { BUILTIN_ARGUMENTS } from '../../../src/tools/arguments/builtin-arguments.js';
-import { registryOf } from './fixtures.js';
+import { registryOf } from '../../support/registry-fixtures.js';
 
 const arg = (name: string, type: ToolArgument['type'], required = true): ToolArgument => ({
   name,

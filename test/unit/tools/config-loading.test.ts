@@ -2,7 +2,7 @@
 // invalid ones are left out with a problem that says where and what, and building never throws.
 import { describe, expect, it } from 'vitest';
 import { buildRegistry } from '../../../src/tools/registry/registry.js';
-import { json, registryOf, textTool } from './fixtures.js';
+import { json, registryOf, textTool } from '../../support/registry-fixtures.js';
 
 const errorsOf = (problems: readonly { severity: string; text: string }[]) =>
   problems.filter((problem) => problem.severity === 'error').map((problem) => problem.text);

@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { inRequestedGroups, isToolOffered, normalizeRequestGroups, normalizeRequestState } from '../../../src/tools/registry/selection.js';
-import { registryOf } from './fixtures.js';
+import { registryOf } from '../../support/registry-fixtures.js';
 import { propertySeed } from '../../support/fast-check-seed.js';
 
 const GROUPS = ['default', 'a', 'b', 'c', 'A', '*'];

@@ -1,6 +1,6 @@
 // TG-1, TG-3, TG-6 (docs/requirements.md): how a tool's groups and states meet a request, and the audit lists of what was left out.
 import { describe, expect, it } from 'vitest';
-import { registryOf, textTool } from './fixtures.js';
+import { registryOf, textTool } from '../../support/registry-fixtures.js';
 
 describe('tool groups', () => {
   it('a tool without group is in "default" only', () => {

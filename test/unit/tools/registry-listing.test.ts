@@ -1,6 +1,6 @@
 // TG-20 (a listing of groups and their tools; docs/requirements.md), TG-16 (metric label values come from known names).
 import { describe, expect, it } from 'vitest';
-import { registryOf, textTool } from './fixtures.js';
+import { registryOf, textTool } from '../../support/registry-fixtures.js';
 
 const { registry } = registryOf(
   {

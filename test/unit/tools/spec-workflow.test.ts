@@ -2,7 +2,7 @@
 // corrections: `graph-update` is not a TrustGraph type (an mcp-tool stands in), `mcp_tool_id` is
 // `mcp-tool`, and in the analysis phase reset-workflow (group admin only) is NOT offered.
 import { describe, expect, it } from 'vitest';
-import { registryOf } from './fixtures.js';
+import { registryOf } from '../../support/registry-fixtures.js';
 
 function specTools(statesKey: 'available_in_states' | 'applicable-states') {
   return {

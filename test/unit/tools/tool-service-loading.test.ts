@@ -1,6 +1,6 @@
 // docs/trustgraph-agent-notes.md §2.5: tool-service descriptors and the tools that use them, each checked on its own.
 import { describe, expect, it } from 'vitest';
-import { registryOf } from './fixtures.js';
+import { registryOf } from '../../support/registry-fixtures.js';
 
 const joke = {
   id: 'joke-service',

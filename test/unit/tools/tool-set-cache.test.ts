@@ -1,7 +1,7 @@
 // design decision 4 (docs/design.md), TG-19 (docs/requirements.md): request tool sets are cached per (sorted groups, state), bounded, per registry.
 import { describe, expect, it } from 'vitest';
 import { LruCache } from '../../../src/tools/registry/lru.js';
-import { registryOf, textTool } from './fixtures.js';
+import { registryOf, textTool } from '../../support/registry-fixtures.js';
 
 const tools = {
   a: textTool('a', { group: ['g1'] }),

@@ -1,5 +1,5 @@
 /** Helpers for the tool registry tests: config values are JSON strings, as the config service holds them. */
-import { buildRegistry, type BuildRegistryResult } from '../../../src/tools/registry/registry.js';
+import { buildRegistry, type BuildRegistryResult } from '../../src/tools/registry/registry.js';
 
 export const json = (value: unknown): string => JSON.stringify(value);
 

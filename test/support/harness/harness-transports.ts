@@ -1,0 +1,30 @@
+/** The transports of a harness: the stand-ins' (and gateway's) and the agent's own, on the broker or in memory. */
+import type { Logger } from 'pino';
+import { MemoryTransport } from '../../../src/bus/memory-transport.js';
+import type { Transport } from '../../../src/bus/transport.js';
+import { brokerUrls } from '../transport-contract.js';
+import { createTestTransport } from '../transports.js';
+import type { AgentHarnessOptions, HarnessTransport } from './harness-types.js';
+
+/** The stand-ins' and the agent's transports of a `kind`; in memory both are one bus. */
+export function harnessTransports(kind: HarnessTransport, options: AgentHarnessOptions, logger: Logger): { standIns: Transport; agent: Transport } {
+  if (kind === 'memory') {
+    const bus = new MemoryTransport({ logger: logger.child({ side: 'memory-bus' }) });
+    return { standIns: bus, agent: bus };
+  }
+  if (kind === 'websocket' && !options.webSocketUrl) throw new Error('the websocket harness needs webSocketUrl');
+  const webSocketUrl = options.webSocketUrl ?? '';
+  const serviceUrl = options.serviceUrl ?? (kind === 'native' ? brokerUrls().serviceUrl : '');
+  const make = (side: string, webSocket: AgentHarnessOptions['transportOptions'], native: AgentHarnessOptions['nativeTransportOptions']) =>
+    createTestTransport(kind, {
+      webSocketUrl,
+      serviceUrl,
+      logger: logger.child({ side }),
+      ...(webSocket ? { webSocket } : {}),
+      ...(native ? { native } : {}),
+    });
+  return {
+    standIns: make('stand-ins', options.transportOptions, options.nativeTransportOptions),
+    agent: make('agent', options.agentTransportOptions, options.agentNativeTransportOptions),
+  };
+}
