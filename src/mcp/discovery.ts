@@ -247,7 +247,8 @@ export class McpDiscovery {
     const endpoint: McpEndpoint = { url: entry.url, authToken: entry.authToken };
     const before = state.cache.state(key);
     try {
-      const tools = await this.list(endpoint, { timeoutMs: this.options.timeoutMs, signal: this.abort.signal });
+      // A lister that ignores the signal must not hold up stop(): the exchange ends when discovery stops.
+      const tools = await untilAborted(this.list(endpoint, { timeoutMs: this.options.timeoutMs, signal: this.abort.signal }), this.abort.signal);
       if (this.stopped) return;
       state.cache.succeed(key, Object.freeze([...tools]));
       if (before.status === 'failed') {
@@ -364,4 +365,14 @@ export class McpDiscovery {
       logger.warn({ ...fields, reason: now.reason }, `MCP discovery failed: ${now.error}`);
     }
   }
+}
+
+/** `work`, or a rejection with the signal's reason as soon as `signal` aborts. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }

@@ -167,17 +167,21 @@ describe('MemoryTransport', () => {
   });
 
   it('drops a nacked message on a non-persistent topic, and keeps the count at 0 on Exclusive subscriptions', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const np = collector(false);
     const ex = collector(false);
     await bus.subscribe({ topic: NP, subscription: 's', subscriptionType: 'Shared', negativeAckRedeliveryDelayMs: 1, handler: np.handler });
     await bus.subscribe({ topic: P, subscription: 'x', subscriptionType: 'Exclusive', negativeAckRedeliveryDelayMs: 1, handler: ex.handler });
     await (await bus.createProducer(NP)).send({ payload: Buffer.from('once') });
     await (await bus.createProducer(P)).send({ payload: Buffer.from('again') });
-    await vi.waitFor(() => expect(ex.seen.length + np.seen.length).toBe(2));
+    await settle();
+    expect(ex.seen.length + np.seen.length).toBe(2);
     await np.seen[0]?.nack();
     await ex.seen[0]?.nack();
-    await vi.waitFor(() => expect(ex.seen).toHaveLength(2));
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Twenty times the redelivery delay: the persistent one is back, the non-persistent one never comes.
+    await vi.advanceTimersByTimeAsync(20);
+    await settle();
+    expect(ex.seen).toHaveLength(2);
     expect(np.seen).toHaveLength(1);
     expect(ex.seen.map((m) => m.redeliveryCount)).toEqual([0, 0]);
   });
@@ -234,6 +238,7 @@ describe('MemoryTransport', () => {
   });
 
   it('refuses work once closed, cancels pending redeliveries, and rejects a bad topic name', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     await expect(bus.createProducer('tg/flow/x')).rejects.toThrow(/not a full Pulsar topic name/);
     const c = collector(false);
     await bus.subscribe({ topic: P, subscription: 's', subscriptionType: 'Shared', negativeAckRedeliveryDelayMs: 5, handler: c.handler });
@@ -242,7 +247,9 @@ describe('MemoryTransport', () => {
     await settle();
     await c.seen[0]?.nack();
     await bus.close();
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Four times the redelivery delay: a redelivery that was not cancelled would have come.
+    await vi.advanceTimersByTimeAsync(20);
+    await settle();
     expect(c.seen).toHaveLength(1);
     expect(bus.status()).toEqual({ connected: false, detail: 'memory transport closed', epoch: 0 });
     await expect(producer.send({ payload: Buffer.from('y') })).rejects.toBeInstanceOf(TransportClosedError);

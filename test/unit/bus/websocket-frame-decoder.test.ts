@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { decodeFrame, type DecodedFrame } from '../../../src/bus/websocket-frame.js';
 import { FrameDecoder } from '../../../src/bus/websocket-frame-decoder.js';
 import { capturingLogger } from '../../support/log-capture.js';
@@ -56,7 +56,7 @@ describe('WebSocket frames decoded off the event loop when large', () => {
     await decoder.warmUp();
     decoder.push(large);
     decoder.push(frame('2', 'small'));
-    while (out.length < 3) await new Promise((resolve) => setTimeout(resolve, 5));
+    await vi.waitFor(() => expect(out).toHaveLength(3));
     expect(out.slice(1).map((f) => ('message' in f ? f.message.messageId : f))).toEqual([{ notMessage: 'worker' }, '2']);
   });
 
@@ -82,7 +82,7 @@ describe('WebSocket frames decoded off the event loop when large', () => {
     decoder.push(large);
     expect(out.map(comparable)).toEqual(expected([large]));
     const warning = 'The WebSocket frame decoding worker could not start; large frames are decoded on the event loop';
-    while (!log.lines.some((line) => line.msg === warning)) await new Promise((resolve) => setTimeout(resolve, 5));
+    await vi.waitFor(() => expect(log.lines.map((line) => line.msg)).toContain(warning));
     expect(log.lines.filter((line) => line.level === 40).map((line) => line.msg)).toEqual([warning]);
   });
 });

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { isMainThread } from 'node:worker_threads';
 import { decodeConfigAnswer, FIELDS_PER_ENTRY } from '../../../src/config/config-answer.js';
 import { ConfigAnswerDecoder } from '../../../src/config/config-answer-decoder.js';
@@ -97,7 +97,7 @@ describe('config answers decoded off the event loop', () => {
     const { decoder: d, log } = decoder({ offThreadBytes: 1000, workerEntry: missing });
     expect(await outcome(() => d.decode(large))).toEqual(await outcome(() => decodeConfigAnswer(large)));
     const warning = 'The config decoding worker could not start; large config answers are decoded on the event loop';
-    while (!log.lines.some((line) => line.msg === warning)) await new Promise((resolve) => setTimeout(resolve, 5));
+    await vi.waitFor(() => expect(log.lines.map((line) => line.msg)).toContain(warning));
     expect(log.lines.filter((line) => line.level === 40).map((line) => line.msg)).toEqual([warning]);
   });
 });

@@ -4,7 +4,7 @@
  * by whichever replica owns its key at the end; what the leaving replica held is rebuilt by the next owner.
  */
 import { pino } from 'pino';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { fanInMessage } from '../../../src/agent/patterns/fan-in-messages.js';
 import { MemoryTransport } from '../../../src/bus/memory-transport.js';
 import { ConnectionStatus } from '../../../src/bus/connection-status.js';
@@ -78,7 +78,10 @@ describe('FanInConsumer on a Key_Shared subscription shared by two replicas', ()
   beforeEach(() => {
     bus = new MemoryTransport();
   });
-  afterEach(async () => bus.close());
+  afterEach(async () => {
+    vi.useRealTimers();
+    await bus.close();
+  });
 
   /** How each fan-in ended, as the metrics count it, across replicas. */
   let outcomes: AggregationOutcome[] = [];
@@ -118,6 +121,19 @@ describe('FanInConsumer on a Key_Shared subscription shared by two replicas', ()
 
   const settle = async (): Promise<void> => {
     for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+  };
+
+  /** On a fake clock (timers and Date; the bus's deliveries are turns of the event loop and stay real). */
+  const fakeClock = (): void => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+  };
+
+  /** Move the fake clock on in 20 ms steps, delivering what each step releases, until `done` or `limitMs`. */
+  const advanceUntil = async (done: () => boolean, limitMs: number): Promise<void> => {
+    for (let passed = 0; !done() && passed < limitMs; passed += 20) {
+      await vi.advanceTimersByTimeAsync(20);
+      await settle();
+    }
   };
 
   it('synthesises every fan-out once although the owner of some of them left halfway', async () => {
@@ -177,6 +193,7 @@ describe('FanInConsumer on a Key_Shared subscription shared by two replicas', ()
   });
 
   it('ends the conversation with one error when the synthesis request cannot fit even with its results cut: never redelivered', async () => {
+    fakeClock();
     const next = await observe(NEXT);
     const responses = await observe(RESPONSE);
     await replica(bus, 60_000, 3_000);
@@ -185,7 +202,8 @@ describe('FanInConsumer on a Key_Shared subscription shared by two replicas', ()
     await aggregation.send(fanInMessage('fan-out', huge, { id: 'client-huge' }, Date.now()));
     await aggregation.send(fanInMessage('completion', completion('huge', 'g1'), { id: 'client-huge' }, Date.now()));
     await settle();
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Past the bus's nack delay: a nacked request would be back by now.
+    await advanceUntil(() => false, 300);
     expect(next).toEqual([]);
     const error = onlyError(responses.filter((m) => agentResponseCodec.decode(m.payload).message_type === 'error'), 'client-huge');
     // Three quarters of the 3000 bytes a message carries: what the agent accepts as a request.
@@ -195,6 +213,7 @@ describe('FanInConsumer on a Key_Shared subscription shared by two replicas', ()
   });
 
   it('a replica that lost its broker connection gives back what it held: no late timeout error after another completed it', async () => {
+    fakeClock();
     const next = await observe(NEXT);
     const responses = await observe(RESPONSE);
     const { transport: aTransport, status, consumers } = ownView(bus);
@@ -209,17 +228,17 @@ describe('FanInConsumer on a Key_Shared subscription shared by two replicas', ()
     // B's own timeout is long: what A gives back reaches it after the nack delay, after the last completion.
     const b = await replica(bus);
     await aggregation.send(fanInMessage('completion', completion('moved', 'g2'), { id: 'client-moved' }, Date.now()));
-    const deadline = Date.now() + 5_000;
-    while (next.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    await advanceUntil(() => next.length > 0, 5_000);
     expect(next).toHaveLength(1);
     // Past A's timeout: A holds nothing of it any more, so the client gets no error after its synthesis.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await advanceUntil(() => false, 500);
     expect(responses.map((m) => agentResponseCodec.decode(m.payload).message_type)).toEqual(['explain', 'explain']);
     await a.close();
     await b.close();
   });
 
   it('after a lost connection whose consumer stayed, what it held comes back to it and the fan-out completes', async () => {
+    fakeClock();
     const next = await observe(NEXT);
     const { transport, status } = ownView(bus);
     const owner = await replica(transport);
@@ -231,8 +250,7 @@ describe('FanInConsumer on a Key_Shared subscription shared by two replicas', ()
     status.lost('a producer link dropped');
     status.set(true);
     await aggregation.send(fanInMessage('completion', completion('kept', 'g2'), { id: 'client-kept' }, Date.now()));
-    const deadline = Date.now() + 5_000;
-    while (next.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    await advanceUntil(() => next.length > 0, 5_000);
     expect(next).toHaveLength(1);
     expect(agentRequestCodec.decode(next[0]!.payload).history.at(-1)!.subagent_results).toEqual({ g1: 'answer g1', g2: 'answer g2' });
     expect(bus.subscriptions(AGGREGATION).find((s) => s.name.endsWith('--aggregation'))).toMatchObject({ backlog: 0, unacked: 0 });
@@ -240,14 +258,15 @@ describe('FanInConsumer on a Key_Shared subscription shared by two replicas', ()
   });
 
   it('ends a stalled fan-out with one error to the client once the timeout passes, and acknowledges what it held', async () => {
+    fakeClock();
     const responses = await observe(RESPONSE);
     const owner = await replica(bus, 200);
     const aggregation = await bus.createProducer(AGGREGATION);
     await aggregation.send(fanInMessage('fan-out', template('stalled', 3), { id: 'client-stalled' }, Date.now()));
     await aggregation.send(fanInMessage('completion', completion('stalled', 'g1'), { id: 'client-stalled' }, Date.now()));
-    const deadline = Date.now() + 5_000;
-    while (responses.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await advanceUntil(() => responses.length > 0, 5_000);
+    // Longer than the timeout again: no second error.
+    await advanceUntil(() => false, 300);
     expect(responses).toHaveLength(1);
     const error = agentResponseCodec.decode(responses[0]!.payload);
     expect(error).toMatchObject({ message_type: 'error', end_of_dialog: true });
