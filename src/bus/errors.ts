@@ -42,7 +42,10 @@ export class FrameTooLargeError extends TransportError {
     readonly limitBytes: number,
     /** Size of the raw payload in bytes. */
     readonly payloadBytes: number,
-    /** Replaces the WebSocket transport's explanation (another transport has another limit). */
+    /**
+     * Replaces the WebSocket transport's explanation (another transport has another limit); it says what to do,
+     * as the default does: the error response carries it to the client as it is.
+     */
     explanation?: string,
   ) {
     super(

@@ -10,7 +10,7 @@
  */
 import type { RequestClient } from '../bus/request-client.js';
 import type { IncomingMessage } from '../bus/transport.js';
-import { clipErrorText, describeFailure, type Failure } from '../agent/failure.js';
+import { describeFailure, type Failure } from '../agent/failure.js';
 import type { IterationOutput, IterationResult } from '../agent/iteration.js';
 import { runAgentRequest } from '../agent/patterns/dispatch.js';
 import { isSubagent, subagentCompletion } from '../agent/patterns/orchestration.js';
@@ -226,7 +226,7 @@ export class RequestHandler {
       }
       return true;
     }
-    let failure = describeFailure(dialog.failure ?? new Error('the iteration ended without a final message'));
+    const failure = describeFailure(dialog.failure ?? new Error('the iteration ended without a final message'));
     if (finalMayHaveBeenSent(dialog)) {
       logger.error(
         { id, err: dialog.finalFailure, reason: failure.reason },
@@ -235,10 +235,6 @@ export class RequestHandler {
       dialog.events?.failed(failure);
       this.failedEnding(dialog, failure, 'unanswered');
       return false;
-    }
-    // A size the transport refused without our budget knowing it (e.g. a broker's lowered maxMessageSize).
-    if (failure.reason === 'too-large' && !/one message can carry|webSocketMaxTextFrameSize/.test(failure.text)) {
-      failure = { ...failure, text: clipErrorText(`${failure.text}; ${budgetFor(this.ctx.deps.transport).remedy}`) };
     }
     this.fail(dialog, failure, id, `Agent request failed (${failure.reason}); ending the dialog with an error: ${failure.text}`);
     try {

@@ -233,7 +233,8 @@ function refusingOver(limit: number): (inner: Transport) => Transport {
         send: async (message) => {
           if (message.payload.length > limit) {
             const size = message.payload.length;
-            throw new FrameTooLargeError(topic, size, limit, size, `send on ${topic} failed: MessageTooBig`);
+            // As the native transport words a MessageTooBig from the binding.
+            throw new FrameTooLargeError(topic, size, limit, size, `message for ${topic} is ${size} bytes, over the broker's ${limit}-byte maxMessageSize; it was not sent (MessageTooBig). Raise maxMessageSize on the broker`);
           }
           await producer.send(message);
         },
@@ -259,7 +260,7 @@ describe('a final message the transport refuses after sizing', () => {
     expect(finals(result.responses)).toHaveLength(1);
     expect(result.responses.some((r) => r.message_type === 'answer')).toBe(false);
     expect(result.last).toMatchObject({ message_type: 'error', end_of_message: true, end_of_dialog: true });
-    expect(result.last.error?.message).toMatch(/MessageTooBig; raise the broker's maxMessageSize/);
+    expect(result.last.error?.message).toMatch(/over the broker's 8000-byte maxMessageSize; it was not sent \(MessageTooBig\)/);
     await h.waitFor(() => auditsOf(result.id).length === 1, 'the audit record');
     expect(auditsOf(result.id)[0]).toMatchObject({ outcome: 'error', failure: 'too-large' });
     const text = await scrape(h.httpUrl());
