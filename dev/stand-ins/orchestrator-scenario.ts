@@ -178,6 +178,7 @@ export const SCENARIO_TEMPLATES: Record<string, PromptScript> = {
 // ---- Normalising what came back --------------------------------------------------------------------------------
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+const CONVERSATION_SUFFIX = /\/c-[0-9a-f]{16}\b/g;
 const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/;
 /** Explain predicates whose values are measurements, not behaviour. */
 const MEASURED = /(duration|Duration|Ms|startedAtTime|endedAtTime|timestamp|generatedAtTime)>$/;
@@ -218,7 +219,8 @@ export interface NormalisedSequence {
 class UuidNames {
   private readonly names = new Map<string, string>();
   rename(text: string): string {
-    return text.replace(UUID, (uuid) => {
+    // tg-agent's own difference: a librarian document id ends with its conversation's suffix (TrustGraph's does not).
+    return text.replace(CONVERSATION_SUFFIX, '').replace(UUID, (uuid) => {
       let name = this.names.get(uuid);
       if (!name) {
         name = `<uuid-${this.names.size + 1}>`;

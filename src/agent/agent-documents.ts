@@ -8,6 +8,7 @@
  * (`urn:trustgraph:agent:<session>/i<n>/thought`, `…/i<n>/observation`); the answer's is `…/answer` (the
  * conclusion entity is `…/final`). Empty text is not saved.
  */
+import { createHash } from 'node:crypto';
 import { documentMetadataOf, librarianRequestOf, type LibrarianRequest } from '../wire/index.js';
 import { provenanceUris } from './explainability.js';
 
@@ -22,10 +23,23 @@ export interface AgentDocument {
 /** Saves documents without making the caller wait; see src/flow/document-saver.ts. */
 export interface DocumentSink {
   /**
-   * Start saving `document`. True when the save was started (the caller may link the document), false when
-   * it was not (too many saves in flight): the caller then leaves the link out, as TrustGraph does when a save fails.
+   * Start saving `document`. The id it is saved under when the save was started (the caller links that id),
+   * undefined when it was not (too many saves in flight): the caller then leaves the link out, as TrustGraph does
+   * when a save fails.
    */
-  save(document: AgentDocument): boolean;
+  save(document: AgentDocument): string | undefined;
+}
+
+/**
+ * The documents of one conversation, under ids no other conversation shares. TrustGraph names a document after
+ * its entity, whose URI carries the client's `session_id`; two conversations that send the same `session_id`
+ * would overwrite each other's documents. So each id gets a suffix digested from the conversation's request `id`
+ * (the property every message of one conversation carries, fresh per request at TrustGraph's gateway): the
+ * entity URIs stay TrustGraph's, the document ids are the conversation's own, and no client text enters them.
+ */
+export function conversationDocuments(sink: DocumentSink, requestId: string): DocumentSink {
+  const tag = createHash('sha256').update(requestId, 'utf8').digest('hex').slice(0, 16);
+  return { save: (document) => sink.save({ ...document, id: `${document.id}/c-${tag}` }) };
 }
 
 export const agentDocuments = {

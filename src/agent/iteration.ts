@@ -371,7 +371,7 @@ async function takeAction(
 
 export function saveDocument(ctx: Pick<IterationContext, 'output'>, document: AgentDocument): string | undefined {
   if (!ctx.output.documents || document.content === '') return undefined;
-  return ctx.output.documents.save(document) ? document.id : undefined;
+  return ctx.output.documents.save(document);
 }
 
 /**

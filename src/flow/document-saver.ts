@@ -35,10 +35,10 @@ export class DocumentSaver implements DocumentSink {
     return this.inFlight.size;
   }
 
-  save(document: AgentDocument): boolean {
+  save(document: AgentDocument): string | undefined {
     if (this.stopped) {
       this.options.onOutcome?.('skipped');
-      return false;
+      return undefined;
     }
     if (this.inFlight.size >= this.options.maxInFlight) {
       this.options.logger.warn(
@@ -46,11 +46,11 @@ export class DocumentSaver implements DocumentSink {
         `Not saving a librarian document: ${this.options.maxInFlight} saves are already waiting for the librarian`,
       );
       this.options.onOutcome?.('skipped');
-      return false;
+      return undefined;
     }
     const saving = offCriticalPath(() => this.run(document)).finally(() => this.inFlight.delete(saving));
     this.inFlight.add(saving);
-    return true;
+    return document.id;
   }
 
   /**

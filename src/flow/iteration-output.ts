@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import type { Producer, Transport } from '../bus/transport.js';
 import type { FlowDefinition } from '../config/flows.js';
-import type { DocumentSink } from '../agent/agent-documents.js';
+import { conversationDocuments, type DocumentSink } from '../agent/agent-documents.js';
 import type { IterationOutput } from '../agent/iteration.js';
 import { budgetFor, checkFits, fitResponse, fitTriples, nextRequestBudget, type MessageBudget } from '../agent/message-budget.js';
 import { fanInMessage, type FanInKind } from '../agent/patterns/fan-in-messages.js';
@@ -40,7 +40,7 @@ export function iterationOutput(flow: FlowOutput, id: string, dialog: DialogStat
   const explainability = producers.explainability;
   const documents = flow.documents;
   return {
-    ...(documents && request ? { documents } : {}),
+    ...(documents && request ? { documents: conversationDocuments(documents, id) } : {}),
     respond: (response: AgentResponse) => {
       const payload = fitResponse(response, budget, warn);
       const final = response.end_of_dialog;

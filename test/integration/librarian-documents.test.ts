@@ -6,6 +6,7 @@
  * `--librarian-max-in-flight` saves wait for it, and every outcome is counted. A flow without librarian queues
  * saves nothing and links nothing.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AgentResponse, Triple } from '../../src/wire/index.js';
@@ -81,6 +82,9 @@ async function documentsCounted(h: AgentHarness, outcome: string, count: number)
 const ITERATION_MEASURES = 3;
 const OBSERVATION_MEASURES = 1;
 
+/** The suffix that makes a conversation's document ids its own: digested from its request `id`. */
+const conversationSuffix = (requestId: string): string => `/c-${createHash('sha256').update(requestId, 'utf8').digest('hex').slice(0, 16)}`;
+
 const documentLinks = (triples: readonly Triple[]) =>
   triples.filter((t) => t.p?.iri === TG_DOCUMENT).map((t) => ({ from: t.s?.iri, to: t.o?.iri }));
 
@@ -94,9 +98,10 @@ describe('librarian documents', () => {
     await librarian.bus.waitForCalls(3);
     const session = /^urn:trustgraph:agent:(.+)$/.exec(explainOf(result, '').explain_id ?? '')?.[1] ?? '';
     expect(session).not.toBe('');
-    const thoughtId = `urn:trustgraph:agent:${session}/i1/thought`;
-    const observationId = `urn:trustgraph:agent:${session}/i1/observation`;
-    const answerId = `urn:trustgraph:agent:${session}/answer`;
+    const suffix = conversationSuffix(result.id);
+    const thoughtId = `urn:trustgraph:agent:${session}/i1/thought${suffix}`;
+    const observationId = `urn:trustgraph:agent:${session}/i1/observation${suffix}`;
+    const answerId = `urn:trustgraph:agent:${session}/answer${suffix}`;
 
     // The stored documents hold what the dialog showed.
     const [step] = result.nextRequests[0]?.history ?? [];
@@ -138,8 +143,9 @@ describe('librarian documents', () => {
     expect(iteration.explain_triples).toHaveLength(13 + ITERATION_MEASURES);
     expect(observation.explain_triples).toHaveLength(5 + OBSERVATION_MEASURES);
     expect(conclusion.explain_triples).toHaveLength(7);
-    expect(documentLinks(iteration.explain_triples)).toEqual([{ from: thoughtId, to: thoughtId }]);
-    expect(documentLinks(observation.explain_triples)).toEqual([{ from: observationId, to: observationId }]);
+    // The entity keeps TrustGraph's URI; its document is the conversation's own.
+    expect(documentLinks(iteration.explain_triples)).toEqual([{ from: thoughtId.slice(0, -suffix.length), to: thoughtId }]);
+    expect(documentLinks(observation.explain_triples)).toEqual([{ from: observationId.slice(0, -suffix.length), to: observationId }]);
     expect(documentLinks(conclusion.explain_triples)).toEqual([{ from: `urn:trustgraph:agent:${session}/final`, to: answerId }]);
     await h.waitFor(() => h.explainability.length >= 4, 'four Triples messages on the explainability topic');
     const published = h.explainability.find((t) => t.metadata?.id === iteration.explain_id);
@@ -156,8 +162,27 @@ describe('librarian documents', () => {
     expect(documentLinks(explainOf(result, '/i1').explain_triples)).toHaveLength(1);
     expect(explainOf(result, '/i1/observation').explain_triples).toHaveLength(4 + OBSERVATION_MEASURES);
     expect(explainOf(result, '/final').explain_triples).toHaveLength(6);
-    expect(h.librarian?.calls.map((c) => c.document_id)).toEqual([explainOf(result, '/i1').explain_id + '/thought']);
+    expect(h.librarian?.calls.map((c) => c.document_id)).toEqual([`${explainOf(result, '/i1').explain_id}/thought${conversationSuffix(result.id)}`]);
     await documentsCounted(h, 'skipped', 2);
+  });
+
+  it('two conversations that send the same session_id write documents under ids of their own', async () => {
+    const h = await start({ librarian: true });
+    const first = await h.ask({ question: 'What is the weather in Paris?', session_id: 'shared-session' });
+    const second = await h.ask({ question: 'And in Rome?', session_id: 'shared-session' });
+    // The entities are TrustGraph's, named by the session: the same URIs in both.
+    expect(explainOf(first, '/i1').explain_id).toBe('urn:trustgraph:agent:shared-session/i1');
+    expect(explainOf(second, '/i1').explain_id).toBe(explainOf(first, '/i1').explain_id);
+    await h.librarian!.bus.waitForCalls(6);
+    const ids = h.librarian!.calls.map((c) => c.document_id);
+    expect(new Set(ids).size).toBe(6);
+    for (const result of [first, second]) {
+      const linked = [...documentLinks(explainOf(result, '/i1').explain_triples), ...documentLinks(explainOf(result, '/final').explain_triples)];
+      expect(linked.length).toBeGreaterThan(0);
+      for (const { to } of linked) expect(to).toMatch(new RegExp(`${conversationSuffix(result.id).replace(/[/]/g, '\\/')}$`));
+    }
+    expect(h.librarian!.documents.get(`urn:trustgraph:agent:shared-session/answer${conversationSuffix(first.id)}`)?.text).toBe('Sunny in Paris');
+    expect(h.librarian!.documents.get(`urn:trustgraph:agent:shared-session/answer${conversationSuffix(second.id)}`)?.text).toBe('Sunny in Paris');
   });
 
   it('a librarian error is logged and counted; the dialog is answered as usual', async () => {
