@@ -14,6 +14,7 @@ import { AgentMetrics } from './observability/metrics.js';
 import { AgentTelemetry } from './observability/telemetry.js';
 import { groupsParam, toolListing } from './tool-listing.js';
 import { IterationSigner } from './security/iteration-signature.js';
+import { SeenSignatureLedger } from './security/seen-signature-ledger.js';
 import { SecurityGate } from './security/request-gate.js';
 import { AgentService } from './service.js';
 import { WorkflowChecks } from './workflow/workflow-checks.js';
@@ -43,7 +44,7 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
   const auditProducer = auditProducerFor(settings, transport, logger, stopping.signal);
   const audit = new AuditTrail(logger.child({ component: 'audit' }), auditProducer);
   const telemetry = new AgentTelemetry({ metrics, audit, logger, transport: transport.kind, mcpDiscovery: settings.mcpDiscovery });
-  const gate = securityGate(settings, telemetry);
+  const { gate, ledger } = securityGate(settings, telemetry, transport, logger, stopping.signal);
   // MCP argument discovery runs in the background, never in a request's way; a changed snapshot rebuilds the registry.
   const discovery = settings.mcpDiscovery
     ? new McpDiscovery({
@@ -93,6 +94,8 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
       const port = await http.listen(settings.metricsPort, settings.httpHost);
       discovery?.start();
       dropStats?.start();
+      // Before the request topics: a signature accepted by another replica from now on is known here.
+      await ledger?.start();
       await service.start();
       return port;
     },
@@ -100,6 +103,7 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
       await discovery?.stop();
       dropStats?.stop();
       await service.stop(settings.shutdownGraceSeconds * 1000);
+      await ledger?.stop();
       stopping.abort();
       await auditProducer?.then((producer) => producer.close()).catch(() => {});
       await http.close();
@@ -117,20 +121,25 @@ function auditProducerFor(settings: Settings, transport: Transport, logger: Logg
   return producer;
 }
 
-function securityGate(settings: Settings, telemetry: AgentTelemetry): SecurityGate {
-  return new SecurityGate({
-    policyConfigType: settings.policyConfigType,
-    strictStates: settings.strictStates,
-    telemetry,
-    ...(settings.signingKey
-      ? {
-          signer: new IterationSigner(settings.signingKey, {
-            ...(settings.signingKeyPrevious ? { previousKey: settings.signingKeyPrevious } : {}),
-            maxAgeMs: settings.signingMaxAgeSeconds * 1000,
-          }),
-        }
-      : {}),
-  });
+/** The request gate; with signing, also the ledger through which the replicas share what they accepted. */
+function securityGate(
+  settings: Settings,
+  telemetry: AgentTelemetry,
+  transport: Transport,
+  logger: Logger,
+  stopping: AbortSignal,
+): { gate: SecurityGate; ledger: SeenSignatureLedger | undefined } {
+  const signer = settings.signingKey
+    ? new IterationSigner(settings.signingKey, {
+        ...(settings.signingKeyPrevious ? { previousKey: settings.signingKeyPrevious } : {}),
+        maxAgeMs: settings.signingMaxAgeSeconds * 1000,
+      })
+    : undefined;
+  const gate = new SecurityGate({ policyConfigType: settings.policyConfigType, strictStates: settings.strictStates, telemetry, ...(signer ? { signer } : {}) });
+  const ledger = signer
+    ? new SeenSignatureLedger({ transport, signer, processorId: settings.id, logger: logger.child({ component: 'seen-signatures' }), signal: stopping })
+    : undefined;
+  return { gate, ledger };
 }
 
 /** The broker's drop counters of the agent's request subscriptions, where the broker's admin API is known. */

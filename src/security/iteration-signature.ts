@@ -7,10 +7,11 @@
  * signature was not written by an agent holding the key: someone edited a running conversation, moved it
  * to another flow, or wrote one from outside.
  *
- * A genuine `next` can still be captured and sent again unchanged. Two bounds: a signature older than
- * `maxAgeMs` is refused (`stale`), and each replica remembers the signatures it accepted within that window
- * and refuses a second one (`replayed`). Replicas share nothing, so a replay reaching another replica of
- * the same subscription inside the window is not caught (see the README's threat model).
+ * A genuine `next` can still be captured and sent again unchanged. Three bounds: a signature older than
+ * `maxAgeMs` is refused (`stale`); each replica remembers the signatures accepted within that window, its own
+ * and (through seen-signature-ledger.ts) every other replica's, and refuses a second one (`replayed`); and on a
+ * non-persistent request topic a signature from before this replica began listening is refused (`replayed`):
+ * nothing published then can reach it legitimately, so a replay across a restart finds no memory to slip past.
  *
  * Only agents holding the key can continue signed conversations: in a mixed fleet with TrustGraph's
  * Python agent, leave signing off.
@@ -28,6 +29,13 @@ export const DEFAULT_SIGNING_MAX_AGE_SECONDS = 600;
 const CLOCK_SKEW_MS = 30_000;
 /** Version tag of the signed content: signatures of another layout never verify. */
 const LAYOUT = 'tg-agent-iteration/2';
+/** The layout of a seen-signature record on the ledger topic (seen-signature-ledger.ts). */
+const SEEN_LAYOUT = 'tg-agent-seen/1';
+/**
+ * How long before this replica began listening a signature may be and still be taken as new: replicas' clocks
+ * differ (keep them within this, as NTP does), and a `next` is signed a moment before it is published.
+ */
+export const LISTENING_SKEW_MS = 5_000;
 /**
  * The layout of the supervisor's aggregation messages, with their kind inside: a signature of one never verifies
  * as a `next` (a held fan-out record replayed onto the request topic), nor as an aggregation message of
@@ -77,6 +85,12 @@ export interface IterationSignerOptions {
   now?: () => number;
 }
 
+/** Where a checked `next` arrived: on a non-persistent topic nothing from before the replica listened is genuine. */
+export interface Arrival {
+  /** The request topic keeps messages (`persistent://`): a backlog from before this replica started is genuine. */
+  readonly persistent: boolean;
+}
+
 /**
  * Signs with `key`; verifies against `key` and, during a rotation, `previousKey` too, so conversations
  * signed before the rotation (or by replicas not yet rolled) continue.
@@ -86,6 +100,10 @@ export class IterationSigner {
   private readonly keys: readonly string[];
   private readonly seen: SeenSignatures;
   private readonly now: () => number;
+  /** Signatures from before this on a non-persistent topic are refused; see `listeningSince`. */
+  private notBefore: number;
+  /** Told of each signature accepted here (the ledger shares it with the other replicas). */
+  onAccepted: ((signature: string, expiresAt: number) => void) | undefined;
 
   constructor(
     private readonly key: string,
@@ -95,6 +113,26 @@ export class IterationSigner {
     this.maxAgeMs = options.maxAgeMs ?? DEFAULT_SIGNING_MAX_AGE_SECONDS * 1000;
     this.seen = new SeenSignatures(options.replayCacheSize ?? 100_000);
     this.now = options.now ?? Date.now;
+    this.notBefore = this.now() - LISTENING_SKEW_MS;
+  }
+
+  /** This replica listens from `at` on (its ledger subscription, made before the request topics'). */
+  listeningSince(at: number): void {
+    this.notBefore = at - LISTENING_SKEW_MS;
+  }
+
+  /** A signature another replica accepted (from the ledger): a copy of it is a replay here too. */
+  rememberAccepted(signature: string, expiresAt: number): void {
+    this.seen.remember(signature, expiresAt, this.now());
+  }
+
+  /** The HMAC of a ledger record, so that only key holders can mark a signature as used. */
+  signSeen(signature: string, expiresAt: number): string {
+    return createHmac('sha256', this.key).update(JSON.stringify([SEEN_LAYOUT, signature, expiresAt])).digest('base64url');
+  }
+
+  verifySeen(signature: string, expiresAt: number, mac: string): boolean {
+    return this.keys.some((key) => same(createHmac('sha256', key).update(JSON.stringify([SEEN_LAYOUT, signature, expiresAt])).digest('base64url'), mac));
   }
 
   /** The properties to put on a `next` message. */
@@ -104,15 +142,21 @@ export class IterationSigner {
   }
 
   /**
-   * `ok` for first iterations and for continuing ones signed by a key held here, within the age limit and
-   * not seen before on this replica. A request that verifies is remembered (a second copy is `replayed`).
+   * `ok` for first iterations and for continuing ones signed by a key held here, within the age limit, not
+   * accepted before by any replica this one heard of, and (on a non-persistent topic) signed since this replica
+   * listens. A request that verifies is remembered (a second copy is `replayed`) and told to `onAccepted`.
    */
-  verify(route: IterationRoute, request: AgentRequest, properties: Readonly<Record<string, string | undefined>>): Verdict {
+  verify(route: IterationRoute, request: AgentRequest, properties: Readonly<Record<string, string | undefined>>, arrival: Arrival = { persistent: false }): Verdict {
     // A subagent's first request continues its supervisor's conversation: it must be signed like a `next`.
     if (request.history.length === 0 && request.correlation_id === '') return 'ok';
     const checked = this.check(route, request, properties, this.maxAgeMs);
     if (checked.verdict !== 'ok') return checked.verdict;
-    return this.seen.remember(properties[SIGNATURE_PROPERTY]!, checked.signedAt + this.maxAgeMs, this.now()) ? 'ok' : 'replayed';
+    if (!arrival.persistent && checked.signedAt < this.notBefore) return 'replayed';
+    const signature = properties[SIGNATURE_PROPERTY]!;
+    const expiresAt = checked.signedAt + this.maxAgeMs;
+    if (!this.seen.remember(signature, expiresAt, this.now())) return 'replayed';
+    this.onAccepted?.(signature, expiresAt);
+    return 'ok';
   }
 
   /**

@@ -6,6 +6,7 @@
  * label; a state no tool knows, even when it is let through) that the request's telemetry records.
  */
 import type { Properties } from '../bus/transport.js';
+import { queueToTopic } from '../bus/topics.js';
 import type { FlowDefinition } from '../config/flows.js';
 import type { WorkspaceChange } from '../config/config-watcher.js';
 import type { AggregationCheck, GateVerdict, RequestGate, UnknownGroups } from '../flow/ports.js';
@@ -141,7 +142,8 @@ export class SecurityGate implements RequestGate {
     const { signer } = this.options;
     if (signer) {
       const route = { workspace: flow.workspace, flow: flow.flow, id: properties.id ?? 'unknown' };
-      const verdict = signer.verify(route, request, properties);
+      const persistent = flow.topics.request !== undefined && queueToTopic(flow.topics.request).startsWith('persistent://');
+      const verdict = signer.verify(route, request, properties, { persistent });
       if (verdict !== 'ok') {
         const reason = `${verdict}-signature`;
         // A stale signature is genuine (a conversation that waited too long): its own client gets the error.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { IterationSigner, SIGNATURE_PROPERTY, SIGNED_AT_PROPERTY, type IterationRoute } from '../../../src/security/iteration-signature.js';
+import { IterationSigner, LISTENING_SKEW_MS, SIGNATURE_PROPERTY, SIGNED_AT_PROPERTY, type IterationRoute } from '../../../src/security/iteration-signature.js';
 import { agentRequestCodec, makeAgentRequest, type AgentRequest } from '../../../src/wire/index.js';
 
 const KEY = 'a-signing-key-of-some-length';
@@ -130,5 +130,37 @@ describe('iteration signatures', () => {
     const signedByRotated = rotated.sign(route, request);
     expect(signedByRotated[SIGNATURE_PROPERTY]).not.toBe(old.sign(route, request)[SIGNATURE_PROPERTY]);
     expect(clocked().signer.verify(route, request, signedByRotated)).toBe('bad');
+  });
+
+  it('refuses, on a non-persistent topic, a signature from before the replica listened (beyond the clock margin); a persistent backlog is genuine', () => {
+    const earlier = clocked();
+    const captured = earlier.signer.sign(route, request);
+    // A new process (a restart, a scale-out) begins listening a minute later: it remembers nothing of before.
+    const { signer, clock } = clocked(1_700_000_060_000);
+    signer.listeningSince(clock.now);
+    expect(signer.verify(route, request, captured)).toBe('replayed');
+    expect(signer.verify(route, request, captured, { persistent: true })).toBe('ok');
+    // Signed within the margin before it listened (another replica's clock a little behind): taken as new.
+    const justBefore = clocked(clock.now - LISTENING_SKEW_MS + 1).signer.sign({ ...route, id: 'id-2' }, request);
+    expect(signer.verify({ ...route, id: 'id-2' }, request, justBefore)).toBe('ok');
+  });
+
+  it("tells what it accepted, and refuses a copy of what another replica accepted (the ledger's record)", () => {
+    const { signer } = clocked();
+    const accepted: string[] = [];
+    signer.onAccepted = (signature) => void accepted.push(signature);
+    const properties = signer.sign(route, request);
+    expect(signer.verify(route, request, properties)).toBe('ok');
+    expect(accepted).toEqual([properties[SIGNATURE_PROPERTY]]);
+
+    const other = clocked().signer;
+    const record = { signature: properties[SIGNATURE_PROPERTY]!, expiresAt: Number(properties[SIGNED_AT_PROPERTY]) + other.maxAgeMs };
+    const mac = signer.signSeen(record.signature, record.expiresAt);
+    expect(other.verifySeen(record.signature, record.expiresAt, mac)).toBe(true);
+    // A record written without the key, or with its expiry moved, is not believed.
+    expect(other.verifySeen(record.signature, record.expiresAt, clocked(0, { key: 'not-the-signing-key-at-all' }).signer.signSeen(record.signature, record.expiresAt))).toBe(false);
+    expect(other.verifySeen(record.signature, record.expiresAt + 1, mac)).toBe(false);
+    other.rememberAccepted(record.signature, record.expiresAt);
+    expect(other.verify(route, request, properties)).toBe('replayed');
   });
 });
