@@ -1,5 +1,6 @@
-/** The observability suite (test/behaviour/observability.ts) on the real broker, over WebSocket. */
+/** The observability suite (test/behaviour/observability.ts) on the real broker, on every transport that loads. */
 import { observabilitySuite } from '../behaviour/observability.js';
 import { brokerUrls } from '../support/transport-contract.js';
+import { testTransports } from '../support/transports.js';
 
-observabilitySuite({ transport: 'websocket', webSocketUrl: brokerUrls().webSocketUrl });
+for (const transport of testTransports()) observabilitySuite({ transport, webSocketUrl: brokerUrls().webSocketUrl });

@@ -1,5 +1,6 @@
-/** The security-hardening suite (test/behaviour/security-hardening.ts) on the real broker, over WebSocket. */
+/** The security-hardening suite (test/behaviour/security-hardening.ts) on the real broker, on every transport that loads. */
 import { securityHardeningSuite } from '../behaviour/security-hardening.js';
 import { brokerUrls } from '../support/transport-contract.js';
+import { testTransports } from '../support/transports.js';
 
-securityHardeningSuite({ transport: 'websocket', webSocketUrl: brokerUrls().webSocketUrl });
+for (const transport of testTransports()) securityHardeningSuite({ transport, webSocketUrl: brokerUrls().webSocketUrl });
