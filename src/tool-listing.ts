@@ -7,6 +7,8 @@
  */
 import type { McpDiscovery } from './mcp/discovery.js';
 import type { SecurityGate } from './security/request-gate.js';
+import { effectiveGroups } from './security/group-policy.js';
+import { normalizeRequestGroups, normalizeRequestState } from './tools/registry/selection.js';
 import type { AgentService } from './service.js';
 import type { WorkflowChecks } from './workflow/workflow-checks.js';
 import { whyHidden } from './workflow/why-hidden.js';
@@ -45,6 +47,7 @@ export function toolListing(
           initial_states: policy.initialStates ? [...policy.initialStates].sort() : null,
           unknown_groups: policy.unknownGroups,
           allowed_patterns: typeof policy.allowedPatterns === 'string' ? policy.allowedPatterns : [...policy.allowedPatterns].sort(),
+          group_hierarchy: policy.groupHierarchy,
         }
       : null,
     policy_problems: gate.problemsOf(workspace),
@@ -59,7 +62,8 @@ export function toolListing(
     body.why = whyHidden(registry, policy, { groups: groupsParam(query), state: query.get('state') }, tool);
   }
   if (query.has('groups') || query.has('state')) {
-    const toolSet = registry.filter(groupsParam(query), query.get('state'));
+    const groups = effectiveGroups(policy, normalizeRequestGroups(groupsParam(query)), registry.knownGroups);
+    const toolSet = registry.offer({ groups, state: normalizeRequestState(query.get('state')) });
     body.offered = {
       groups: toolSet.groups,
       state: toolSet.state,

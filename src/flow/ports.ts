@@ -13,7 +13,7 @@ import type { Failure } from '../agent/failure.js';
 import type { IterationEvents, IterationResult, UndeclaredArguments } from '../agent/iteration.js';
 import type { ToolServiceClients } from './tool-service-clients.js';
 import type { ToolRegistry } from '../tools/registry/registry.js';
-import type { AgentAsk } from '../tools/registry/selection.js';
+import type { AgentAsk, RequestedGroups } from '../tools/registry/selection.js';
 import type { FanInKind } from '../agent/patterns/fan-in-messages.js';
 import type { ConcurrencyLimit } from './concurrency-limit.js';
 import type { DocumentSaveOutcome } from './document-saver.js';
@@ -53,6 +53,8 @@ export interface GateVerdict {
   refusal?: Refusal;
   unknownState?: string;
   unknownGroups?: UnknownGroups;
+  /** The groups the request runs with, when the workspace's policy widens them (a group hierarchy). */
+  groups?: RequestedGroups;
 }
 
 /** The verdict on one aggregation message: refused (reason label and what was wrong), or its signing time. */

@@ -98,10 +98,13 @@ export class RequestHandler {
     const output = this.output(id, dialog, ask.request);
     try {
       const registry = deps.registryFor(workspace);
-      const events = this.telemetryOf(ask, id);
-      dialog.events = events;
+      dialog.events = this.telemetryOf(ask, id);
       const verdict = deps.gate?.check(this.ctx.definition, ask, message.properties, registry, deps.patternsFor?.(workspace)) ?? {};
-      if (await this.refused(verdict, ask, output, events, id, dialog)) return;
+      // The policy's group hierarchy widens the groups once, here, for every pattern and the audit.
+      const effective: AgentAsk = verdict.groups ? { ...ask, groups: verdict.groups } : ask;
+      if (effective !== ask) dialog.events = this.telemetryOf(effective, id);
+      const events = dialog.events;
+      if (await this.refused(verdict, effective, output, events, id, dialog)) return;
       dialog.result = await runAgentRequest(
         {
           workspace,
@@ -120,7 +123,7 @@ export class RequestHandler {
           },
         },
         deps.patternsFor?.(workspace),
-        ask,
+        effective,
       );
     } catch (error) {
       // A hook or the gate threw, or even the iteration's error response could not be sent.

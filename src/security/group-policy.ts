@@ -3,7 +3,7 @@
  * may ask for, whether `"*"` is allowed, and optionally which states a conversation may start in. It lives in
  * its own config type (default `agent-group-policy`), key `policy`, value e.g.
  * `{"allowed-groups": ["default", "read-only"], "allow-wildcard": false, "initial-states": ["undefined"],
- * "unknown-groups": "warn", "allowed-patterns": "configured"}`.
+ * "unknown-groups": "warn", "allowed-patterns": "configured", "group-hierarchy": false}`.
  * A workspace without entries in that type behaves as TrustGraph does: any group, any state; a requested group
  * that no tool of the workspace is in is let through (it matches nothing) and warned about.
  *
@@ -15,6 +15,7 @@ import { z } from 'zod';
 import type { TypeValues } from '../config/workspace-config.js';
 import { describeValue, quote } from '../tools/describe-value.js';
 import { DEFAULT_GROUP, WILDCARD, type AgentAsk, type RequestedGroups } from '../tools/registry/selection.js';
+import { expandGroupHierarchy, isWithin } from '../tools/registry/group-hierarchy.js';
 import { PATTERN_IDS } from '../agent/patterns/catalog.js';
 import { DEFAULT_ALLOWED_PATTERNS, type AllowedPatterns } from './pattern-policy.js';
 
@@ -29,6 +30,8 @@ const PolicySchema = z.strictObject({
   'unknown-groups': z.enum(['ignore', 'warn', 'reject']).default('warn'),
   /** The patterns a client may name in a first request (pattern-policy.ts). */
   'allowed-patterns': z.union([z.enum(['configured', 'any']), z.array(z.string())]).default(DEFAULT_ALLOWED_PATTERNS),
+  /** Dotted group names form a tree: a group stands for itself and everything below it (group-hierarchy.ts). */
+  'group-hierarchy': z.boolean().default(false),
 });
 
 /**
@@ -45,6 +48,8 @@ export interface GroupPolicy {
   readonly initialStates: ReadonlySet<string> | undefined;
   readonly unknownGroups: UnknownGroupsMode;
   readonly allowedPatterns: AllowedPatterns;
+  /** Dotted group names form a tree (group-hierarchy.ts); false: a dot is only a character. */
+  readonly groupHierarchy: boolean;
 }
 
 export interface PolicyParse {
@@ -82,7 +87,7 @@ export function parsePolicy(workspace: string, values: TypeValues): PolicyParse 
     const issue = parsed.error.issues[0];
     const detail =
       issue?.code === 'unrecognized_keys'
-        ? `unknown field(s) ${issue.keys.slice(0, 10).map((k) => quote(k)).join(', ')} (known: allowed-groups, allow-wildcard, initial-states, unknown-groups, allowed-patterns)`
+        ? `unknown field(s) ${issue.keys.slice(0, 10).map((k) => quote(k)).join(', ')} (known: allowed-groups, allow-wildcard, initial-states, unknown-groups, allowed-patterns, group-hierarchy)`
         : issue?.path.length
           ? `field "${issue.path.join('.')}": ${issue.message}`
           : `must be a JSON object, got ${describeValue(json)}`;
@@ -105,13 +110,21 @@ export function parsePolicy(workspace: string, values: TypeValues): PolicyParse 
       initialStates: states === undefined ? undefined : new Set(states),
       unknownGroups: parsed.data['unknown-groups'],
       allowedPatterns: Array.isArray(patterns) ? new Set(patterns) : patterns,
+      groupHierarchy: parsed.data['group-hierarchy'],
     },
     problems,
   };
 }
 
 function denyAll(): GroupPolicy {
-  return { allowedGroups: new Set(), allowWildcard: false, initialStates: undefined, unknownGroups: DEFAULT_UNKNOWN_GROUPS, allowedPatterns: DEFAULT_ALLOWED_PATTERNS };
+  return {
+    allowedGroups: new Set(),
+    allowWildcard: false,
+    initialStates: undefined,
+    unknownGroups: DEFAULT_UNKNOWN_GROUPS,
+    allowedPatterns: DEFAULT_ALLOWED_PATTERNS,
+    groupHierarchy: false,
+  };
 }
 
 export type PolicyDecision = { allowed: true } | { allowed: false; deniedGroups: string[]; wildcard: boolean; message: string };
@@ -124,7 +137,7 @@ export function checkGroups(policy: GroupPolicy | undefined, requested: Requeste
     ? policy.allowWildcard
       ? []
       : [WILDCARD]
-    : groups.filter((group) => !policy.allowedGroups.has(group));
+    : groups.filter((group) => !isAllowed(policy, group));
   if (denied.length === 0) return { allowed: true };
   return {
     allowed: false,
@@ -132,6 +145,17 @@ export function checkGroups(policy: GroupPolicy | undefined, requested: Requeste
     wildcard: denied.includes(WILDCARD),
     message: `Insufficient permissions for requested tool groups: ${denied.map((g) => `"${g}"`).join(', ')}`,
   };
+}
+
+/** The groups a request runs with under `policy`: with its group hierarchy, widened to the known groups below. */
+export function effectiveGroups(policy: GroupPolicy | undefined, requested: RequestedGroups, knownGroups: ReadonlySet<string>): RequestedGroups {
+  return policy?.groupHierarchy ? expandGroupHierarchy(requested, knownGroups) : requested;
+}
+
+/** An allowed group, or (with the hierarchy) one below an allowed group. */
+function isAllowed(policy: GroupPolicy, group: string): boolean {
+  if (policy.allowedGroups.has(group)) return true;
+  return policy.groupHierarchy && [...policy.allowedGroups].some((allowed) => isWithin(group, allowed));
 }
 
 /** May a conversation start in the request's state? Only first requests (empty history) are checked. */
@@ -153,7 +177,8 @@ export function checkInitialState(policy: GroupPolicy | undefined, ask: AgentAsk
  * The requested groups that no tool of the workspace is in. `"*"` is never unknown, nor is `"default"` (what a
  * request without groups asks for, in every workspace).
  */
-export function unknownGroupsOf(requested: RequestedGroups, knownGroups: ReadonlySet<string>): string[] {
+export function unknownGroupsOf(requested: RequestedGroups, knownGroups: ReadonlySet<string>, hierarchy = false): string[] {
   if (requested.wildcard) return [];
-  return requested.groups.filter((group) => group !== DEFAULT_GROUP && !knownGroups.has(group));
+  const known = (group: string): boolean => knownGroups.has(group) || (hierarchy && [...knownGroups].some((k) => isWithin(k, group)));
+  return requested.groups.filter((group) => group !== DEFAULT_GROUP && !known(group));
 }

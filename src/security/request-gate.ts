@@ -18,6 +18,7 @@ import {
   checkGroups,
   checkInitialState,
   DEFAULT_UNKNOWN_GROUPS,
+  effectiveGroups,
   parsePolicy,
   unknownGroupsOf,
   type GroupPolicy,
@@ -98,6 +99,13 @@ export class SecurityGate implements RequestGate {
   }
 
   check(flow: FlowDefinition, ask: AgentAsk, properties: Properties, registry: ToolRegistry, patterns?: PatternCatalog): GateVerdict {
+    const verdict = this.verdict(flow, ask, properties, registry, patterns);
+    if (verdict.refusal) return verdict;
+    const groups = effectiveGroups(this.policies.get(flow.workspace), ask.groups, registry.knownGroups);
+    return groups === ask.groups ? verdict : { ...verdict, groups };
+  }
+
+  private verdict(flow: FlowDefinition, ask: AgentAsk, properties: Properties, registry: ToolRegistry, patterns?: PatternCatalog): GateVerdict {
     const { request, state } = ask;
     const policy = this.policies.get(flow.workspace);
     const decision = checkGroups(policy, ask.groups);
@@ -114,7 +122,7 @@ export class SecurityGate implements RequestGate {
       };
     }
 
-    const unknown = unknownGroupsOf(ask.groups, registry.knownGroups);
+    const unknown = unknownGroupsOf(ask.groups, registry.knownGroups, policy?.groupHierarchy);
     const mode = policy?.unknownGroups ?? DEFAULT_UNKNOWN_GROUPS;
     if (unknown.length > 0 && mode === 'reject') {
       const known = [...registry.knownGroups].sort().slice(0, 20).map((g) => `"${g}"`);

@@ -4,7 +4,7 @@
  * (selection.ts) and the same group-policy check as the request gate, so it cannot disagree with them.
  */
 import { distance } from 'fastest-levenshtein';
-import { checkGroups, type GroupPolicy } from '../security/group-policy.js';
+import { checkGroups, effectiveGroups, type GroupPolicy } from '../security/group-policy.js';
 import type { ToolRegistry } from '../tools/registry/registry.js';
 import { inRequestedGroups, inState, normalizeRequestGroups, normalizeRequestState, type RequestGroups } from '../tools/registry/selection.js';
 
@@ -53,7 +53,7 @@ export function whyHidden(
     });
     return { ...base, offered: false, reasons };
   }
-  if (!inRequestedGroups(tool, requested)) {
+  if (!inRequestedGroups(tool, effectiveGroups(policy, requested, registry.knownGroups))) {
     reasons.push({
       kind: 'not-in-groups',
       message:

@@ -4,9 +4,9 @@
  * A tool available in every state is listed once under "any state". With a request's groups and state, the
  * tools it is offered are marked, by the registry's own filter.
  */
-import type { GroupPolicy } from '../security/group-policy.js';
+import { effectiveGroups, type GroupPolicy } from '../security/group-policy.js';
 import type { ToolRegistry } from '../tools/registry/registry.js';
-import { DEFAULT_STATE, type RequestGroups } from '../tools/registry/selection.js';
+import { DEFAULT_STATE, normalizeRequestGroups, normalizeRequestState, type RequestGroups } from '../tools/registry/selection.js';
 
 /** The pseudo-state of tools available in every state. */
 export const ANY_STATE = '*';
@@ -64,6 +64,7 @@ export function workflowGraph(
     transitions,
   };
   if (!request) return graph;
-  const set = registry.filter(request.groups, request.state, { cache: false });
+  const groups = effectiveGroups(policy, normalizeRequestGroups(request.groups), registry.knownGroups);
+  const set = registry.offer({ groups, state: normalizeRequestState(request.state) }, { cache: false });
   return { ...graph, request: { groups: set.groups, state: set.state, offered: set.names } };
 }

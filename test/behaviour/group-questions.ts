@@ -112,5 +112,59 @@ export function groupQuestionsSuite(target: HarnessTarget): void {
         expect(offeredToolNames(h.prompt.reactCalls().at(-1)!)).toEqual(['search']);
       });
     });
+
+    describe('group hierarchies, opted into per workspace', () => {
+      const tools = {
+        k: knowledgeQueryTool('overview', 'Overview', { group: ['knowledge'] }),
+        r: knowledgeQueryTool('read', 'Read', { group: ['knowledge.read'] }),
+        d: knowledgeQueryTool('deep-read', 'Deep read', { group: ['knowledge.read.deep'] }),
+        w: knowledgeQueryTool('write', 'Write', { group: ['knowledge.write'] }),
+        o: knowledgeQueryTool('other', 'Elsewhere', { group: ['knowledgebase'] }),
+      };
+
+      it('a group stands for itself and everything below it, for the policy, the model, the audit and the listing', async () => {
+        const capture = capturingLogger('info');
+        const h = await start({ app: {}, logger: capture.logger, tools, script: answerAtOnce });
+        await h.config.put(h.workspace, 'agent-group-policy', 'policy', { 'allowed-groups': ['knowledge.read', 'knowledge'], 'group-hierarchy': true });
+        await h.configApplied();
+
+        const whole = await h.ask({ question: 'q', group: ['knowledge'] });
+        const read = await h.ask({ question: 'q', group: ['knowledge.read'] });
+        for (const result of [whole, read]) expect(result.last).toMatchObject({ end_of_dialog: true, error: null });
+        // `knowledgebase` shares a prefix, not a branch: never below `knowledge`.
+        expect(offeredToolNames(h.prompt.reactCalls()[0]!).sort()).toEqual(['deep-read', 'overview', 'read', 'write']);
+        expect(offeredToolNames(h.prompt.reactCalls()[1]!).sort()).toEqual(['deep-read', 'read']);
+        const audits = capture.audits();
+        expect(audits.map((a) => a.requested_groups)).toEqual([['knowledge'], ['knowledge.read']]);
+        expect(audits[1]?.effective_groups).toEqual(['knowledge.read', 'knowledge.read.deep']);
+
+        const listing = (await (await fetch(`${h.httpUrl()}/tools/${h.workspace}?groups=knowledge.read`)).json()) as {
+          policy: { group_hierarchy: boolean };
+          offered: { tools: string[] };
+        };
+        expect(listing.policy.group_hierarchy).toBe(true);
+        expect([...listing.offered.tools].sort()).toEqual(['deep-read', 'read']);
+      });
+
+      it('allowing a branch does not allow the group above it; without the flag a dot is only a character', async () => {
+        const h = await start({ app: {}, tools, script: answerAtOnce });
+        await h.config.put(h.workspace, 'agent-group-policy', 'policy', { 'allowed-groups': ['knowledge.read'], 'group-hierarchy': true });
+        await h.configApplied();
+        const above = await h.ask({ question: 'q', group: ['knowledge'] });
+        expect(above.last.error?.message).toBe('Insufficient permissions for requested tool groups: "knowledge"');
+        const below = await h.ask({ question: 'q', group: ['knowledge.read.deep'] });
+        expect(below.last).toMatchObject({ end_of_dialog: true, error: null });
+        expect(offeredToolNames(h.prompt.reactCalls()[0]!)).toEqual(['deep-read']);
+
+        await h.config.put(h.workspace, 'agent-group-policy', 'policy', { 'allowed-groups': ['knowledge', 'knowledge.read.deep'] });
+        await h.configApplied();
+        const flat = await h.ask({ question: 'q', group: ['knowledge'] });
+        expect(flat.last).toMatchObject({ end_of_dialog: true, error: null });
+        expect(offeredToolNames(h.prompt.reactCalls()[1]!)).toEqual(['overview']);
+        const refused = await h.ask({ question: 'q', group: ['knowledge.read'] });
+        expect(refused.last.error?.message).toBe('Insufficient permissions for requested tool groups: "knowledge.read"');
+      });
+    });
   });
 }
+
