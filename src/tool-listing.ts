@@ -48,6 +48,7 @@ export function toolListing(
           unknown_groups: policy.unknownGroups,
           allowed_patterns: typeof policy.allowedPatterns === 'string' ? policy.allowedPatterns : [...policy.allowedPatterns].sort(),
           group_hierarchy: policy.groupHierarchy,
+          availability: policy.availability,
         }
       : null,
     policy_problems: gate.problemsOf(workspace),

@@ -53,8 +53,10 @@ export interface GateVerdict {
   refusal?: Refusal;
   unknownState?: string;
   unknownGroups?: UnknownGroups;
-  /** The groups the request runs with, when the workspace's policy widens them (a group hierarchy). */
+  /** The groups the request runs with, when the workspace's policy changes them (group hierarchy, time windows). */
   groups?: RequestedGroups;
+  /** Requested groups withdrawn now by the policy's time windows (not in `groups`). */
+  withdrawnGroups?: readonly string[];
 }
 
 /** The verdict on one aggregation message: refused (reason label and what was wrong), or its signing time. */
@@ -89,6 +91,8 @@ export interface RequestGate {
 export type RequestTelemetry = IterationEvents & {
   /** The gate found the request's state unknown to every tool of the workspace (counted even when let through). */
   stateUnknown(state: string): void;
+  /** The policy's time windows withdrew these of the request's groups (its tools are not offered). */
+  groupsWithdrawn(groups: readonly string[]): void;
   /** The request named groups no tool of the workspace is in; `rejected` ones are also `refused`. */
   groupsUnknown(groups: readonly string[], action: 'ignored' | 'warned' | 'rejected'): void;
   refused(refusal: Refusal): void;

@@ -104,6 +104,7 @@ export class RequestHandler {
       const effective: AgentAsk = verdict.groups ? { ...ask, groups: verdict.groups } : ask;
       if (effective !== ask) dialog.events = this.telemetryOf(effective, id);
       const events = dialog.events;
+      if (verdict.withdrawnGroups) events.groupsWithdrawn(verdict.withdrawnGroups);
       if (await this.refused(verdict, effective, output, events, id, dialog)) return;
       dialog.result = await runAgentRequest(
         {

@@ -171,6 +171,11 @@ export class IterationRecorder implements RequestTelemetry {
     this.metrics.invalidStates.inc({ state: this.metrics.state(state) });
   }
 
+  groupsWithdrawn(groups: readonly string[]): void {
+    for (const group of groups) this.metrics.groupsWithdrawn.inc({ group: this.metrics.group(group), reason: 'time-window' });
+    this.record.withdrawn_groups = groups.slice(0, 20);
+  }
+
   groupsUnknown(groups: readonly string[], action: 'ignored' | 'warned' | 'rejected'): void {
     this.metrics.unknownGroups.inc({ action });
     this.record.unknown_groups = groups.slice(0, 20);

@@ -100,6 +100,7 @@ export class AgentMetrics {
   readonly stateDuration: Histogram<'processor' | 'state'> = new Histogram({ name: 'tg_agent_workflow_duration_seconds', help: 'Time spent in each state: iteration time attributed to the state it ran in (TG-16)', labelNames: ['processor', 'state'], buckets: STATE_BUCKETS, registers: this.registers });
   readonly groupAccessDenied: Counter<'processor' | 'group'> = new Counter({ name: 'tg_agent_group_access_denied_total', help: 'Requests refused by the group policy, by group (TG-13, TG-16)', labelNames: ['processor', 'group'], registers: this.registers });
   readonly invalidStates: Counter<'processor' | 'state'> = new Counter({ name: 'tg_agent_invalid_state_transition_total', help: 'Requests in a state no tool of the workspace knows (TG-16)', labelNames: ['processor', 'state'], registers: this.registers });
+  readonly groupsWithdrawn: Counter<'processor' | 'group' | 'reason'> = new Counter({ name: 'tg_agent_groups_withdrawn_total', help: 'Requested tool groups withdrawn from a request by the group policy (reason time-window: outside its availability windows)', labelNames: ['processor', 'group', 'reason'], registers: this.registers });
   readonly unknownGroups: Counter<'processor' | 'action'> = new Counter({ name: 'tg_agent_unknown_group_requests_total', help: 'Requests naming a tool group no tool of the workspace is in, by what the policy\'s unknown-groups did (ignored, warned, rejected)', labelNames: ['processor', 'action'], registers: this.registers });
   readonly escalationAttempts: Counter<'processor' | 'reason'> = new Counter({ name: 'tg_agent_privilege_escalation_attempts_total', help: 'Suspected privilege escalation attempts (TG-16)', labelNames: ['processor', 'reason'], registers: this.registers });
   readonly toolDenied: Counter<'processor' | 'tool'> = new Counter({ name: 'tg_agent_tool_denied_total', help: 'Actions naming a tool that was not offered', labelNames: ['processor', 'tool'], registers: this.registers });
@@ -235,6 +236,7 @@ export class AgentMetrics {
     const series: [Metric, string, LabelKind][] = [
       [this.groupRequests, 'group', 'groups'],
       [this.groupAccessDenied, 'group', 'groups'],
+      [this.groupsWithdrawn, 'group', 'groups'],
       [this.groupPairs, 'group', 'groups'],
       [this.groupPairs, 'with', 'groups'],
       [this.invalidStates, 'state', 'states'],

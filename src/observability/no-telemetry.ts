@@ -22,6 +22,7 @@ export const noRequestTelemetry: RequestTelemetry = {
   planStepRefused: nothing,
   subagentsFannedOut: nothing,
   stateUnknown: nothing,
+  groupsWithdrawn: nothing,
   groupsUnknown: nothing,
   refused: nothing,
   failed: nothing,

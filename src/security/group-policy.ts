@@ -18,6 +18,7 @@ import { DEFAULT_GROUP, WILDCARD, type AgentAsk, type RequestedGroups } from '..
 import { expandGroupHierarchy, isWithin } from '../tools/registry/group-hierarchy.js';
 import { PATTERN_IDS } from '../agent/patterns/catalog.js';
 import { DEFAULT_ALLOWED_PATTERNS, type AllowedPatterns } from './pattern-policy.js';
+import { AvailabilityRuleSchema, withdrawnGroups, type AvailabilityRule } from './group-availability.js';
 
 export const POLICY_KEY = 'policy';
 
@@ -32,6 +33,8 @@ const PolicySchema = z.strictObject({
   'allowed-patterns': z.union([z.enum(['configured', 'any']), z.array(z.string())]).default(DEFAULT_ALLOWED_PATTERNS),
   /** Dotted group names form a tree: a group stands for itself and everything below it (group-hierarchy.ts). */
   'group-hierarchy': z.boolean().default(false),
+  /** Groups offered only in time windows (group-availability.ts). */
+  availability: z.array(AvailabilityRuleSchema).default([]),
 });
 
 /**
@@ -50,6 +53,8 @@ export interface GroupPolicy {
   readonly allowedPatterns: AllowedPatterns;
   /** Dotted group names form a tree (group-hierarchy.ts); false: a dot is only a character. */
   readonly groupHierarchy: boolean;
+  /** Groups offered only in time windows; empty: always. */
+  readonly availability: readonly AvailabilityRule[];
 }
 
 export interface PolicyParse {
@@ -87,7 +92,7 @@ export function parsePolicy(workspace: string, values: TypeValues): PolicyParse 
     const issue = parsed.error.issues[0];
     const detail =
       issue?.code === 'unrecognized_keys'
-        ? `unknown field(s) ${issue.keys.slice(0, 10).map((k) => quote(k)).join(', ')} (known: allowed-groups, allow-wildcard, initial-states, unknown-groups, allowed-patterns, group-hierarchy)`
+        ? `unknown field(s) ${issue.keys.slice(0, 10).map((k) => quote(k)).join(', ')} (known: allowed-groups, allow-wildcard, initial-states, unknown-groups, allowed-patterns, group-hierarchy, availability)`
         : issue?.path.length
           ? `field "${issue.path.join('.')}": ${issue.message}`
           : `must be a JSON object, got ${describeValue(json)}`;
@@ -111,6 +116,7 @@ export function parsePolicy(workspace: string, values: TypeValues): PolicyParse 
       unknownGroups: parsed.data['unknown-groups'],
       allowedPatterns: Array.isArray(patterns) ? new Set(patterns) : patterns,
       groupHierarchy: parsed.data['group-hierarchy'],
+      availability: parsed.data.availability,
     },
     problems,
   };
@@ -124,6 +130,7 @@ function denyAll(): GroupPolicy {
     unknownGroups: DEFAULT_UNKNOWN_GROUPS,
     allowedPatterns: DEFAULT_ALLOWED_PATTERNS,
     groupHierarchy: false,
+    availability: [],
   };
 }
 
@@ -147,9 +154,21 @@ export function checkGroups(policy: GroupPolicy | undefined, requested: Requeste
   };
 }
 
-/** The groups a request runs with under `policy`: with its group hierarchy, widened to the known groups below. */
-export function effectiveGroups(policy: GroupPolicy | undefined, requested: RequestedGroups, knownGroups: ReadonlySet<string>): RequestedGroups {
-  return policy?.groupHierarchy ? expandGroupHierarchy(requested, knownGroups) : requested;
+/**
+ * The groups a request runs with under `policy` at `now`: with its group hierarchy, widened to the known groups
+ * below; then without the groups its availability rules withdraw at `now` (`withdrawn`).
+ */
+export function effectiveGroups(
+  policy: GroupPolicy | undefined,
+  requested: RequestedGroups,
+  knownGroups: ReadonlySet<string>,
+  now: Date = new Date(),
+): RequestedGroups & { readonly withdrawn?: readonly string[] } {
+  if (!policy) return requested;
+  const widened = policy.groupHierarchy ? expandGroupHierarchy(requested, knownGroups) : requested;
+  const withdrawn = widened.wildcard ? [] : withdrawnGroups(policy.availability, widened.groups, now, policy.groupHierarchy);
+  if (withdrawn.length === 0) return widened;
+  return { groups: widened.groups.filter((group) => !withdrawn.includes(group)), wildcard: false, withdrawn };
 }
 
 /** An allowed group, or (with the hierarchy) one below an allowed group. */

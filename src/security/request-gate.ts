@@ -101,8 +101,10 @@ export class SecurityGate implements RequestGate {
   check(flow: FlowDefinition, ask: AgentAsk, properties: Properties, registry: ToolRegistry, patterns?: PatternCatalog): GateVerdict {
     const verdict = this.verdict(flow, ask, properties, registry, patterns);
     if (verdict.refusal) return verdict;
-    const groups = effectiveGroups(this.policies.get(flow.workspace), ask.groups, registry.knownGroups);
-    return groups === ask.groups ? verdict : { ...verdict, groups };
+    const effective = effectiveGroups(this.policies.get(flow.workspace), ask.groups, registry.knownGroups);
+    if (effective === ask.groups) return verdict;
+    const { withdrawn, ...groups } = effective;
+    return { ...verdict, groups, ...(withdrawn ? { withdrawnGroups: withdrawn } : {}) };
   }
 
   private verdict(flow: FlowDefinition, ask: AgentAsk, properties: Properties, registry: ToolRegistry, patterns?: PatternCatalog): GateVerdict {

@@ -12,6 +12,7 @@ export type HiddenReason =
   | { readonly kind: 'unknown-tool'; readonly message: string; readonly didYouMean: readonly string[] }
   | { readonly kind: 'group-policy'; readonly message: string }
   | { readonly kind: 'not-in-groups'; readonly message: string; readonly toolGroups: readonly string[] }
+  | { readonly kind: 'withdrawn'; readonly message: string; readonly groups: readonly string[] }
   | { readonly kind: 'not-in-state'; readonly message: string; readonly toolStates: readonly string[] };
 
 export interface ToolVerdict {
@@ -53,7 +54,15 @@ export function whyHidden(
     });
     return { ...base, offered: false, reasons };
   }
-  if (!inRequestedGroups(tool, effectiveGroups(policy, requested, registry.knownGroups))) {
+  const effective = effectiveGroups(policy, requested, registry.knownGroups);
+  const withdrawn = tool.groups.filter((group) => effective.withdrawn?.includes(group));
+  if (!inRequestedGroups(tool, effective) && withdrawn.length > 0) {
+    reasons.push({
+      kind: 'withdrawn',
+      message: `its group(s) ${quoted(withdrawn)} are outside their availability windows now (the policy's "availability")`,
+      groups: withdrawn,
+    });
+  } else if (!inRequestedGroups(tool, effective)) {
     reasons.push({
       kind: 'not-in-groups',
       message:

@@ -165,6 +165,42 @@ export function groupQuestionsSuite(target: HarnessTarget): void {
         expect(refused.last.error?.message).toBe('Insufficient permissions for requested tool groups: "knowledge.read"');
       });
     });
+
+    describe('groups offered only in time windows (the policy\'s availability)', () => {
+      const tools = {
+        t: knowledgeQueryTool('trade', 'Trade', { group: ['trading'] }),
+        r: knowledgeQueryTool('lookup', 'Research lookup', { group: ['research'] }),
+      };
+      const never = [{ days: [], from: '00:00', to: '24:00' }];
+      const always = [{ from: '00:00', to: '24:00' }];
+
+      it('withdraws a group outside its windows: its tools are not offered, the audit, a metric and the why-answer say so', async () => {
+        const capture = capturingLogger('info');
+        const h = await start({ app: {}, logger: capture.logger, tools, script: answerAtOnce });
+        await h.config.put(h.workspace, 'agent-group-policy', 'policy', {
+          'allowed-groups': ['research', 'trading'],
+          availability: [{ groups: ['trading'], 'time-zone': 'Europe/London', windows: never }],
+        });
+        await h.configApplied();
+        const closed = await h.ask({ question: 'q', group: ['research', 'trading'] });
+        expect(closed.last).toMatchObject({ end_of_dialog: true, error: null });
+        expect(offeredToolNames(h.prompt.reactCalls()[0]!)).toEqual(['lookup']);
+        expect(capture.audits()[0]).toMatchObject({ requested_groups: ['research', 'trading'], effective_groups: ['research'], withdrawn_groups: ['trading'] });
+        const text = await scrape(h.httpUrl());
+        expect(sample(text, 'tg_agent_groups_withdrawn_total', { ...p, group: 'trading', reason: 'time-window' })).toBe(1);
+        const why = (await (await fetch(`${h.httpUrl()}/tools/${h.workspace}?tool=trade&groups=trading`)).json()) as { why: { offered: boolean; reasons: { kind: string }[] } };
+        expect(why.why).toMatchObject({ offered: false, reasons: [{ kind: 'withdrawn' }] });
+
+        await h.config.put(h.workspace, 'agent-group-policy', 'policy', {
+          'allowed-groups': ['research', 'trading'],
+          availability: [{ groups: ['trading'], windows: always }],
+        });
+        await h.configApplied();
+        await h.ask({ question: 'q', group: ['research', 'trading'] });
+        expect(offeredToolNames(h.prompt.reactCalls()[1]!).sort()).toEqual(['lookup', 'trade']);
+        expect(capture.audits()[1]).not.toHaveProperty('withdrawn_groups');
+      });
+    });
   });
 }
 

@@ -134,7 +134,7 @@ export function observabilitySuite(target: HarnessTarget): void {
         expect(sample(text, 'tg_agent_group_access_denied_total', { ...p, group: 'read-only' })).toBe(0);
 
         const listing = (await (await fetch(`${h.httpUrl()}/tools/${h.workspace}`)).json()) as { policy: unknown };
-        expect(listing.policy).toEqual({ allowed_groups: ['read-only'], allow_wildcard: false, initial_states: null, unknown_groups: 'warn', allowed_patterns: 'configured', group_hierarchy: false });
+        expect(listing.policy).toEqual({ allowed_groups: ['read-only'], allow_wildcard: false, initial_states: null, unknown_groups: 'warn', allowed_patterns: 'configured', group_hierarchy: false, availability: [] });
       });
     });
 

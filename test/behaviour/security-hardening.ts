@@ -220,7 +220,7 @@ export function securityHardeningSuite(target: HarnessTarget): void {
         const audit = capture.audits().find((a) => a.outcome === 'refused');
         expect(audit?.denials).toEqual([expect.objectContaining({ kind: 'initial-state', reason: 'initial-state' })]);
         const listing = (await (await fetch(`${h.httpUrl()}/tools/${h.workspace}`)).json()) as { policy: unknown };
-        expect(listing.policy).toEqual({ allowed_groups: ['default'], allow_wildcard: false, initial_states: ['undefined'], unknown_groups: 'warn', allowed_patterns: 'configured', group_hierarchy: false });
+        expect(listing.policy).toEqual({ allowed_groups: ['default'], allow_wildcard: false, initial_states: ['undefined'], unknown_groups: 'warn', allowed_patterns: 'configured', group_hierarchy: false, availability: [] });
       });
     });
 

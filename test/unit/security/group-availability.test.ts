@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { isAvailable, withdrawnGroups, type AvailabilityRule } from '../../../src/security/group-availability.js';
+import { effectiveGroups, parsePolicy } from '../../../src/security/group-policy.js';
+import { normalizeRequestGroups } from '../../../src/tools/registry/selection.js';
+
+const rule = (windows: AvailabilityRule['windows'], zone = 'America/New_York', groups = ['trading']): AvailabilityRule => ({ groups, 'time-zone': zone, windows });
+const weekdays: AvailabilityRule['windows'][number]['days'] = ['mon', 'tue', 'wed', 'thu', 'fri'];
+
+describe('group availability windows', () => {
+  it('opens a group in its local hours on its days, in its own time zone', () => {
+    const market = rule([{ days: weekdays, from: '09:30', to: '16:00' }]);
+    expect(isAvailable(market, new Date('2026-12-04T15:00:00Z'))).toBe(true); // Friday 10:00 in New York
+    expect(isAvailable(market, new Date('2026-12-04T14:29:00Z'))).toBe(false); // 09:29
+    expect(isAvailable(market, new Date('2026-12-04T14:30:00Z'))).toBe(true); // 09:30: from is inclusive
+    expect(isAvailable(market, new Date('2026-12-04T21:00:00Z'))).toBe(false); // 16:00: to is exclusive
+    expect(isAvailable(market, new Date('2026-12-05T15:00:00Z'))).toBe(false); // Saturday
+    expect(isAvailable(rule([{ days: weekdays, from: '09:30', to: '16:00' }], 'Asia/Tokyo'), new Date('2026-12-04T15:00:00Z'))).toBe(false); // Saturday 00:00 in Tokyo
+  });
+
+  it('runs a window past midnight into the next day, and never opens one without days', () => {
+    const night = rule([{ days: ['fri'], from: '22:00', to: '06:00' }], 'UTC');
+    expect(isAvailable(night, new Date('2026-12-04T23:00:00Z'))).toBe(true); // Friday evening
+    expect(isAvailable(night, new Date('2026-12-05T05:59:00Z'))).toBe(true); // Saturday morning, the same window
+    expect(isAvailable(night, new Date('2026-12-05T23:00:00Z'))).toBe(false); // Saturday evening
+    expect(isAvailable(night, new Date('2026-12-04T05:00:00Z'))).toBe(false); // Friday morning: Thursday is not listed
+    expect(isAvailable(rule([{ days: [], from: '00:00', to: '24:00' }]), new Date())).toBe(false);
+    expect(isAvailable(rule([{ days: weekdays.concat(['sat', 'sun']), from: '00:00', to: '24:00' }]), new Date())).toBe(true);
+  });
+
+  it('withdraws only the closed groups, the ones below them too under the hierarchy; the policy narrows, never widens', () => {
+    const closed = [rule([{ days: [], from: '00:00', to: '24:00' }], 'UTC', ['trading'])];
+    const now = new Date('2026-12-04T12:00:00Z');
+    expect(withdrawnGroups(closed, ['research', 'trading', 'trading.fx'], now, false)).toEqual(['trading']);
+    expect(withdrawnGroups(closed, ['research', 'trading', 'trading.fx'], now, true)).toEqual(['trading', 'trading.fx']);
+    const { policy } = parsePolicy('ws', {
+      policy: JSON.stringify({ 'allowed-groups': ['research', 'trading'], availability: [{ groups: ['trading'], windows: [{ days: [], from: '00:00', to: '24:00' }] }] }),
+    });
+    const effective = effectiveGroups(policy, normalizeRequestGroups(['research', 'trading']), new Set(['research', 'trading']), now);
+    expect(effective).toEqual({ groups: ['research'], wildcard: false, withdrawn: ['trading'] });
+  });
+
+  it('refuses a malformed rule as a policy problem, naming the field', () => {
+    for (const [availability, field] of [
+      [[{ groups: ['trading'], 'time-zone': 'Mars/Olympus', windows: [{ from: '09:00', to: '17:00' }] }], 'availability.0.time-zone'],
+      [[{ groups: ['trading'], windows: [{ from: '9:00', to: '17:00' }] }], 'availability.0.windows.0.from'],
+      [[{ groups: ['trading'], windows: [{ days: ['monday'], from: '09:00', to: '17:00' }] }], 'availability.0.windows.0.days.0'],
+      [[{ groups: [], windows: [{ from: '09:00', to: '17:00' }] }], 'availability.0.groups'],
+    ] as const) {
+      const parsed = parsePolicy('ws', { policy: JSON.stringify({ 'allowed-groups': ['trading'], availability }) });
+      expect(parsed.problems, field).toEqual([expect.stringContaining(`field "${field}"`)]);
+      expect(parsed.policy?.allowedGroups.size).toBe(0);
+    }
+  });
+});
