@@ -12,6 +12,7 @@ import { BrokerDropStats } from './observability/broker-drop-stats.js';
 import { HttpServer } from './observability/http-server.js';
 import { AgentMetrics } from './observability/metrics.js';
 import { AgentTelemetry } from './observability/telemetry.js';
+import { DownstreamLoad } from './observability/downstream-load.js';
 import { groupsParam, toolListing } from './tool-listing.js';
 import { IterationSigner } from './security/iteration-signature.js';
 import { SeenSignatureLedger } from './security/seen-signature-ledger.js';
@@ -43,8 +44,9 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
   const stopping = new AbortController();
   const auditProducer = auditProducerFor(settings, transport, logger, stopping.signal);
   const audit = new AuditTrail(logger.child({ component: 'audit' }), auditProducer);
-  const telemetry = new AgentTelemetry({ metrics, audit, logger, transport: transport.kind, mcpDiscovery: settings.mcpDiscovery });
-  const { gate, ledger } = securityGate(settings, telemetry, transport, logger, stopping.signal);
+  const load = new DownstreamLoad();
+  const telemetry = new AgentTelemetry({ metrics, audit, logger, transport: transport.kind, mcpDiscovery: settings.mcpDiscovery, load });
+  const { gate, ledger } = securityGate(settings, telemetry, load, transport, logger, stopping.signal);
   // MCP argument discovery runs in the background, never in a request's way; a changed snapshot rebuilds the registry.
   const discovery = settings.mcpDiscovery
     ? new McpDiscovery({
@@ -125,6 +127,7 @@ function auditProducerFor(settings: Settings, transport: Transport, logger: Logg
 function securityGate(
   settings: Settings,
   telemetry: AgentTelemetry,
+  load: DownstreamLoad,
   transport: Transport,
   logger: Logger,
   stopping: AbortSignal,
@@ -135,7 +138,7 @@ function securityGate(
         maxAgeMs: settings.signingMaxAgeSeconds * 1000,
       })
     : undefined;
-  const gate = new SecurityGate({ policyConfigType: settings.policyConfigType, strictStates: settings.strictStates, telemetry, ...(signer ? { signer } : {}) });
+  const gate = new SecurityGate({ policyConfigType: settings.policyConfigType, strictStates: settings.strictStates, telemetry, load, ...(signer ? { signer } : {}) });
   const ledger = signer
     ? new SeenSignatureLedger({ transport, signer, processorId: settings.id, logger: logger.child({ component: 'seen-signatures' }), signal: stopping })
     : undefined;

@@ -60,10 +60,10 @@ export function toolListing(
   const tool = query.get('tool');
   if (tool !== null) {
     // Why is this tool hidden? `?tool=X&groups=a,b&state=s` (groups and state as in the offered set below).
-    body.why = whyHidden(registry, policy, { groups: groupsParam(query), state: query.get('state') }, tool);
+    body.why = whyHidden(registry, policy, { groups: groupsParam(query), state: query.get('state') }, tool, gate.load);
   }
   if (query.has('groups') || query.has('state')) {
-    const groups = effectiveGroups(policy, normalizeRequestGroups(groupsParam(query)), registry.knownGroups);
+    const groups = effectiveGroups(policy, normalizeRequestGroups(groupsParam(query)), registry.knownGroups, gate.load ? { load: gate.load } : {});
     const toolSet = registry.offer({ groups, state: normalizeRequestState(query.get('state')) });
     body.offered = {
       groups: toolSet.groups,

@@ -14,6 +14,7 @@ import type { IterationEvents, IterationResult, UndeclaredArguments } from '../a
 import type { ToolServiceClients } from './tool-service-clients.js';
 import type { ToolRegistry } from '../tools/registry/registry.js';
 import type { AgentAsk, RequestedGroups } from '../tools/registry/selection.js';
+import type { Withdrawal } from '../security/group-availability.js';
 import type { FanInKind } from '../agent/patterns/fan-in-messages.js';
 import type { ConcurrencyLimit } from './concurrency-limit.js';
 import type { DocumentSaveOutcome } from './document-saver.js';
@@ -55,8 +56,8 @@ export interface GateVerdict {
   unknownGroups?: UnknownGroups;
   /** The groups the request runs with, when the workspace's policy changes them (group hierarchy, time windows). */
   groups?: RequestedGroups;
-  /** Requested groups withdrawn now by the policy's time windows (not in `groups`). */
-  withdrawnGroups?: readonly string[];
+  /** Requested groups the policy's availability rules withdrew now (not in `groups`), with why. */
+  withdrawnGroups?: readonly Withdrawal[];
 }
 
 /** The verdict on one aggregation message: refused (reason label and what was wrong), or its signing time. */
@@ -91,8 +92,8 @@ export interface RequestGate {
 export type RequestTelemetry = IterationEvents & {
   /** The gate found the request's state unknown to every tool of the workspace (counted even when let through). */
   stateUnknown(state: string): void;
-  /** The policy's time windows withdrew these of the request's groups (its tools are not offered). */
-  groupsWithdrawn(groups: readonly string[]): void;
+  /** The policy's availability rules withdrew these of the request's groups (their tools are not offered). */
+  groupsWithdrawn(withdrawals: readonly Withdrawal[]): void;
   /** The request named groups no tool of the workspace is in; `rejected` ones are also `refused`. */
   groupsUnknown(groups: readonly string[], action: 'ignored' | 'warned' | 'rejected'): void;
   refused(refusal: Refusal): void;

@@ -37,8 +37,8 @@ export interface AuditRecord {
   effective_groups: string[];
   /** Requested groups no tool of the workspace is in (first 20); absent when there were none. */
   unknown_groups?: readonly string[];
-  /** Requested groups the policy's time windows withdrew for this iteration. */
-  withdrawn_groups?: readonly string[];
+  /** Requested groups the policy's availability rules withdrew for this iteration, with why. */
+  withdrawn_groups?: readonly { readonly group: string; readonly reason: string }[];
   initial_state: string;
   final_state: string;
   transitions: AuditTransition[];

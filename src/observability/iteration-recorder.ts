@@ -2,6 +2,7 @@
  * Turns one iteration's events into metrics and one audit line. Created per consumed request.
  */
 import type { Failure } from '../agent/failure.js';
+import type { Withdrawal } from '../security/group-availability.js';
 import type { IterationResult, PlanStepRefusal, SessionOutcome, UndeclaredAction } from '../agent/iteration.js';
 import type { FlowDefinition } from '../config/flows.js';
 import type { Refusal, RequestTelemetry } from '../flow/ports.js';
@@ -171,9 +172,9 @@ export class IterationRecorder implements RequestTelemetry {
     this.metrics.invalidStates.inc({ state: this.metrics.state(state) });
   }
 
-  groupsWithdrawn(groups: readonly string[]): void {
-    for (const group of groups) this.metrics.groupsWithdrawn.inc({ group: this.metrics.group(group), reason: 'time-window' });
-    this.record.withdrawn_groups = groups.slice(0, 20);
+  groupsWithdrawn(withdrawals: readonly Withdrawal[]): void {
+    for (const { group, reason } of withdrawals) this.metrics.groupsWithdrawn.inc({ group: this.metrics.group(group), reason });
+    this.record.withdrawn_groups = withdrawals.slice(0, 20);
   }
 
   groupsUnknown(groups: readonly string[], action: 'ignored' | 'warned' | 'rejected'): void {

@@ -19,6 +19,7 @@ import type { AuditTrail } from './audit.js';
 import type { WatchedSubscription } from './broker-drop-stats.js';
 import { IterationRecorder } from './iteration-recorder.js';
 import type { AgentMetrics } from './metrics.js';
+import { serviceOfTarget, type DownstreamLoad } from './downstream-load.js';
 
 /** The whole vocabulary: what any part of the agent reports. */
 export type Telemetry = Required<ServiceTelemetry> &
@@ -36,6 +37,8 @@ export interface AgentTelemetryOptions {
   transport: string;
   /** MCP argument discovery is on: its series are exported. */
   mcpDiscovery: boolean;
+  /** Also told of every downstream call (the group policy's load rules read it). */
+  load?: DownstreamLoad;
 }
 
 export class AgentTelemetry implements Telemetry {
@@ -78,6 +81,7 @@ export class AgentTelemetry implements Telemetry {
     this.metrics.downstreamDuration.observe(labels, seconds);
     if (status === 'timeout') this.metrics.downstreamTimeouts.inc(labels);
     if (status === 'error') this.metrics.downstreamErrors.inc({ ...labels, error_type: errorType ?? 'unknown' });
+    this.options.load?.record(serviceOfTarget(targetService), seconds, status !== 'ok');
   }
 
   documentSaved(outcome: DocumentSaveOutcome): void {

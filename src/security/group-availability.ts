@@ -10,6 +10,11 @@
  * `days` are the days a window starts on; an empty `days` means never). Outside, the group is withdrawn from the
  * request's groups before its tools are chosen: availability only ever narrows what the policy allows. Under the
  * group hierarchy a rule on a group covers the groups below it too.
+ *
+ * A rule may instead (or as well) name a load condition: `"load": {"service": "graph-rag", "max-error-rate": 0.5,
+ * "max-latency-seconds": 20, "window-seconds": 60, "min-calls": 5}` withdraws its groups while the named
+ * TrustGraph service's calls of the last `window-seconds` (at least `min-calls` of them) failed more often, or
+ * took longer on average, than the limits. A rule with both is open only inside a window and under the limits.
  */
 import { z } from 'zod';
 import { isWithin } from '../tools/registry/group-hierarchy.js';
@@ -19,22 +24,37 @@ type Weekday = (typeof WEEKDAYS)[number];
 
 const TIME = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$|^24:00$/, 'a time as HH:MM (00:00 to 24:00)');
 
-export const AvailabilityRuleSchema = z.strictObject({
-  groups: z.array(z.string()).min(1),
-  'time-zone': z
-    .string()
-    .default('UTC')
-    .refine((zone) => isTimeZone(zone), 'an IANA time zone, e.g. "Europe/London" or "UTC"'),
-  windows: z
-    .array(
-      z.strictObject({
-        days: z.array(z.enum(WEEKDAYS)).default([...WEEKDAYS]),
-        from: TIME,
-        to: TIME,
-      }),
-    )
-    .min(1),
-});
+const LoadSchema = z
+  .strictObject({
+    /** TrustGraph's service name, as in `--service-timeouts`: `graph-rag`, `prompt`, `mcp-tool`, ... */
+    service: z.string().min(1),
+    'max-error-rate': z.number().min(0).max(1).optional(),
+    'max-latency-seconds': z.number().positive().optional(),
+    'window-seconds': z.number().positive().default(60),
+    'min-calls': z.number().int().min(1).default(5),
+  })
+  .refine((load) => load['max-error-rate'] !== undefined || load['max-latency-seconds'] !== undefined, 'needs max-error-rate or max-latency-seconds');
+
+export const AvailabilityRuleSchema = z
+  .strictObject({
+    groups: z.array(z.string()).min(1),
+    'time-zone': z
+      .string()
+      .default('UTC')
+      .refine((zone) => isTimeZone(zone), 'an IANA time zone, e.g. "Europe/London" or "UTC"'),
+    windows: z
+      .array(
+        z.strictObject({
+          days: z.array(z.enum(WEEKDAYS)).default([...WEEKDAYS]),
+          from: TIME,
+          to: TIME,
+        }),
+      )
+      .min(1)
+      .optional(),
+    load: LoadSchema.optional(),
+  })
+  .refine((rule) => rule.windows !== undefined || rule.load !== undefined, 'needs windows or load');
 
 export type AvailabilityRule = z.infer<typeof AvailabilityRuleSchema>;
 
@@ -56,8 +76,22 @@ function localTime(now: Date, zone: string): { day: Weekday; minute: number } {
   return { day: part('weekday').toLowerCase().slice(0, 3) as Weekday, minute: Number(part('hour')) * 60 + Number(part('minute')) };
 }
 
-/** Whether `now` falls inside one of the rule's windows. */
+/** How TrustGraph's services have been answering lately (observability/downstream-load.ts). */
+export interface LoadReader {
+  recent(service: string, windowMs: number): { calls: number; errorRate: number; meanSeconds: number };
+}
+
+/** Why a group is withdrawn: outside its windows, or a service it depends on is over its limits. */
+export type WithdrawalReason = 'time-window' | 'load';
+
+export interface Withdrawal {
+  readonly group: string;
+  readonly reason: WithdrawalReason;
+}
+
+/** Whether `now` falls inside one of the rule's windows (a rule without windows is always in one). */
 export function isAvailable(rule: AvailabilityRule, now: Date): boolean {
+  if (rule.windows === undefined) return true;
   const { day, minute } = localTime(now, rule['time-zone']);
   const yesterday = WEEKDAYS[(WEEKDAYS.indexOf(day) + 6) % 7]!;
   return rule.windows.some((window) => {
@@ -69,9 +103,31 @@ export function isAvailable(rule: AvailabilityRule, now: Date): boolean {
   });
 }
 
-/** The groups among `groups` that the rules withdraw at `now`. */
-export function withdrawnGroups(rules: readonly AvailabilityRule[], groups: readonly string[], now: Date, hierarchy: boolean): string[] {
-  const closed = rules.filter((rule) => !isAvailable(rule, now)).flatMap((rule) => rule.groups);
+/** Whether the rule's service is over its limits now (a rule without a load condition never is). */
+export function isOverloaded(rule: AvailabilityRule, load: LoadReader | undefined): boolean {
+  if (rule.load === undefined || load === undefined) return false;
+  const limits = rule.load;
+  const recent = load.recent(limits.service, limits['window-seconds'] * 1000);
+  if (recent.calls < limits['min-calls']) return false;
+  return recent.errorRate > (limits['max-error-rate'] ?? 1) || recent.meanSeconds > (limits['max-latency-seconds'] ?? Infinity);
+}
+
+/** The groups among `groups` that the rules withdraw at `now`, each with why (the first rule that closes it). */
+export function withdrawnGroups(
+  rules: readonly AvailabilityRule[],
+  groups: readonly string[],
+  now: Date,
+  hierarchy: boolean,
+  load?: LoadReader,
+): Withdrawal[] {
+  const closed: Withdrawal[] = [];
+  for (const rule of rules) {
+    const reason: WithdrawalReason | undefined = !isAvailable(rule, now) ? 'time-window' : isOverloaded(rule, load) ? 'load' : undefined;
+    if (reason) for (const group of rule.groups) closed.push({ group, reason });
+  }
   if (closed.length === 0) return [];
-  return groups.filter((group) => closed.some((name) => (hierarchy ? isWithin(group, name) : group === name)));
+  return groups.flatMap((group) => {
+    const by = closed.find((c) => (hierarchy ? isWithin(group, c.group) : group === c.group));
+    return by ? [{ group, reason: by.reason }] : [];
+  });
 }

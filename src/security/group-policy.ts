@@ -18,7 +18,7 @@ import { DEFAULT_GROUP, WILDCARD, type AgentAsk, type RequestedGroups } from '..
 import { expandGroupHierarchy, isWithin } from '../tools/registry/group-hierarchy.js';
 import { PATTERN_IDS } from '../agent/patterns/catalog.js';
 import { DEFAULT_ALLOWED_PATTERNS, type AllowedPatterns } from './pattern-policy.js';
-import { AvailabilityRuleSchema, withdrawnGroups, type AvailabilityRule } from './group-availability.js';
+import { AvailabilityRuleSchema, withdrawnGroups, type AvailabilityRule, type LoadReader, type Withdrawal } from './group-availability.js';
 
 export const POLICY_KEY = 'policy';
 
@@ -156,19 +156,21 @@ export function checkGroups(policy: GroupPolicy | undefined, requested: Requeste
 
 /**
  * The groups a request runs with under `policy` at `now`: with its group hierarchy, widened to the known groups
- * below; then without the groups its availability rules withdraw at `now` (`withdrawn`).
+ * below; then without the groups its availability rules withdraw now (`withdrawn`: outside their windows, or
+ * while a service they depend on is over its limits in `load`).
  */
 export function effectiveGroups(
   policy: GroupPolicy | undefined,
   requested: RequestedGroups,
   knownGroups: ReadonlySet<string>,
-  now: Date = new Date(),
-): RequestedGroups & { readonly withdrawn?: readonly string[] } {
+  options: { now?: Date; load?: LoadReader } = {},
+): RequestedGroups & { readonly withdrawn?: readonly Withdrawal[] } {
   if (!policy) return requested;
   const widened = policy.groupHierarchy ? expandGroupHierarchy(requested, knownGroups) : requested;
-  const withdrawn = widened.wildcard ? [] : withdrawnGroups(policy.availability, widened.groups, now, policy.groupHierarchy);
+  const withdrawn = widened.wildcard ? [] : withdrawnGroups(policy.availability, widened.groups, options.now ?? new Date(), policy.groupHierarchy, options.load);
   if (withdrawn.length === 0) return widened;
-  return { groups: widened.groups.filter((group) => !withdrawn.includes(group)), wildcard: false, withdrawn };
+  const gone = new Set(withdrawn.map((w) => w.group));
+  return { groups: widened.groups.filter((group) => !gone.has(group)), wildcard: false, withdrawn };
 }
 
 /** An allowed group, or (with the hierarchy) one below an allowed group. */

@@ -25,6 +25,7 @@ import {
   type UnknownGroupsMode,
 } from './group-policy.js';
 import type { IterationSigner, Verdict } from './iteration-signature.js';
+import type { LoadReader } from './group-availability.js';
 import { checkPattern, DEFAULT_ALLOWED_PATTERNS } from './pattern-policy.js';
 import type { PatternCatalog } from '../agent/patterns/catalog.js';
 
@@ -33,6 +34,8 @@ export interface SecurityGateOptions {
   signer?: IterationSigner;
   strictStates: boolean;
   telemetry: GateTelemetry;
+  /** How TrustGraph's services have been answering lately, for the policy's load rules. */
+  load?: LoadReader;
 }
 
 /** What the gate reports besides its verdicts (which the caller records). */
@@ -64,6 +67,11 @@ export class SecurityGate implements RequestGate {
   private readonly reportedUnknown = new Map<string, Set<string>>();
 
   constructor(private readonly options: SecurityGateOptions) {}
+
+  /** What the policy's load rules read (the listing's why-answer reads it too). */
+  get load(): LoadReader | undefined {
+    return this.options.load;
+  }
 
   /** Keep each workspace's policy current (called on every config change). */
   onConfig(change: WorkspaceChange): void {
@@ -101,7 +109,7 @@ export class SecurityGate implements RequestGate {
   check(flow: FlowDefinition, ask: AgentAsk, properties: Properties, registry: ToolRegistry, patterns?: PatternCatalog): GateVerdict {
     const verdict = this.verdict(flow, ask, properties, registry, patterns);
     if (verdict.refusal) return verdict;
-    const effective = effectiveGroups(this.policies.get(flow.workspace), ask.groups, registry.knownGroups);
+    const effective = effectiveGroups(this.policies.get(flow.workspace), ask.groups, registry.knownGroups, this.options.load ? { load: this.options.load } : {});
     if (effective === ask.groups) return verdict;
     const { withdrawn, ...groups } = effective;
     return { ...verdict, groups, ...(withdrawn ? { withdrawnGroups: withdrawn } : {}) };

@@ -5,6 +5,7 @@
  */
 import { distance } from 'fastest-levenshtein';
 import { checkGroups, effectiveGroups, type GroupPolicy } from '../security/group-policy.js';
+import type { LoadReader } from '../security/group-availability.js';
 import type { ToolRegistry } from '../tools/registry/registry.js';
 import { inRequestedGroups, inState, normalizeRequestGroups, normalizeRequestState, type RequestGroups } from '../tools/registry/selection.js';
 
@@ -33,6 +34,7 @@ export function whyHidden(
   policy: GroupPolicy | undefined,
   request: { groups: RequestGroups; state: string | null | undefined },
   toolName: string,
+  load?: LoadReader,
 ): ToolVerdict {
   const requested = normalizeRequestGroups(request.groups);
   const state = normalizeRequestState(request.state);
@@ -54,13 +56,13 @@ export function whyHidden(
     });
     return { ...base, offered: false, reasons };
   }
-  const effective = effectiveGroups(policy, requested, registry.knownGroups);
-  const withdrawn = tool.groups.filter((group) => effective.withdrawn?.includes(group));
+  const effective = effectiveGroups(policy, requested, registry.knownGroups, load ? { load } : {});
+  const withdrawn = (effective.withdrawn ?? []).filter((w) => tool.groups.includes(w.group));
   if (!inRequestedGroups(tool, effective) && withdrawn.length > 0) {
     reasons.push({
       kind: 'withdrawn',
-      message: `its group(s) ${quoted(withdrawn)} are outside their availability windows now (the policy's "availability")`,
-      groups: withdrawn,
+      message: `its group(s) ${withdrawn.map((w) => `"${w.group}" (${w.reason === 'load' ? 'a service it depends on is over its limits' : 'outside its availability windows'})`).join(', ')} are withdrawn now (the policy's "availability")`,
+      groups: withdrawn.map((w) => w.group),
     });
   } else if (!inRequestedGroups(tool, effective)) {
     reasons.push({

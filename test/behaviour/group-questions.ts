@@ -185,7 +185,11 @@ export function groupQuestionsSuite(target: HarnessTarget): void {
         const closed = await h.ask({ question: 'q', group: ['research', 'trading'] });
         expect(closed.last).toMatchObject({ end_of_dialog: true, error: null });
         expect(offeredToolNames(h.prompt.reactCalls()[0]!)).toEqual(['lookup']);
-        expect(capture.audits()[0]).toMatchObject({ requested_groups: ['research', 'trading'], effective_groups: ['research'], withdrawn_groups: ['trading'] });
+        expect(capture.audits()[0]).toMatchObject({
+          requested_groups: ['research', 'trading'],
+          effective_groups: ['research'],
+          withdrawn_groups: [{ group: 'trading', reason: 'time-window' }],
+        });
         const text = await scrape(h.httpUrl());
         expect(sample(text, 'tg_agent_groups_withdrawn_total', { ...p, group: 'trading', reason: 'time-window' })).toBe(1);
         const why = (await (await fetch(`${h.httpUrl()}/tools/${h.workspace}?tool=trade&groups=trading`)).json()) as { why: { offered: boolean; reasons: { kind: string }[] } };
@@ -200,6 +204,43 @@ export function groupQuestionsSuite(target: HarnessTarget): void {
         expect(offeredToolNames(h.prompt.reactCalls()[1]!).sort()).toEqual(['lookup', 'trade']);
         expect(capture.audits()[1]).not.toHaveProperty('withdrawn_groups');
       });
+    });
+
+    it('withdraws a group while a service it depends on fails more often than its load rule allows', async () => {
+      const capture = capturingLogger('info');
+      const h = await start({
+        app: {},
+        logger: capture.logger,
+        tools: {
+          r: knowledgeQueryTool('lookup', 'Research lookup', { group: ['research'] }),
+          s: knowledgeQueryTool('search', 'Search', { group: ['default'] }),
+        },
+        graphRag: () => ({ error: { type: 'graph-rag-error', message: 'the store is down' } }),
+        // Looks up whenever it is offered the lookup: the research group's tool that calls graph RAG.
+        script: (terms) =>
+          (terms.history as unknown[]).length === 0 && String(terms.tool_names).includes('lookup')
+            ? 'Thought: t\nAction: lookup\nArgs: {"question": "q"}'
+            : 'Thought: ok\nFinal Answer: done',
+      });
+      await h.config.put(h.workspace, 'agent-group-policy', 'policy', {
+        'allowed-groups': ['research', 'default'],
+        availability: [{ groups: ['research'], load: { service: 'graph-rag', 'max-error-rate': 0.5, 'min-calls': 2 } }],
+      });
+      await h.configApplied();
+      // Two conversations whose research lookup fails: the rule has its two calls, all failed.
+      for (let i = 0; i < 2; i++) await h.ask({ question: `q${i}`, group: ['research', 'default'] });
+      const reactBefore = h.prompt.reactCalls().length;
+      const third = await h.ask({ question: 'q3', group: ['research', 'default'] });
+      expect(third.last).toMatchObject({ end_of_dialog: true, error: null });
+      expect(offeredToolNames(h.prompt.reactCalls()[reactBefore]!)).toEqual(['search']);
+      expect(capture.auditsOf(third.id)[0]).toMatchObject({ withdrawn_groups: [{ group: 'research', reason: 'load' }] });
+      const text = await scrape(h.httpUrl());
+      // The second conversation's own second iteration already ran without it: one count per withdrawing iteration.
+      const withdrawing = capture.audits().filter((a) => a.withdrawn_groups !== undefined);
+      expect(withdrawing.map((a) => a.iteration)).toEqual([1, 2]);
+      expect(sample(text, 'tg_agent_groups_withdrawn_total', { ...p, group: 'research', reason: 'load' })).toBe(2);
+      const why = (await (await fetch(`${h.httpUrl()}/tools/${h.workspace}?tool=lookup&groups=research`)).json()) as { why: { reasons: { kind: string; message: string }[] } };
+      expect(why.why.reasons).toEqual([{ kind: 'withdrawn', message: expect.stringContaining('a service it depends on is over its limits'), groups: ['research'] }]);
     });
   });
 }

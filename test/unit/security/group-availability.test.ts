@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { isAvailable, withdrawnGroups, type AvailabilityRule } from '../../../src/security/group-availability.js';
+import { isAvailable, isOverloaded, withdrawnGroups, type AvailabilityRule } from '../../../src/security/group-availability.js';
+import { DownstreamLoad, serviceOfTarget } from '../../../src/observability/downstream-load.js';
 import { effectiveGroups, parsePolicy } from '../../../src/security/group-policy.js';
 import { normalizeRequestGroups } from '../../../src/tools/registry/selection.js';
 
-const rule = (windows: AvailabilityRule['windows'], zone = 'America/New_York', groups = ['trading']): AvailabilityRule => ({ groups, 'time-zone': zone, windows });
-const weekdays: AvailabilityRule['windows'][number]['days'] = ['mon', 'tue', 'wed', 'thu', 'fri'];
+const rule = (windows: NonNullable<AvailabilityRule['windows']>, zone = 'America/New_York', groups = ['trading']): AvailabilityRule => ({ groups, 'time-zone': zone, windows });
+const weekdays: NonNullable<AvailabilityRule['windows']>[number]['days'] = ['mon', 'tue', 'wed', 'thu', 'fri'];
 
 describe('group availability windows', () => {
   it('opens a group in its local hours on its days, in its own time zone', () => {
@@ -30,13 +31,16 @@ describe('group availability windows', () => {
   it('withdraws only the closed groups, the ones below them too under the hierarchy; the policy narrows, never widens', () => {
     const closed = [rule([{ days: [], from: '00:00', to: '24:00' }], 'UTC', ['trading'])];
     const now = new Date('2026-12-04T12:00:00Z');
-    expect(withdrawnGroups(closed, ['research', 'trading', 'trading.fx'], now, false)).toEqual(['trading']);
-    expect(withdrawnGroups(closed, ['research', 'trading', 'trading.fx'], now, true)).toEqual(['trading', 'trading.fx']);
+    expect(withdrawnGroups(closed, ['research', 'trading', 'trading.fx'], now, false)).toEqual([{ group: 'trading', reason: 'time-window' }]);
+    expect(withdrawnGroups(closed, ['research', 'trading', 'trading.fx'], now, true)).toEqual([
+      { group: 'trading', reason: 'time-window' },
+      { group: 'trading.fx', reason: 'time-window' },
+    ]);
     const { policy } = parsePolicy('ws', {
       policy: JSON.stringify({ 'allowed-groups': ['research', 'trading'], availability: [{ groups: ['trading'], windows: [{ days: [], from: '00:00', to: '24:00' }] }] }),
     });
-    const effective = effectiveGroups(policy, normalizeRequestGroups(['research', 'trading']), new Set(['research', 'trading']), now);
-    expect(effective).toEqual({ groups: ['research'], wildcard: false, withdrawn: ['trading'] });
+    const effective = effectiveGroups(policy, normalizeRequestGroups(['research', 'trading']), new Set(['research', 'trading']), { now });
+    expect(effective).toEqual({ groups: ['research'], wildcard: false, withdrawn: [{ group: 'trading', reason: 'time-window' }] });
   });
 
   it('refuses a malformed rule as a policy problem, naming the field', () => {
@@ -50,5 +54,28 @@ describe('group availability windows', () => {
       expect(parsed.problems, field).toEqual([expect.stringContaining(`field "${field}"`)]);
       expect(parsed.policy?.allowedGroups.size).toBe(0);
     }
+  });
+});
+
+describe('group load rules', () => {
+  const loadRule = (load: NonNullable<AvailabilityRule['load']>): AvailabilityRule => ({ groups: ['research'], 'time-zone': 'UTC', load });
+
+  it('judge a service on its calls of the last window, and only once it has enough of them', () => {
+    const clock = { now: 1_000_000 };
+    const load = new DownstreamLoad(() => clock.now);
+    const rule = loadRule({ service: 'graph-rag', 'max-error-rate': 0.5, 'max-latency-seconds': 10, 'window-seconds': 60, 'min-calls': 3 });
+    load.record('graph-rag', 1, true);
+    load.record('graph-rag', 1, true);
+    expect(isOverloaded(rule, load)).toBe(false); // two calls: too few to judge
+    load.record('graph-rag', 1, false);
+    expect(load.recent('graph-rag', 60_000)).toEqual({ calls: 3, errorRate: 2 / 3, meanSeconds: 1 });
+    expect(isOverloaded(rule, load)).toBe(true); // 2 of 3 failed
+    clock.now += 61_000;
+    expect(isOverloaded(rule, load)).toBe(false); // the window moved past them
+    for (let i = 0; i < 3; i++) load.record('graph-rag', 12, false);
+    expect(isOverloaded(rule, load)).toBe(true); // slow: a 12 s mean over the 10 s limit
+    expect(isOverloaded(loadRule({ service: 'prompt', 'max-error-rate': 0, 'window-seconds': 60, 'min-calls': 1 }), load)).toBe(false); // no calls to it
+    expect(withdrawnGroups([rule], ['research', 'default'], new Date(), false, load)).toEqual([{ group: 'research', reason: 'load' }]);
+    expect(serviceOfTarget('graph-rag-request')).toBe('graph-rag');
   });
 });
