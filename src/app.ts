@@ -13,6 +13,7 @@ import { HttpServer } from './observability/http-server.js';
 import { AgentMetrics } from './observability/metrics.js';
 import { AgentTelemetry } from './observability/telemetry.js';
 import { DownstreamLoad } from './observability/downstream-load.js';
+import { AnswerRecommendations } from './observability/recommendations.js';
 import { groupsParam, toolListing } from './tool-listing.js';
 import { IterationSigner } from './security/iteration-signature.js';
 import { SeenSignatureLedger } from './security/seen-signature-ledger.js';
@@ -45,7 +46,8 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
   const auditProducer = auditProducerFor(settings, transport, logger, stopping.signal);
   const audit = new AuditTrail(logger.child({ component: 'audit' }), auditProducer);
   const load = new DownstreamLoad();
-  const telemetry = new AgentTelemetry({ metrics, audit, logger, transport: transport.kind, mcpDiscovery: settings.mcpDiscovery, load });
+  const recommendations = new AnswerRecommendations();
+  const telemetry = new AgentTelemetry({ metrics, audit, logger, transport: transport.kind, mcpDiscovery: settings.mcpDiscovery, load, recommendations });
   const { gate, ledger } = securityGate(settings, telemetry, load, transport, logger, stopping.signal);
   // MCP argument discovery runs in the background, never in a request's way; a changed snapshot rebuilds the registry.
   const discovery = settings.mcpDiscovery
@@ -83,7 +85,7 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
   });
   metrics.watchReadiness(() => service.readiness().ready);
   const dropStats = brokerDropStats(settings, service, telemetry, logger);
-  const http = httpServer({ settings, transport, logger, service, metrics, gate, discovery, workflow });
+  const http = httpServer({ settings, transport, logger, service, metrics, gate, discovery, workflow, recommendations });
   return {
     service,
     metrics,
@@ -172,10 +174,11 @@ interface HttpParts {
   readonly gate: SecurityGate;
   readonly discovery: McpDiscovery | undefined;
   readonly workflow: WorkflowChecks;
+  readonly recommendations: AnswerRecommendations;
 }
 
 /** The endpoints: readiness, metrics, the tool listing and the workflow view. */
-function httpServer({ settings, transport, logger, service, metrics, gate, discovery, workflow }: HttpParts): HttpServer {
+function httpServer({ settings, transport, logger, service, metrics, gate, discovery, workflow, recommendations }: HttpParts): HttpServer {
   return new HttpServer(
     {
       readiness: () => {
@@ -183,7 +186,7 @@ function httpServer({ settings, transport, logger, service, metrics, gate, disco
         return { ready, detail: `${detail}; transport ${transport.kind}` };
       },
       ...(settings.metrics ? { metrics: () => metrics.scrape() } : {}),
-      tools: (workspace, query) => toolListing(service, gate, workspace, query, discovery, workflow),
+      tools: (workspace, query) => toolListing(service, gate, workspace, query, { mcpDiscovery: discovery, workflow, recommendations }),
       workflow: async (workspace, format, query) => {
         const registry = service.registries.all().find((r) => r.workspace === workspace);
         if (!registry) return undefined;

@@ -12,14 +12,14 @@ import { normalizeRequestGroups, normalizeRequestState } from './tools/registry/
 import type { AgentService } from './service.js';
 import type { WorkflowChecks } from './workflow/workflow-checks.js';
 import { whyHidden } from './workflow/why-hidden.js';
+import type { AnswerRecommendations } from './observability/recommendations.js';
 
 export function toolListing(
   service: AgentService,
   gate: SecurityGate,
   workspace: string | undefined,
   query: URLSearchParams,
-  mcpDiscovery?: McpDiscovery,
-  workflow?: WorkflowChecks,
+  { mcpDiscovery, workflow, recommendations }: { mcpDiscovery?: McpDiscovery | undefined; workflow?: WorkflowChecks; recommendations?: AnswerRecommendations } = {},
 ): unknown {
   if (workspace === undefined) {
     return {
@@ -53,6 +53,7 @@ export function toolListing(
       : null,
     policy_problems: gate.problemsOf(workspace),
     ...(workflow ? { workflow_findings: workflow.findingsOf(workspace) } : {}),
+    ...(recommendations ? { recommendations: recommendations.of(workspace) } : {}),
     config_failures: service.failuresOfConfig(workspace),
   };
   // design decision 9 (docs/design.md): every `mcp` entry's discovery state (each mcp-tool's own report is under tools[].mcp).

@@ -10,7 +10,8 @@ import type { AgentAsk } from '../tools/registry/selection.js';
 import type { Tool } from '../tools/tool.js';
 import type { ToolSet } from '../tools/registry/tool-set.js';
 import type { AuditDenial, AuditRecord, AuditTrail } from './audit.js';
-import type { AgentMetrics } from './metrics.js';
+import { OTHER, type AgentMetrics } from './metrics.js';
+import type { AnswerRecommendations } from './recommendations.js';
 
 /**
  * Tool names listed per filtered-out list in one audit line; the counts are always exact. With thousands of
@@ -37,6 +38,7 @@ export class IterationRecorder implements RequestTelemetry {
     /** Undefined when the request could not be decoded (it is audited all the same). */
     private readonly ask: AgentAsk | undefined,
     id: string,
+    private readonly recommendations?: AnswerRecommendations,
   ) {
     const request = ask?.request;
     const state = ask?.state ?? '';
@@ -199,7 +201,18 @@ export class IterationRecorder implements RequestTelemetry {
   done(result: IterationResult): void {
     this.record.action = result.action ?? null;
     this.record.final_state = result.stateAfter ?? result.stateBefore;
+    if (result.outcome === 'answer') this.answered(result);
     this.finish(result.outcome, result.error ?? null);
+  }
+
+  /** A conversation ended with its answer: what it ran with, for the recommendations (configured names only). */
+  private answered(result: IterationResult): void {
+    if (!this.recommendations || !this.ask) return;
+    const { request, groups } = this.ask;
+    const tools = [...request.history.map((step) => step.action), result.action ?? ''].filter((name) => name !== '' && this.metrics.tool(name) !== OTHER);
+    const named = groups.wildcard ? ['*'] : groups.groups.filter((group) => this.metrics.group(group) !== OTHER);
+    // The task type the meta-router chose in this iteration, else the one the conversation carries.
+    this.recommendations.answered(this.record.workspace, this.record.task_type || request.task_type || 'general', named, tools);
   }
 
   private deny(denial: Omit<AuditDenial, 'at'>): void {

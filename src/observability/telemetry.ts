@@ -20,6 +20,7 @@ import type { WatchedSubscription } from './broker-drop-stats.js';
 import { IterationRecorder } from './iteration-recorder.js';
 import type { AgentMetrics } from './metrics.js';
 import { serviceOfTarget, type DownstreamLoad } from './downstream-load.js';
+import type { AnswerRecommendations } from './recommendations.js';
 
 /** The whole vocabulary: what any part of the agent reports. */
 export type Telemetry = Required<ServiceTelemetry> &
@@ -39,6 +40,8 @@ export interface AgentTelemetryOptions {
   mcpDiscovery: boolean;
   /** Also told of every downstream call (the group policy's load rules read it). */
   load?: DownstreamLoad;
+  /** Told of every conversation that ends with an answer (the listing's recommendations). */
+  recommendations?: AnswerRecommendations;
 }
 
 export class AgentTelemetry implements Telemetry {
@@ -51,7 +54,7 @@ export class AgentTelemetry implements Telemetry {
   }
 
   request(flow: FlowDefinition, ask: AgentAsk | undefined, id: string): RequestTelemetry {
-    return new IterationRecorder(this.metrics, this.options.audit, flow, ask, id);
+    return new IterationRecorder(this.metrics, this.options.audit, flow, ask, id, this.options.recommendations);
   }
 
   next(event: 'published' | 'received'): void {
@@ -111,6 +114,7 @@ export class AgentTelemetry implements Telemetry {
 
   workspaceDeleted(workspace: string): void {
     this.metrics.workspaceDeleted(workspace);
+    this.options.recommendations?.forget(workspace);
     this.metrics.policyProblems.remove({ workspace });
   }
 

@@ -242,6 +242,27 @@ export function groupQuestionsSuite(target: HarnessTarget): void {
       const why = (await (await fetch(`${h.httpUrl()}/tools/${h.workspace}?tool=lookup&groups=research`)).json()) as { why: { reasons: { kind: string; message: string }[] } };
       expect(why.why.reasons).toEqual([{ kind: 'withdrawn', message: expect.stringContaining('a service it depends on is over its limits'), groups: ['research'] }]);
     });
+
+    it('recommends, per task type, the groups and tools of the conversations that ended with an answer', async () => {
+      const h = await start({
+        app: {},
+        tools: { r: knowledgeQueryTool('lookup', 'Research lookup', { group: ['research'] }) },
+        script: (terms) =>
+          (terms.history as unknown[]).length === 0 && String(terms.question).includes('look')
+            ? 'Thought: t\nAction: lookup\nArgs: {"question": "q"}'
+            : 'Thought: ok\nFinal Answer: done',
+      });
+      // Naming its pattern, a request keeps its own task type (without one, the meta-router decides: `general`).
+      await h.ask({ question: 'look it up', group: ['research', 'invented'], pattern: 'react', task_type: 'research-questions' });
+      await h.ask({ question: 'just answer', group: ['research'], pattern: 'react', task_type: 'research-questions' });
+      await h.ask({ question: 'hello', task_type: 'ignored-without-a-pattern' });
+      const listing = (await (await fetch(`${h.httpUrl()}/tools/${h.workspace}`)).json()) as { recommendations: unknown };
+      // A group no tool is in is not counted: a client cannot grow the table with names of its own.
+      expect(listing.recommendations).toEqual({
+        general: { answered: 1, groups: [{ name: 'default', answered: 1 }], tools: [] },
+        'research-questions': { answered: 2, groups: [{ name: 'research', answered: 2 }], tools: [{ name: 'lookup', answered: 1 }] },
+      });
+    });
   });
 }
 
