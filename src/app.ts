@@ -15,10 +15,11 @@ import { AgentTelemetry } from './observability/telemetry.js';
 import { DownstreamLoad } from './observability/downstream-load.js';
 import { AnswerRecommendations } from './observability/recommendations.js';
 import { groupsParam, toolListing } from './tool-listing.js';
-import { IterationSigner } from './security/iteration-signature.js';
+import { IterationSigner, LISTENING_SKEW_MS } from './security/iteration-signature.js';
+import { DEFAULT_PUBLISH_RETRY_MS } from './flow/publish-policy.js';
 import { SeenSignatureLedger } from './security/seen-signature-ledger.js';
 import { SecurityGate } from './security/request-gate.js';
-import { AgentService } from './service.js';
+import { AgentService, type ServiceSettings } from './service.js';
 import { WorkflowChecks } from './workflow/workflow-checks.js';
 import { workflowGraph } from './workflow/workflow-graph.js';
 import { renderWorkflow, type WorkflowFormat } from './workflow/workflow-page.js';
@@ -138,6 +139,8 @@ function securityGate(
     ? new IterationSigner(settings.signingKey, {
         ...(settings.signingKeyPrevious ? { previousKey: settings.signingKeyPrevious } : {}),
         maxAgeMs: settings.signingMaxAgeSeconds * 1000,
+        // A `next` whose publish was retried through a broker outage is still genuine when it arrives.
+        listeningMarginMs: (publishRetryMsOf(settings) ?? DEFAULT_PUBLISH_RETRY_MS) + LISTENING_SKEW_MS,
       })
     : undefined;
   const gate = new SecurityGate({ policyConfigType: settings.policyConfigType, strictStates: settings.strictStates, telemetry, load, ...(signer ? { signer } : {}) });
@@ -145,6 +148,11 @@ function securityGate(
     ? new SeenSignatureLedger({ transport, signer, processorId: settings.id, logger: logger.child({ component: 'seen-signatures' }), signal: stopping })
     : undefined;
   return { gate, ledger };
+}
+
+/** The service's publish retry window, where the settings set one (tests do; the command line does not). */
+function publishRetryMsOf(settings: ServiceSettings): number | undefined {
+  return settings.publishRetryMs;
 }
 
 /** The broker's drop counters of the agent's request subscriptions, where the broker's admin API is known. */

@@ -10,8 +10,9 @@
  * A genuine `next` can still be captured and sent again unchanged. Three bounds: a signature older than
  * `maxAgeMs` is refused (`stale`); each replica remembers the signatures accepted within that window, its own
  * and (through seen-signature-ledger.ts) every other replica's, and refuses a second one (`replayed`); and on a
- * non-persistent request topic a signature from before this replica began listening is refused (`replayed`):
- * nothing published then can reach it legitimately, so a replay across a restart finds no memory to slip past.
+ * non-persistent request topic a signature from before this replica began listening (less the longest a genuine
+ * `next` takes to be published) is refused (`replayed`): nothing published then can reach it legitimately, so a
+ * replay across a restart finds no memory to slip past.
  *
  * Only agents holding the key can continue signed conversations: in a mixed fleet with TrustGraph's
  * Python agent, leave signing off.
@@ -31,10 +32,7 @@ const CLOCK_SKEW_MS = 30_000;
 const LAYOUT = 'tg-agent-iteration/2';
 /** The layout of a seen-signature record on the ledger topic (seen-signature-ledger.ts). */
 const SEEN_LAYOUT = 'tg-agent-seen/1';
-/**
- * How long before this replica began listening a signature may be and still be taken as new: replicas' clocks
- * differ (keep them within this, as NTP does), and a `next` is signed a moment before it is published.
- */
+/** How far replicas' clocks may differ (keep them within this, as NTP does). */
 export const LISTENING_SKEW_MS = 5_000;
 /**
  * The layout of the supervisor's aggregation messages, with their kind inside: a signature of one never verifies
@@ -82,6 +80,12 @@ export interface IterationSignerOptions {
   maxAgeMs?: number;
   /** Signatures remembered per replica to refuse replays (oldest dropped first). Default 100 000. */
   replayCacheSize?: number;
+  /**
+   * How long before this replica began listening a signature may be and still be taken as new: the longest a
+   * genuine `next` takes from its signing to its publishing (a publish retried through a broker outage) plus
+   * the clock margin. Default: `LISTENING_SKEW_MS` alone.
+   */
+  listeningMarginMs?: number;
   now?: () => number;
 }
 
@@ -102,6 +106,7 @@ export class IterationSigner {
   private readonly now: () => number;
   /** Signatures from before this on a non-persistent topic are refused; see `listeningSince`. */
   private notBefore: number;
+  private readonly listeningMarginMs: number;
   /** Told of each signature accepted here (the ledger shares it with the other replicas). */
   onAccepted: ((signature: string, expiresAt: number) => void) | undefined;
 
@@ -113,12 +118,13 @@ export class IterationSigner {
     this.maxAgeMs = options.maxAgeMs ?? DEFAULT_SIGNING_MAX_AGE_SECONDS * 1000;
     this.seen = new SeenSignatures(options.replayCacheSize ?? 100_000);
     this.now = options.now ?? Date.now;
-    this.notBefore = this.now() - LISTENING_SKEW_MS;
+    this.listeningMarginMs = options.listeningMarginMs ?? LISTENING_SKEW_MS;
+    this.notBefore = this.now() - this.listeningMarginMs;
   }
 
   /** This replica listens from `at` on (its ledger subscription, made before the request topics'). */
   listeningSince(at: number): void {
-    this.notBefore = at - LISTENING_SKEW_MS;
+    this.notBefore = at - this.listeningMarginMs;
   }
 
   /** A signature another replica accepted (from the ledger): a copy of it is a replay here too. */

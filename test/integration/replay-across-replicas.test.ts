@@ -21,6 +21,7 @@ import { brokerUrls } from '../support/transport-contract.js';
 import { createTestTransport, testTransports, type TransportKind } from '../support/transports.js';
 
 const SIGNING_KEY = 'replay-test-signing-key-0123456789';
+const PUBLISH_RETRY_MS = 2_000;
 const { webSocketUrl, serviceUrl } = brokerUrls();
 const history = (terms: PromptTerms) => terms.history as unknown[];
 
@@ -71,6 +72,8 @@ describe.each(testTransports())('replays across replicas and restarts (real brok
       transport: kind,
       webSocketUrl,
       app: { signingKey: SIGNING_KEY },
+      // A short publish retry window keeps the listening-time margin (that window + the clock margin) short.
+      settings: { publishRetryMs: PUBLISH_RETRY_MS },
       logger: capture.logger,
       tools: { a: knowledgeQueryTool('lookup', 'Look up') },
       script: (terms) => (history(terms).length === 0 ? 'Thought: look\nAction: lookup\nArgs: {"question": "q"}' : 'Thought: ok\nFinal Answer: done'),
@@ -114,11 +117,12 @@ describe.each(testTransports())('replays across replicas and restarts (real brok
     const genuine = result.nextMessages[0]!;
 
     // The restart: the first process stops, a new one (no memory of what the first accepted) takes its place.
-    // A signature from the few seconds before a replica listens is still taken as new (replicas' clocks differ):
-    // the replay is of one signed before that margin, as any captured earlier than the restart is.
+    // A signature from just before a replica listens is still taken as new (a publish retried through an outage,
+    // clocks that differ): the replay is of one signed before that margin, as any captured earlier is.
     await agent.app!.stop();
     const signedAt = Number(genuine.properties[SIGNED_AT_PROPERTY]);
-    await waitUntil(() => Date.now() > signedAt + LISTENING_SKEW_MS, 'the clock-skew margin to pass', LISTENING_SKEW_MS + 1_000, 100);
+    const margin = PUBLISH_RETRY_MS + LISTENING_SKEW_MS;
+    await waitUntil(() => Date.now() > signedAt + margin, 'the listening-time margin to pass', margin + 1_000, 100);
     const restarted = await startReplica(agent, kind);
     replicas.push(restarted);
     const reactCalls = agent.prompt.reactCalls().length;

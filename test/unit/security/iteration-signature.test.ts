@@ -143,6 +143,13 @@ describe('iteration signatures', () => {
     // Signed within the margin before it listened (another replica's clock a little behind): taken as new.
     const justBefore = clocked(clock.now - LISTENING_SKEW_MS + 1).signer.sign({ ...route, id: 'id-2' }, request);
     expect(signer.verify({ ...route, id: 'id-2' }, request, justBefore)).toBe('ok');
+    // With a margin for a publish retried through a broker outage, one signed 30 s before is still new.
+    const patient = new IterationSigner(KEY, { now: () => clock.now, listeningMarginMs: 65_000 });
+    patient.listeningSince(clock.now);
+    const delayed = clocked(clock.now - 30_000).signer.sign({ ...route, id: 'id-3' }, request);
+    expect(patient.verify({ ...route, id: 'id-3' }, request, delayed)).toBe('ok');
+    const older = clocked(clock.now - 90_000).signer.sign({ ...route, id: 'id-4' }, request);
+    expect(patient.verify({ ...route, id: 'id-4' }, request, older)).toBe('replayed');
   });
 
   it("tells what it accepted, and refuses a copy of what another replica accepted (the ledger's record)", () => {
