@@ -69,9 +69,17 @@ function isTimeZone(zone: string): boolean {
 
 const minutesOf = (time: string): number => Number(time.slice(0, 2)) * 60 + Number(time.slice(3, 5));
 
+/** One formatter per time zone: building one costs more than using it, and rules are read on every request. */
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
 /** The weekday and minute of the day at `now` in `zone`. */
 function localTime(now: Date, zone: string): { day: Weekday; minute: number } {
-  const parts = new Intl.DateTimeFormat('en-US', { timeZone: zone, weekday: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).formatToParts(now);
+  let format = formatters.get(zone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', { timeZone: zone, weekday: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+    formatters.set(zone, format);
+  }
+  const parts = format.formatToParts(now);
   const part = (type: string): string => parts.find((p) => p.type === type)?.value ?? '';
   return { day: part('weekday').toLowerCase().slice(0, 3) as Weekday, minute: Number(part('hour')) * 60 + Number(part('minute')) };
 }
