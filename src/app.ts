@@ -49,7 +49,7 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
   const load = new DownstreamLoad();
   const recommendations = new AnswerRecommendations();
   const telemetry = new AgentTelemetry({ metrics, audit, logger, transport: transport.kind, mcpDiscovery: settings.mcpDiscovery, load, recommendations });
-  const { gate, ledger } = securityGate(settings, telemetry, load, transport, logger, stopping.signal);
+  const { gate, ledger } = securityGate(settings, telemetry, { load, recommendations }, transport, logger, stopping.signal);
   // MCP argument discovery runs in the background, never in a request's way; a changed snapshot rebuilds the registry.
   const discovery = settings.mcpDiscovery
     ? new McpDiscovery({
@@ -130,7 +130,7 @@ function auditProducerFor(settings: Settings, transport: Transport, logger: Logg
 function securityGate(
   settings: Settings,
   telemetry: AgentTelemetry,
-  load: DownstreamLoad,
+  readers: { load: DownstreamLoad; recommendations: AnswerRecommendations },
   transport: Transport,
   logger: Logger,
   stopping: AbortSignal,
@@ -143,7 +143,7 @@ function securityGate(
         listeningMarginMs: (publishRetryMsOf(settings) ?? DEFAULT_PUBLISH_RETRY_MS) + LISTENING_SKEW_MS,
       })
     : undefined;
-  const gate = new SecurityGate({ policyConfigType: settings.policyConfigType, strictStates: settings.strictStates, telemetry, load, ...(signer ? { signer } : {}) });
+  const gate = new SecurityGate({ policyConfigType: settings.policyConfigType, strictStates: settings.strictStates, telemetry, ...readers, ...(signer ? { signer } : {}) });
   const ledger = signer
     ? new SeenSignatureLedger({ transport, signer, processorId: settings.id, logger: logger.child({ component: 'seen-signatures' }), signal: stopping })
     : undefined;

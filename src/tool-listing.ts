@@ -8,6 +8,7 @@
 import type { McpDiscovery } from './mcp/discovery.js';
 import type { SecurityGate } from './security/request-gate.js';
 import { effectiveGroups } from './security/group-policy.js';
+import { withoutTools } from './tools/registry/without-tools.js';
 import { normalizeRequestGroups, normalizeRequestState } from './tools/registry/selection.js';
 import type { AgentService } from './service.js';
 import type { WorkflowChecks } from './workflow/workflow-checks.js';
@@ -65,13 +66,15 @@ export function toolListing(
   }
   if (query.has('groups') || query.has('state')) {
     const groups = effectiveGroups(policy, normalizeRequestGroups(groupsParam(query)), registry.knownGroups, gate.load ? { load: gate.load } : {});
-    const toolSet = registry.offer({ groups, state: normalizeRequestState(query.get('state')) });
+    const withdrawn = new Set((groups.withdrawnTools ?? []).map((w) => w.tool));
+    const toolSet = withoutTools(registry, withdrawn).offer({ groups, state: normalizeRequestState(query.get('state')) });
     body.offered = {
       groups: toolSet.groups,
       state: toolSet.state,
       tools: toolSet.names,
       filtered_by_group: toolSet.filteredByGroup,
       filtered_by_state: toolSet.filteredByState,
+      ...(toolSet.withdrawn ? { withdrawn: toolSet.withdrawn } : {}),
     };
   }
   return body;

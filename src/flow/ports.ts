@@ -14,7 +14,7 @@ import type { IterationEvents, IterationResult, UndeclaredArguments } from '../a
 import type { ToolServiceClients } from './tool-service-clients.js';
 import type { ToolRegistry } from '../tools/registry/registry.js';
 import type { AgentAsk, RequestedGroups } from '../tools/registry/selection.js';
-import type { Withdrawal } from '../security/group-availability.js';
+import type { ToolWithdrawal, Withdrawal } from '../security/group-availability.js';
 import type { FanInKind } from '../agent/patterns/fan-in-messages.js';
 import type { ConcurrencyLimit } from './concurrency-limit.js';
 import type { DocumentSaveOutcome } from './document-saver.js';
@@ -58,6 +58,10 @@ export interface GateVerdict {
   groups?: RequestedGroups;
   /** Requested groups the policy's availability rules withdrew now (not in `groups`), with why. */
   withdrawnGroups?: readonly Withdrawal[];
+  /** Single tools the policy's availability rules withdrew now: not offered whatever the groups. */
+  withdrawnTools?: readonly ToolWithdrawal[];
+  /** The request opted into fallback groups and its own gave it no tool: it runs with these (`groups` has them widened). */
+  fallbackGroups?: readonly string[];
 }
 
 /** The verdict on one aggregation message: refused (reason label and what was wrong), or its signing time. */
@@ -94,6 +98,10 @@ export type RequestTelemetry = IterationEvents & {
   stateUnknown(state: string): void;
   /** The policy's availability rules withdrew these of the request's groups (their tools are not offered). */
   groupsWithdrawn(withdrawals: readonly Withdrawal[]): void;
+  /** The policy's availability rules withdrew these single tools (not offered whatever the groups). */
+  toolsWithdrawn(withdrawals: readonly ToolWithdrawal[]): void;
+  /** The request opted into fallback groups and runs with these, its own having given it no tool. */
+  groupsFellBack(groups: readonly string[]): void;
   /** The request named groups no tool of the workspace is in; `rejected` ones are also `refused`. */
   groupsUnknown(groups: readonly string[], action: 'ignored' | 'warned' | 'rejected'): void;
   refused(refusal: Refusal): void;

@@ -18,6 +18,7 @@ import { budgetFor, requestLimitBytes } from '../agent/message-budget.js';
 import { errorResponse } from '../agent/responses.js';
 import type { ToolClients } from '../tools/run/tool-clients.js';
 import { askOf, type AgentAsk } from '../tools/registry/selection.js';
+import { withoutTools } from '../tools/registry/without-tools.js';
 import { agentRequestCodec, agentResponseCodec, makeAgentRequest, type AgentRequest, type PromptRequest, type PromptResponse } from '../wire/index.js';
 import { finalMayHaveBeenSent, newDialog, settleAll, type DialogState } from './dialog.js';
 import { iterationOutput, type FlowOutput } from './iteration-output.js';
@@ -97,14 +98,17 @@ export class RequestHandler {
     if (ask.request.history.length > 0) deps.telemetry.next('received');
     const output = this.output(id, dialog, ask.request);
     try {
-      const registry = deps.registryFor(workspace);
+      const configured = deps.registryFor(workspace);
       dialog.events = this.telemetryOf(ask, id);
-      const verdict = deps.gate?.check(this.ctx.definition, ask, message.properties, registry, deps.patternsFor?.(workspace)) ?? {};
+      const verdict = deps.gate?.check(this.ctx.definition, ask, message.properties, configured, deps.patternsFor?.(workspace)) ?? {};
+      const registry = verdict.withdrawnTools ? withoutTools(configured, new Set(verdict.withdrawnTools.map((w) => w.tool))) : configured;
       // The policy's group hierarchy widens the groups once, here, for every pattern and the audit.
       const effective: AgentAsk = verdict.groups ? { ...ask, groups: verdict.groups } : ask;
       if (effective !== ask) dialog.events = this.telemetryOf(effective, id);
       const events = dialog.events;
       if (verdict.withdrawnGroups) events.groupsWithdrawn(verdict.withdrawnGroups);
+      if (verdict.withdrawnTools) events.toolsWithdrawn(verdict.withdrawnTools);
+      if (verdict.fallbackGroups) events.groupsFellBack(verdict.fallbackGroups);
       if (await this.refused(verdict, effective, output, events, id, dialog)) return;
       dialog.result = await runAgentRequest(
         {

@@ -39,6 +39,10 @@ export interface AuditRecord {
   unknown_groups?: readonly string[];
   /** Requested groups the policy's availability rules withdrew for this iteration, with why. */
   withdrawn_groups?: readonly { readonly group: string; readonly reason: string }[];
+  /** Single tools the policy's availability rules withdrew for this iteration, with why. */
+  withdrawn_tools?: readonly { readonly tool: string; readonly reason: string }[];
+  /** The request opted into fallback groups and ran with these, its own groups giving it no tool. */
+  fallback_groups?: readonly string[];
   initial_state: string;
   final_state: string;
   transitions: AuditTransition[];

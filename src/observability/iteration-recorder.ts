@@ -2,7 +2,7 @@
  * Turns one iteration's events into metrics and one audit line. Created per consumed request.
  */
 import type { Failure } from '../agent/failure.js';
-import type { Withdrawal } from '../security/group-availability.js';
+import type { ToolWithdrawal, Withdrawal } from '../security/group-availability.js';
 import type { IterationResult, PlanStepRefusal, SessionOutcome, UndeclaredAction } from '../agent/iteration.js';
 import type { FlowDefinition } from '../config/flows.js';
 import type { Refusal, RequestTelemetry } from '../flow/ports.js';
@@ -177,6 +177,16 @@ export class IterationRecorder implements RequestTelemetry {
   groupsWithdrawn(withdrawals: readonly Withdrawal[]): void {
     for (const { group, reason } of withdrawals) this.metrics.groupsWithdrawn.inc({ group: this.metrics.group(group), reason });
     this.record.withdrawn_groups = withdrawals.slice(0, 20);
+  }
+
+  toolsWithdrawn(withdrawals: readonly ToolWithdrawal[]): void {
+    for (const { tool, reason } of withdrawals) this.metrics.toolsWithdrawn.inc({ tool: this.metrics.tool(tool), reason });
+    this.record.withdrawn_tools = withdrawals.slice(0, 20);
+  }
+
+  groupsFellBack(groups: readonly string[]): void {
+    for (const group of groups) this.metrics.groupFallbacks.inc({ group: this.metrics.group(group) });
+    this.record.fallback_groups = groups.slice(0, 20);
   }
 
   groupsUnknown(groups: readonly string[], action: 'ignored' | 'warned' | 'rejected'): void {

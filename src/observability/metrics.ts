@@ -101,6 +101,8 @@ export class AgentMetrics {
   readonly groupAccessDenied: Counter<'processor' | 'group'> = new Counter({ name: 'tg_agent_group_access_denied_total', help: 'Requests refused by the group policy, by group (TG-13, TG-16)', labelNames: ['processor', 'group'], registers: this.registers });
   readonly invalidStates: Counter<'processor' | 'state'> = new Counter({ name: 'tg_agent_invalid_state_transition_total', help: 'Requests in a state no tool of the workspace knows (TG-16)', labelNames: ['processor', 'state'], registers: this.registers });
   readonly groupsWithdrawn: Counter<'processor' | 'group' | 'reason'> = new Counter({ name: 'tg_agent_groups_withdrawn_total', help: 'Requested tool groups withdrawn from a request by the group policy (reason time-window: outside its availability windows; load: a service it depends on is over its limits)', labelNames: ['processor', 'group', 'reason'], registers: this.registers });
+  readonly toolsWithdrawn: Counter<'processor' | 'tool' | 'reason'> = new Counter({ name: 'tg_agent_tools_withdrawn_total', help: 'Single tools withdrawn from a request by the group policy\'s availability rules (reason time-window or load, as for groups)', labelNames: ['processor', 'tool', 'reason'], registers: this.registers });
+  readonly groupFallbacks: Counter<'processor' | 'group'> = new Counter({ name: 'tg_agent_group_fallbacks_total', help: 'Iterations that opted into fallback groups (+fallback), had no tool under their own groups and ran with this fallback group', labelNames: ['processor', 'group'], registers: this.registers });
   readonly unknownGroups: Counter<'processor' | 'action'> = new Counter({ name: 'tg_agent_unknown_group_requests_total', help: 'Requests naming a tool group no tool of the workspace is in, by what the policy\'s unknown-groups did (ignored, warned, rejected)', labelNames: ['processor', 'action'], registers: this.registers });
   readonly escalationAttempts: Counter<'processor' | 'reason'> = new Counter({ name: 'tg_agent_privilege_escalation_attempts_total', help: 'Suspected privilege escalation attempts (TG-16)', labelNames: ['processor', 'reason'], registers: this.registers });
   readonly toolDenied: Counter<'processor' | 'tool'> = new Counter({ name: 'tg_agent_tool_denied_total', help: 'Actions naming a tool that was not offered', labelNames: ['processor', 'tool'], registers: this.registers });
@@ -237,6 +239,7 @@ export class AgentMetrics {
       [this.groupRequests, 'group', 'groups'],
       [this.groupAccessDenied, 'group', 'groups'],
       [this.groupsWithdrawn, 'group', 'groups'],
+      [this.groupFallbacks, 'group', 'groups'],
       [this.groupPairs, 'group', 'groups'],
       [this.groupPairs, 'with', 'groups'],
       [this.invalidStates, 'state', 'states'],
@@ -249,6 +252,7 @@ export class AgentMetrics {
       [this.toolDuration, 'tool', 'tools'],
       [this.toolErrors, 'tool', 'tools'],
       [this.toolDenied, 'tool', 'tools'],
+      [this.toolsWithdrawn, 'tool', 'tools'],
       [this.argumentFailures, 'tool', 'tools'],
       [this.undeclaredArguments, 'tool', 'tools'],
     ];

@@ -23,6 +23,8 @@ export const noRequestTelemetry: RequestTelemetry = {
   subagentsFannedOut: nothing,
   stateUnknown: nothing,
   groupsWithdrawn: nothing,
+  toolsWithdrawn: nothing,
+  groupsFellBack: nothing,
   groupsUnknown: nothing,
   refused: nothing,
   failed: nothing,

@@ -15,6 +15,9 @@
  * "max-latency-seconds": 20, "window-seconds": 60, "min-calls": 5}` withdraws its groups while the named
  * TrustGraph service's calls of the last `window-seconds` (at least `min-calls` of them) failed more often, or
  * took longer on average, than the limits. A rule with both is open only inside a window and under the limits.
+ *
+ * A rule may name single tools (`"tools": ["place-order"]`) instead of, or as well as, groups: a closed rule's
+ * tools are left out of the offered set whatever groups the request runs with.
  */
 import { z } from 'zod';
 import { isWithin } from '../tools/registry/group-hierarchy.js';
@@ -37,7 +40,9 @@ const LoadSchema = z
 
 export const AvailabilityRuleSchema = z
   .strictObject({
-    groups: z.array(z.string()).min(1),
+    groups: z.array(z.string()).default([]),
+    /** Single tools (configured names) the rule withdraws while it is closed. */
+    tools: z.array(z.string()).default([]),
     'time-zone': z
       .string()
       .default('UTC')
@@ -54,7 +59,8 @@ export const AvailabilityRuleSchema = z
       .optional(),
     load: LoadSchema.optional(),
   })
-  .refine((rule) => rule.windows !== undefined || rule.load !== undefined, 'needs windows or load');
+  .refine((rule) => rule.windows !== undefined || rule.load !== undefined, 'needs windows or load')
+  .refine((rule) => rule.groups.length + rule.tools.length > 0, 'names no group and no tool (give "groups", "tools" or both)');
 
 export type AvailabilityRule = z.infer<typeof AvailabilityRuleSchema>;
 
@@ -97,6 +103,12 @@ export interface Withdrawal {
   readonly reason: WithdrawalReason;
 }
 
+/** A single tool a rule withdraws now, with why. */
+export interface ToolWithdrawal {
+  readonly tool: string;
+  readonly reason: WithdrawalReason;
+}
+
 /** Whether `now` falls inside one of the rule's windows (a rule without windows is always in one). */
 export function isAvailable(rule: AvailabilityRule, now: Date): boolean {
   if (rule.windows === undefined) return true;
@@ -120,6 +132,16 @@ export function isOverloaded(rule: AvailabilityRule, load: LoadReader | undefine
   return recent.errorRate > (limits['max-error-rate'] ?? 1) || recent.meanSeconds > (limits['max-latency-seconds'] ?? Infinity);
 }
 
+/** The rules closed at `now`, each with why. */
+function closedRules(rules: readonly AvailabilityRule[], now: Date, load: LoadReader | undefined): { rule: AvailabilityRule; reason: WithdrawalReason }[] {
+  const closed: { rule: AvailabilityRule; reason: WithdrawalReason }[] = [];
+  for (const rule of rules) {
+    const reason: WithdrawalReason | undefined = !isAvailable(rule, now) ? 'time-window' : isOverloaded(rule, load) ? 'load' : undefined;
+    if (reason) closed.push({ rule, reason });
+  }
+  return closed;
+}
+
 /** The groups among `groups` that the rules withdraw at `now`, each with why (the first rule that closes it). */
 export function withdrawnGroups(
   rules: readonly AvailabilityRule[],
@@ -128,14 +150,17 @@ export function withdrawnGroups(
   hierarchy: boolean,
   load?: LoadReader,
 ): Withdrawal[] {
-  const closed: Withdrawal[] = [];
-  for (const rule of rules) {
-    const reason: WithdrawalReason | undefined = !isAvailable(rule, now) ? 'time-window' : isOverloaded(rule, load) ? 'load' : undefined;
-    if (reason) for (const group of rule.groups) closed.push({ group, reason });
-  }
+  const closed = closedRules(rules, now, load).flatMap(({ rule, reason }) => rule.groups.map((group) => ({ group, reason })));
   if (closed.length === 0) return [];
   return groups.flatMap((group) => {
     const by = closed.find((c) => (hierarchy ? isWithin(group, c.group) : group === c.group));
     return by ? [{ group, reason: by.reason }] : [];
   });
+}
+
+/** The single tools the rules withdraw at `now`, each once with why (the first rule that closes it). */
+export function withdrawnTools(rules: readonly AvailabilityRule[], now: Date, load?: LoadReader): ToolWithdrawal[] {
+  const seen = new Map<string, WithdrawalReason>();
+  for (const { rule, reason } of closedRules(rules, now, load)) for (const tool of rule.tools) if (!seen.has(tool)) seen.set(tool, reason);
+  return [...seen].map(([tool, reason]) => ({ tool, reason }));
 }

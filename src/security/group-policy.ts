@@ -18,7 +18,16 @@ import { DEFAULT_GROUP, WILDCARD, type AgentAsk, type RequestedGroups } from '..
 import { expandGroupHierarchy, isWithin } from '../tools/registry/group-hierarchy.js';
 import { PATTERN_IDS } from '../agent/patterns/catalog.js';
 import { DEFAULT_ALLOWED_PATTERNS, type AllowedPatterns } from './pattern-policy.js';
-import { AvailabilityRuleSchema, withdrawnGroups, type AvailabilityRule, type LoadReader, type Withdrawal } from './group-availability.js';
+import {
+  AvailabilityRuleSchema,
+  withdrawnGroups,
+  withdrawnTools,
+  type AvailabilityRule,
+  type LoadReader,
+  type ToolWithdrawal,
+  type Withdrawal,
+} from './group-availability.js';
+import { FallbackGroupsSchema, type FallbackGroups } from './group-fallback.js';
 
 export const POLICY_KEY = 'policy';
 
@@ -35,6 +44,8 @@ const PolicySchema = z.strictObject({
   'group-hierarchy': z.boolean().default(false),
   /** Groups offered only in time windows (group-availability.ts). */
   availability: z.array(AvailabilityRuleSchema).default([]),
+  /** Groups a request that names `+fallback` runs with when its own give it no tool (group-fallback.ts). */
+  'fallback-groups': FallbackGroupsSchema.optional(),
 });
 
 /**
@@ -53,8 +64,10 @@ export interface GroupPolicy {
   readonly allowedPatterns: AllowedPatterns;
   /** Dotted group names form a tree (group-hierarchy.ts); false: a dot is only a character. */
   readonly groupHierarchy: boolean;
-  /** Groups offered only in time windows; empty: always. */
+  /** Groups and tools offered only in time windows or under load limits; empty: always. */
   readonly availability: readonly AvailabilityRule[];
+  /** Undefined: a request cannot opt into fallback groups (`+fallback` is an ordinary group name). */
+  readonly fallbackGroups?: FallbackGroups;
 }
 
 export interface PolicyParse {
@@ -92,7 +105,7 @@ export function parsePolicy(workspace: string, values: TypeValues): PolicyParse 
     const issue = parsed.error.issues[0];
     const detail =
       issue?.code === 'unrecognized_keys'
-        ? `unknown field(s) ${issue.keys.slice(0, 10).map((k) => quote(k)).join(', ')} (known: allowed-groups, allow-wildcard, initial-states, unknown-groups, allowed-patterns, group-hierarchy, availability)`
+        ? `unknown field(s) ${issue.keys.slice(0, 10).map((k) => quote(k)).join(', ')} (known: allowed-groups, allow-wildcard, initial-states, unknown-groups, allowed-patterns, group-hierarchy, availability, fallback-groups)`
         : issue?.path.length
           ? `field "${issue.path.join('.')}": ${issue.message}`
           : `must be a JSON object, got ${describeValue(json)}`;
@@ -108,15 +121,25 @@ export function parsePolicy(workspace: string, values: TypeValues): PolicyParse 
         `run (${PATTERN_IDS.join(', ')}); a request naming one runs react`,
     );
   }
+  const fallback = parsed.data['fallback-groups'];
+  const allowedGroups = new Set(parsed.data['allowed-groups']);
+  const notAllowed = Array.isArray(fallback) ? fallback.filter((group) => !isAllowed({ allowedGroups, groupHierarchy: parsed.data['group-hierarchy'] }, group)) : [];
+  if (notAllowed.length > 0) {
+    problems.push(
+      `${where}: group policy fallback-groups names ${notAllowed.slice(0, 10).map((g) => quote(g)).join(', ')}, which allowed-groups does not ` +
+        'allow; a fallback never uses them',
+    );
+  }
   return {
     policy: {
-      allowedGroups: new Set(parsed.data['allowed-groups']),
+      allowedGroups,
       allowWildcard: parsed.data['allow-wildcard'],
       initialStates: states === undefined ? undefined : new Set(states),
       unknownGroups: parsed.data['unknown-groups'],
       allowedPatterns: Array.isArray(patterns) ? new Set(patterns) : patterns,
       groupHierarchy: parsed.data['group-hierarchy'],
       availability: parsed.data.availability,
+      ...(fallback === undefined ? {} : { fallbackGroups: fallback }),
     },
     problems,
   };
@@ -164,17 +187,29 @@ export function effectiveGroups(
   requested: RequestedGroups,
   knownGroups: ReadonlySet<string>,
   options: { now?: Date; load?: LoadReader } = {},
-): RequestedGroups & { readonly withdrawn?: readonly Withdrawal[] } {
+): EffectiveGroups {
   if (!policy) return requested;
   const widened = policy.groupHierarchy ? expandGroupHierarchy(requested, knownGroups) : requested;
-  const withdrawn = widened.wildcard ? [] : withdrawnGroups(policy.availability, widened.groups, options.now ?? new Date(), policy.groupHierarchy, options.load);
-  if (withdrawn.length === 0) return widened;
+  if (widened.wildcard || policy.availability.length === 0) return widened;
+  const now = options.now ?? new Date();
+  const withdrawn = withdrawnGroups(policy.availability, widened.groups, now, policy.groupHierarchy, options.load);
+  const tools = withdrawnTools(policy.availability, now, options.load);
+  const toolsPart = tools.length > 0 ? { withdrawnTools: tools } : {};
+  if (withdrawn.length === 0) return tools.length > 0 ? { ...widened, ...toolsPart } : widened;
   const gone = new Set(withdrawn.map((w) => w.group));
-  return { groups: widened.groups.filter((group) => !gone.has(group)), wildcard: false, withdrawn };
+  return { groups: widened.groups.filter((group) => !gone.has(group)), wildcard: false, withdrawn, ...toolsPart };
 }
 
+/** A request's groups under its workspace's policy, with what the availability rules withdrew now. */
+export type EffectiveGroups = RequestedGroups & {
+  /** Groups withdrawn from the request (not in `groups`). */
+  readonly withdrawn?: readonly Withdrawal[];
+  /** Single tools withdrawn now: not offered whatever the groups. */
+  readonly withdrawnTools?: readonly ToolWithdrawal[];
+};
+
 /** An allowed group, or (with the hierarchy) one below an allowed group. */
-function isAllowed(policy: GroupPolicy, group: string): boolean {
+export function isAllowed(policy: Pick<GroupPolicy, 'allowedGroups' | 'groupHierarchy'>, group: string): boolean {
   if (policy.allowedGroups.has(group)) return true;
   return policy.groupHierarchy && [...policy.allowedGroups].some((allowed) => isWithin(group, allowed));
 }

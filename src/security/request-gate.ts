@@ -19,13 +19,17 @@ import {
   checkInitialState,
   DEFAULT_UNKNOWN_GROUPS,
   effectiveGroups,
+  isAllowed,
   parsePolicy,
   unknownGroupsOf,
+  type EffectiveGroups,
   type GroupPolicy,
   type UnknownGroupsMode,
 } from './group-policy.js';
 import type { IterationSigner, Verdict } from './iteration-signature.js';
 import type { LoadReader } from './group-availability.js';
+import { fallbackCandidates, splitOptIn, type RecommendationReader } from './group-fallback.js';
+import { normalizeRequestGroups, WILDCARD } from '../tools/registry/selection.js';
 import { checkPattern, DEFAULT_ALLOWED_PATTERNS } from './pattern-policy.js';
 import type { PatternCatalog } from '../agent/patterns/catalog.js';
 
@@ -36,6 +40,8 @@ export interface SecurityGateOptions {
   telemetry: GateTelemetry;
   /** How TrustGraph's services have been answering lately, for the policy's load rules. */
   load?: LoadReader;
+  /** What conversations ended with an answer under, for `"fallback-groups": "recommended"`. */
+  recommendations?: RecommendationReader;
 }
 
 /** What the gate reports besides its verdicts (which the caller records). */
@@ -107,12 +113,32 @@ export class SecurityGate implements RequestGate {
   }
 
   check(flow: FlowDefinition, ask: AgentAsk, properties: Properties, registry: ToolRegistry, patterns?: PatternCatalog): GateVerdict {
-    const verdict = this.verdict(flow, ask, properties, registry, patterns);
+    const policy = this.policies.get(flow.workspace);
+    // `+fallback` is the opt-in, not a group, where the policy has fallback groups (group-fallback.ts).
+    const split = policy?.fallbackGroups !== undefined && !ask.groups.wildcard ? splitOptIn(ask.groups.groups) : undefined;
+    const asked: AgentAsk = split?.optedIn ? { ...ask, groups: { groups: split.groups, wildcard: false } } : ask;
+    const verdict = this.verdict(flow, asked, properties, registry, patterns);
     if (verdict.refusal) return verdict;
-    const effective = effectiveGroups(this.policies.get(flow.workspace), ask.groups, registry.knownGroups, this.options.load ? { load: this.options.load } : {});
+    const options = this.options.load ? { load: this.options.load } : {};
+    let effective = effectiveGroups(policy, asked.groups, registry.knownGroups, options);
+    let fallbackGroups: string[] | undefined;
+    if (policy?.fallbackGroups !== undefined && split?.optedIn && offersNothing(registry, effective, ask.state)) {
+      const where = { workspace: flow.workspace, taskType: ask.request.task_type };
+      fallbackGroups = fallbackCandidates(policy.fallbackGroups, where, (g) => g !== WILDCARD && isAllowed(policy, g), this.options.recommendations);
+      const own = effective.withdrawn ?? [];
+      effective = effectiveGroups(policy, normalizeRequestGroups(fallbackGroups), registry.knownGroups, options);
+      const withdrawn = [...own, ...(effective.withdrawn ?? [])];
+      if (withdrawn.length > 0) effective = { ...effective, withdrawn };
+    }
     if (effective === ask.groups) return verdict;
-    const { withdrawn, ...groups } = effective;
-    return { ...verdict, groups, ...(withdrawn ? { withdrawnGroups: withdrawn } : {}) };
+    const { withdrawn, withdrawnTools, ...groups } = effective;
+    return {
+      ...verdict,
+      groups,
+      ...(withdrawn ? { withdrawnGroups: withdrawn } : {}),
+      ...(withdrawnTools ? { withdrawnTools } : {}),
+      ...(fallbackGroups ? { fallbackGroups } : {}),
+    };
   }
 
   private verdict(flow: FlowDefinition, ask: AgentAsk, properties: Properties, registry: ToolRegistry, patterns?: PatternCatalog): GateVerdict {
@@ -209,4 +235,10 @@ export class SecurityGate implements RequestGate {
     const route = { workspace: flow.workspace, flow: flow.flow, id, ...(aggregation ? { aggregation } : {}) };
     return this.options.signer ? this.options.signer.sign(route, request) : {};
   }
+}
+
+/** Whether these groups give no tool in `state`, once the withdrawn tools are left out. */
+function offersNothing(registry: ToolRegistry, effective: EffectiveGroups, state: string): boolean {
+  const gone = new Set((effective.withdrawnTools ?? []).map((w) => w.tool));
+  return registry.offer({ groups: effective, state }).tools.every((tool) => gone.has(tool.name));
 }

@@ -5,7 +5,7 @@
  */
 import { distance } from 'fastest-levenshtein';
 import { checkGroups, effectiveGroups, type GroupPolicy } from '../security/group-policy.js';
-import type { LoadReader } from '../security/group-availability.js';
+import type { LoadReader, WithdrawalReason } from '../security/group-availability.js';
 import type { ToolRegistry } from '../tools/registry/registry.js';
 import { inRequestedGroups, inState, normalizeRequestGroups, normalizeRequestState, type RequestGroups } from '../tools/registry/selection.js';
 
@@ -14,6 +14,7 @@ export type HiddenReason =
   | { readonly kind: 'group-policy'; readonly message: string }
   | { readonly kind: 'not-in-groups'; readonly message: string; readonly toolGroups: readonly string[] }
   | { readonly kind: 'withdrawn'; readonly message: string; readonly groups: readonly string[] }
+  | { readonly kind: 'tool-withdrawn'; readonly message: string }
   | { readonly kind: 'not-in-state'; readonly message: string; readonly toolStates: readonly string[] };
 
 export interface ToolVerdict {
@@ -61,7 +62,7 @@ export function whyHidden(
   if (!inRequestedGroups(tool, effective) && withdrawn.length > 0) {
     reasons.push({
       kind: 'withdrawn',
-      message: `its group(s) ${withdrawn.map((w) => `"${w.group}" (${w.reason === 'load' ? 'a service it depends on is over its limits' : 'outside its availability windows'})`).join(', ')} are withdrawn now (the policy's "availability")`,
+      message: `its group(s) ${withdrawn.map((w) => `"${w.group}" (${reasonText(w.reason)})`).join(', ')} are withdrawn now (the policy's "availability")`,
       groups: withdrawn.map((w) => w.group),
     });
   } else if (!inRequestedGroups(tool, effective)) {
@@ -74,11 +75,19 @@ export function whyHidden(
       toolGroups: tool.groups,
     });
   }
+  const toolRule = effective.withdrawnTools?.find((w) => w.tool === tool.name);
+  if (toolRule) {
+    reasons.push({ kind: 'tool-withdrawn', message: `the tool itself is withdrawn now: ${reasonText(toolRule.reason)} (the policy's "availability")` });
+  }
   if (!inState(tool, state)) {
     const states = tool.states === 'all' ? [] : [...tool.states].sort();
     reasons.push({ kind: 'not-in-state', message: `not available in state "${state}": it is available in ${quoted(states)}`, toolStates: states });
   }
   return { ...base, offered: reasons.length === 0, reasons };
+}
+
+function reasonText(reason: WithdrawalReason): string {
+  return reason === 'load' ? 'a service it depends on is over its limits' : 'outside its availability windows';
 }
 
 /** The known names closest to `name` (edit distance, case ignored), at most three, none further than a third of its length. */

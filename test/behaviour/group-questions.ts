@@ -1,7 +1,8 @@
 /**
  * The tool-group spec's open questions (its §12) as tg-agent answers them, end to end on any harness transport,
  * through gateway-shaped requests: a requested group no tool is in, under each of the group policy's
- * `unknown-groups` modes, and groups inherited from a `tool-service` or `mcp` entry.
+ * `unknown-groups` modes, and groups inherited from a `tool-service` or `mcp` entry; and its future enhancements:
+ * hierarchies, availability of groups and single tools, recommendations and fallback groups.
  */
 import { describe, expect, it } from 'vitest';
 import { offeredToolNames, type PromptTerms } from '../../dev/stand-ins/prompt-service.js';
@@ -262,6 +263,56 @@ export function groupQuestionsSuite(target: HarnessTarget): void {
         general: { answered: 1, groups: [{ name: 'default', answered: 1 }], tools: [] },
         'research-questions': { answered: 2, groups: [{ name: 'research', answered: 2 }], tools: [{ name: 'lookup', answered: 1 }] },
       });
+    });
+
+    it('withdraws a single tool outside its window, whatever the groups: the audit, a metric, the listing and the why-answer say so', async () => {
+      const capture = capturingLogger('info');
+      const h = await start({
+        app: {},
+        logger: capture.logger,
+        tools: { o: knowledgeQueryTool('place-order', 'Order', { group: ['trading'] }), q: knowledgeQueryTool('quote', 'Quote', { group: ['trading'] }) },
+        script: answerAtOnce,
+      });
+      await h.config.put(h.workspace, 'agent-group-policy', 'policy', {
+        'allowed-groups': ['trading'],
+        availability: [{ tools: ['place-order'], windows: [{ days: [], from: '00:00', to: '24:00' }] }],
+      });
+      await h.configApplied();
+      const result = await h.ask({ question: 'q', group: ['trading'] });
+      expect(result.last).toMatchObject({ end_of_dialog: true, error: null });
+      expect(offeredToolNames(h.prompt.reactCalls()[0]!)).toEqual(['quote']);
+      expect(capture.audits()[0]).toMatchObject({ offered_tools: ['quote'], withdrawn_tools: [{ tool: 'place-order', reason: 'time-window' }] });
+      expect(sample(await scrape(h.httpUrl()), 'tg_agent_tools_withdrawn_total', { ...p, tool: 'place-order', reason: 'time-window' })).toBe(1);
+      const listing = (await (await fetch(`${h.httpUrl()}/tools/${h.workspace}?tool=place-order&groups=trading`)).json()) as {
+        offered: { tools: string[]; withdrawn: string[] };
+        why: { offered: boolean; reasons: { kind: string }[] };
+      };
+      expect(listing.offered).toMatchObject({ tools: ['quote'], withdrawn: ['place-order'] });
+      expect(listing.why).toMatchObject({ offered: false, reasons: [{ kind: 'tool-withdrawn' }] });
+    });
+
+    it('runs a request that opted in with "+fallback" under the fallback groups when its own give it no tool', async () => {
+      const capture = capturingLogger('info');
+      const h = await start({
+        app: {},
+        logger: capture.logger,
+        tools: { t: knowledgeQueryTool('trade', 'Trade', { group: ['trading'] }), g: knowledgeQueryTool('search', 'Search', { group: ['general'] }) },
+        script: answerAtOnce,
+      });
+      await h.config.put(h.workspace, 'agent-group-policy', 'policy', {
+        'allowed-groups': ['trading', 'general'],
+        'fallback-groups': ['general'],
+        availability: [{ groups: ['trading'], windows: [{ days: [], from: '00:00', to: '24:00' }] }],
+      });
+      await h.configApplied();
+      const opted = await h.ask({ question: 'q', group: ['trading', '+fallback'] });
+      const plain = await h.ask({ question: 'q', group: ['trading'] });
+      for (const result of [opted, plain]) expect(result.last).toMatchObject({ end_of_dialog: true, error: null });
+      expect(offeredToolNames(h.prompt.reactCalls()[0]!)).toEqual(['search']);
+      expect(offeredToolNames(h.prompt.reactCalls()[1]!)).toEqual([]);
+      expect(capture.auditsOf(opted.id)[0]).toMatchObject({ requested_groups: ['trading', '+fallback'], effective_groups: ['general'], fallback_groups: ['general'] });
+      expect(capture.auditsOf(plain.id)[0]).not.toHaveProperty('fallback_groups');
+      expect(sample(await scrape(h.httpUrl()), 'tg_agent_group_fallbacks_total', { ...p, group: 'general' })).toBe(1);
     });
   });
 }

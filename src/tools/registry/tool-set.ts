@@ -25,6 +25,8 @@ export interface ToolSet {
   readonly filteredByGroup: readonly string[];
   /** Tools in a requested group but not offered in the current state. */
   readonly filteredByState: readonly string[];
+  /** Tools the policy's availability rules withdrew for this request (otherwise offered); absent when none. */
+  readonly withdrawn?: readonly string[];
   /** Whether a tool of this name is offered. O(1). */
   has(name: string): boolean;
   /** The offered tool of this name, if any. O(1). */

@@ -4,7 +4,7 @@ import { DownstreamLoad, serviceOfTarget } from '../../../src/observability/down
 import { effectiveGroups, parsePolicy } from '../../../src/security/group-policy.js';
 import { normalizeRequestGroups } from '../../../src/tools/registry/selection.js';
 
-const rule = (windows: NonNullable<AvailabilityRule['windows']>, zone = 'America/New_York', groups = ['trading']): AvailabilityRule => ({ groups, 'time-zone': zone, windows });
+const rule = (windows: NonNullable<AvailabilityRule['windows']>, zone = 'America/New_York', groups = ['trading']): AvailabilityRule => ({ groups, tools: [], 'time-zone': zone, windows });
 const weekdays: NonNullable<AvailabilityRule['windows']>[number]['days'] = ['mon', 'tue', 'wed', 'thu', 'fri'];
 
 describe('group availability windows', () => {
@@ -48,7 +48,7 @@ describe('group availability windows', () => {
       [[{ groups: ['trading'], 'time-zone': 'Mars/Olympus', windows: [{ from: '09:00', to: '17:00' }] }], 'availability.0.time-zone'],
       [[{ groups: ['trading'], windows: [{ from: '9:00', to: '17:00' }] }], 'availability.0.windows.0.from'],
       [[{ groups: ['trading'], windows: [{ days: ['monday'], from: '09:00', to: '17:00' }] }], 'availability.0.windows.0.days.0'],
-      [[{ groups: [], windows: [{ from: '09:00', to: '17:00' }] }], 'availability.0.groups'],
+      [[{ groups: [], windows: [{ from: '09:00', to: '17:00' }] }], 'availability.0'],
     ] as const) {
       const parsed = parsePolicy('ws', { policy: JSON.stringify({ 'allowed-groups': ['trading'], availability }) });
       expect(parsed.problems, field).toEqual([expect.stringContaining(`field "${field}"`)]);
@@ -58,7 +58,7 @@ describe('group availability windows', () => {
 });
 
 describe('group load rules', () => {
-  const loadRule = (load: NonNullable<AvailabilityRule['load']>): AvailabilityRule => ({ groups: ['research'], 'time-zone': 'UTC', load });
+  const loadRule = (load: NonNullable<AvailabilityRule['load']>): AvailabilityRule => ({ groups: ['research'], tools: [], 'time-zone': 'UTC', load });
 
   it('judge a service on its calls of the last window, and only once it has enough of them', () => {
     const clock = { now: 1_000_000 };
