@@ -33,7 +33,7 @@ import { join } from 'node:path';
 import { queueToTopic, topicAdminUrl } from '../src/bus/topics.js';
 import type { Transport } from '../src/bus/transport.js';
 import { uniqueSuffix } from '../dev/flow-config.js';
-import { AgentProcess } from './support/agent-process.js';
+import { startReplicas, type AgentProcess } from './support/agent-process.js';
 import { startBenchBroker, type BenchBroker } from './support/broker.js';
 import { buildAgent, type AgentBuild } from './support/build.js';
 import { coreShare, CpuMeter, loadAverage, waitForLowLoad, type CpuReading } from './support/proc.js';
@@ -206,20 +206,11 @@ async function measure(build: AgentBuild, broker: BenchBroker, kind: BenchTransp
   const agents: AgentProcess[] = [];
   try {
     log(`${kind}, ${replicas} replica(s): starting (load average ${loadAverage()})`);
-    for (let i = 0; i < replicas; i++) {
-      agents.push(
-        await AgentProcess.start({
-          build,
-          webSocketUrl: broker.webSocketUrl,
-          transport: kind,
-          serviceUrl: broker.serviceUrl,
-          concurrency: CONCURRENCY,
-          configQueues: workload.configQueues,
-          logFile: join(logDir, `agent-${kind}-r${replicas}-${i}.log`),
-        }),
-      );
-    }
-    await Promise.all(agents.map((agent) => agent.waitReady()));
+    await startReplicas(
+      replicas,
+      { build, broker, transport: kind, concurrency: CONCURRENCY, configQueues: workload.configQueues, logFile: (i) => join(logDir, `agent-${kind}-r${replicas}-${i}.log`) },
+      agents,
+    );
     const drops = watchBrokerDrops(broker.webServiceUrl, workload.topics);
     let stop = false;
     const running = gateway.run(IN_FLIGHT, () => stop);

@@ -164,6 +164,11 @@ export class AgentProcess {
     return out;
   }
 
+  /** Send the agent a signal (bench:faults: SIGKILL a replica, SIGSTOP and SIGCONT one). */
+  signal(name: NodeJS.Signals): void {
+    if (this.running) this.child.kill(name);
+  }
+
   /** SIGTERM (graceful stop), SIGKILL after `timeoutMs`. */
   async stop(timeoutMs = 15_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
     if (this.running) this.child.kill('SIGTERM');
@@ -174,6 +179,25 @@ export class AgentProcess {
     clearTimeout(timer);
     return result;
   }
+}
+
+export interface ReplicaOptions extends Omit<AgentProcessOptions, 'webSocketUrl' | 'serviceUrl' | 'transport' | 'logFile'> {
+  broker: { webSocketUrl: string; serviceUrl: string };
+  transport: BenchTransportKind;
+  /** The log file of replica `i`. */
+  logFile: (i: number) => string;
+}
+
+/**
+ * `count` replicas of the agent on one broker and transport, pushed into `into` as each starts (so the caller's
+ * cleanup stops those that did when a later one fails); resolves once every one is ready.
+ */
+export async function startReplicas(count: number, options: ReplicaOptions, into: AgentProcess[]): Promise<void> {
+  const { broker, logFile, ...rest } = options;
+  for (let i = 0; i < count; i++) {
+    into.push(await AgentProcess.start({ ...rest, webSocketUrl: broker.webSocketUrl, serviceUrl: broker.serviceUrl, logFile: logFile(i) }));
+  }
+  await Promise.all(into.map((agent) => agent.waitReady()));
 }
 
 /** Starts the floor's echo process and waits until it is subscribed. */

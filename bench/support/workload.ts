@@ -67,8 +67,13 @@ export interface Workload {
   readonly counts: { prompt: number; tool: number; librarian: number };
   /** The stand-ins' hops (bench:iteration --timeline). */
   readonly hops: HopTap;
+  /** How the MCP tool stand-in behaves now; a benchmark may change it at any time (bench:faults). */
+  readonly faults: { tool: ToolFault };
   stop(): Promise<void>;
 }
+
+/** `answer` every call; `silent`: answer none; `dropEvery`: leave out every n-th reply. */
+export type ToolFault = 'answer' | 'silent' | { readonly dropEvery: number };
 
 interface LeanStandIn {
   count: number;
@@ -91,7 +96,8 @@ async function leanStandIn(
   transport: Transport,
   requestQueue: string,
   responseQueue: string,
-  reply: (payload: Buffer) => Buffer,
+  /** The reply to send; undefined sends none (a fault: bench:faults). */
+  reply: (payload: Buffer) => Buffer | undefined,
   tap: { name: string; hops: HopTap },
 ): Promise<LeanStandIn> {
   const producer = await transport.createProducer(queueToTopic(responseQueue));
@@ -111,6 +117,7 @@ async function leanStandIn(
       await message.ack();
       state.count++;
       const payload = reply(message.payload);
+      if (payload === undefined) return;
       tap.hops.listener?.(id, `${tap.name} reply sent`);
       await producer.send({ payload, properties: { id } });
     },
@@ -154,7 +161,15 @@ export async function startWorkload(options: WorkloadOptions): Promise<Workload>
     },
     { name: 'prompt', hops },
   );
-  const tool = await leanStandIn(transport, topics['mcp-tool-request']!, topics['mcp-tool-response']!, () => toolReply, { name: 'tool', hops });
+  const faults: { tool: ToolFault } = { tool: 'answer' };
+  let toolCalls = 0;
+  const toolAnswer = (): Buffer | undefined => {
+    toolCalls++;
+    const fault = faults.tool;
+    if (fault === 'silent' || (typeof fault === 'object' && toolCalls % fault.dropEvery === 0)) return undefined;
+    return toolReply;
+  };
+  const tool = await leanStandIn(transport, topics['mcp-tool-request']!, topics['mcp-tool-response']!, toolAnswer, { name: 'tool', hops });
   const librarianReply = Buffer.from(librarianResponse(null), 'utf8');
   const librarian = await leanStandIn(transport, topics['librarian-request']!, topics['librarian-response']!, () => librarianReply, { name: 'librarian', hops });
 
@@ -174,6 +189,7 @@ export async function startWorkload(options: WorkloadOptions): Promise<Workload>
     entries,
     topics,
     hops,
+    faults,
     counts: {
       get prompt() {
         return prompt.count;

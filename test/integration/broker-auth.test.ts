@@ -14,7 +14,7 @@ import { createTransport } from '../../src/create-transport.js';
 import { CredentialsRefusedError } from '../../src/bus/errors.js';
 import type { Transport } from '../../src/bus/transport.js';
 import { loadSettings } from '../../src/settings.js';
-import { startRestartableBroker, type RestartableBroker } from '../support/restartable-broker.js';
+import { startRestartableBroker, type RestartableBroker } from '../../dev/restartable-broker.js';
 import { Inbox, uniqueName } from '../support/transport-contract.js';
 import { testTransports, type TransportKind } from '../support/transports.js';
 

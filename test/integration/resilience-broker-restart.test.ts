@@ -33,7 +33,7 @@ import { elapsed, explained, logLines, recordStatus, type StatusHistory } from '
 import { capturingLogger } from '../support/log-capture.js';
 import { knowledgeQueryTool, mcpTool } from '../../dev/flow-config.js';
 import { startGatewayClient, type GatewayClient } from '../support/gateway-client.js';
-import { startRestartableBroker, type RestartableBroker } from '../support/restartable-broker.js';
+import { startRestartableBroker, type RestartableBroker } from '../../dev/restartable-broker.js';
 import { createTestTransport, testTransports, type TransportKind } from '../support/transports.js';
 import type { PromptScript } from '../../dev/stand-ins/prompt-service.js';
 import { brokerDrops } from '../support/broker-drops.js';

@@ -14,7 +14,7 @@ import { untilSubscriptionHasPermits } from '../support/failure-report.js';
 import { freePort } from '../../dev/ports.js';
 import { startAgentHarness, type AgentHarness } from '../support/agent-harness.js';
 import { configQueueArgs, startAgentProcess, type AgentProcess } from '../support/agent-process.js';
-import { startRestartableBroker, type RestartableBroker } from '../support/restartable-broker.js';
+import { startRestartableBroker, type RestartableBroker } from '../../dev/restartable-broker.js';
 import { testTransports, type TransportKind } from '../support/transports.js';
 
 const BROKER_LATE_MS = 60_000;

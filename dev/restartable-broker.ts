@@ -12,9 +12,9 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../../dev/ports.js';
+import { freePort } from './ports.js';
 
-const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const LAUNCHER = resolve(REPO_ROOT, 'tools', 'pulsar-standalone', 'pulsar.sh');
 /** Start (classpath cached) and readiness; the launcher itself waits up to 180 s. */
 const LAUNCHER_TIMEOUT_MS = 240_000;
