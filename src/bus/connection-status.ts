@@ -5,12 +5,30 @@
  * `epoch` counts the established connections lost so far. Whatever was awaited on a non-persistent topic
  * across a change of epoch may be gone (the broker stores nothing for a subscription that is away), so a
  * waiting caller compares the epoch it started in with the current one.
+ *
+ * After a lost connection is whole again, a publish waits out the rest of RECONNECT_SETTLE_MS (`settled()`): the
+ * services and the gateway that subscribe to what we publish reconnect on their own schedules, and a message on
+ * a non-persistent topic published before their subscription is back is dropped by the broker. Our own clients
+ * retry at least every 2 s; the settle covers that and a margin.
  */
 import type { StatusListener, TransportStatus } from './transport.js';
+
+/** How long after a reconnect publishes wait for other clients' subscriptions to come back. */
+export const RECONNECT_SETTLE_MS = 3000;
 
 export class ConnectionStatus {
   private current: TransportStatus = { connected: true, epoch: 0 };
   private readonly listeners = new Set<StatusListener>();
+  /** performance.now() when a lost connection was last whole again; -Infinity: never lost. */
+  private restoredAt = -Infinity;
+
+  constructor(private readonly settleMs = RECONNECT_SETTLE_MS) {}
+
+  /** Resolves at once, or once RECONNECT_SETTLE_MS have passed since a lost connection was whole again. */
+  settled(): Promise<void> {
+    const wait = this.restoredAt + this.settleMs - performance.now();
+    return wait > 0 ? new Promise((resolve) => setTimeout(resolve, wait)) : Promise.resolve();
+  }
 
   get(): TransportStatus {
     return this.current;
@@ -36,6 +54,7 @@ export class ConnectionStatus {
     const previous = this.current;
     this.current = next;
     if (previous.connected === next.connected && previous.epoch === next.epoch) return;
+    if (next.connected && !previous.connected && next.epoch > 0) this.restoredAt = performance.now();
     for (const listener of [...this.listeners]) {
       try {
         listener(next);

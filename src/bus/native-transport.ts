@@ -20,6 +20,7 @@ import { pino, type Logger } from 'pino';
 import { deliver } from './deliver.js';
 import { untilServiceUrlReachable } from './service-url-reachable.js';
 import { ConnectionStatus } from './connection-status.js';
+import { whenConnected } from './when-connected.js';
 import {
   ConnectError,
   FrameTooLargeError,
@@ -70,6 +71,8 @@ export interface NativeTransportOptions {
   listenerName?: string;
   /** The C++ client's log lines go here. Default: silent. */
   logger?: Logger;
+  /** How long publishes wait after a lost connection is whole again (connection-status.ts). Default 3000 ms. */
+  reconnectSettleMs?: number;
 }
 
 /** Pulsar's default `maxMessageSize`. */
@@ -106,7 +109,7 @@ export class NativeTransport implements Transport {
   private readonly sendTimeoutMs: number;
   private readonly producers = new Set<NativeProducer>();
   private readonly consumers = new Set<NativeConsumer>();
-  private readonly connection = new ConnectionStatus();
+  private readonly connection: ConnectionStatus;
   private readonly statusTimer: NodeJS.Timeout;
   private readonly operationTimeoutSeconds: number;
   /** Set once the broker's port has accepted a connection: from then on the client's own reconnects take over. */
@@ -125,6 +128,7 @@ export class NativeTransport implements Transport {
       throw new TypeError(`serviceUrl must be a pulsar:// or pulsar+ssl:// URL, got "${options.serviceUrl}"`);
     }
     this.serviceUrl = options.serviceUrl;
+    this.connection = new ConnectionStatus(options.reconnectSettleMs);
     this.operationTimeoutSeconds = options.operationTimeoutSeconds ?? 30;
     this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     this.sendTimeoutMs = options.sendTimeoutMs ?? 30_000;
@@ -135,6 +139,10 @@ export class NativeTransport implements Transport {
       ...(options.token ? { authentication: new module.AuthenticationToken({ token: options.token }) } : {}),
       ...(options.tlsTrustCertsFile ? { tlsTrustCertsFilePath: options.tlsTrustCertsFile } : {}),
       operationTimeoutSeconds: this.operationTimeoutSeconds,
+      // The C++ client's reconnect backoff grows to 60 s by default: after a long outage a producer or consumer
+      // could wait up to a minute after the broker is back. At most 2 s, as on the WebSocket transport.
+      initialBackoffIntervalMs: 100,
+      maxBackoffIntervalMs: 2000,
       ...(options.listenerName ? { listenerName: options.listenerName } : {}),
       // Without a handler the C++ client prints its own lines on stdout, between our JSON log lines.
       log: (level, file, line, message) => clientLogger[LOG_METHODS[level] ?? 'warn']({ file, line }, message),
@@ -176,6 +184,10 @@ export class NativeTransport implements Transport {
         if (closed) throw new TransportClosedError(`producer for ${topic}`);
         const size = message.payload.length;
         if (size > this.maxMessageBytes) throw this.tooLarge(topic, size);
+        // The C++ client would hold a send made during an outage and write it the moment it reconnects, before
+        // the subscribers of this topic are back: wait for the connection (bounded by the send timeout), then the settle.
+        if (!this.connection.get().connected) await whenConnected(this, this.sendTimeoutMs, 'publish').catch(() => undefined);
+        await this.connection.settled();
         try {
           await native.send({
             discardMessageId: true,

@@ -62,6 +62,9 @@ export interface NativeClientConfig {
   authentication?: unknown;
   operationTimeoutSeconds?: number;
   connectionTimeoutMs?: number;
+  /** Reconnect backoff (the binding patch of `npm run native:build`; a binding without it ignores them). */
+  initialBackoffIntervalMs?: number;
+  maxBackoffIntervalMs?: number;
   tlsTrustCertsFilePath?: string;
   tlsValidateHostname?: boolean;
   log?: (level: NativeLogLevel, file: string, line: number, message: string) => void;

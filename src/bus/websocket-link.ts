@@ -19,6 +19,8 @@ export interface LinkSettings extends UpgradeSettings {
   readonly connectAttempts: number;
   /** A link changed state; `lost` when an open connection dropped. */
   readonly onLinkChange: (lost?: string) => void;
+  /** Resolves when a publish may go out (connection-status.ts: the settle after a reconnect). */
+  readonly settled: () => Promise<void>;
 }
 
 export interface LinkHandlers {

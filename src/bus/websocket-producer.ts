@@ -25,7 +25,7 @@ export class WebSocketProducer implements Producer {
   constructor(
     readonly topic: string,
     url: string,
-    settings: LinkSettings,
+    private readonly settings: LinkSettings,
     private readonly maxFrameBytes: number,
     private readonly sendTimeoutMs: number,
     private readonly onClosed: () => void,
@@ -58,6 +58,7 @@ export class WebSocketProducer implements Producer {
       throw new FrameTooLargeError(this.topic, frameBytes, this.maxFrameBytes, message.payload.length);
     }
     const ws = await this.link.whenOpen(this.sendTimeoutMs);
+    await this.settings.settled();
     return new Promise<void>((resolve, reject) => {
       this.pending.set(context, { resolve, reject });
       ws.send(frame, (err) => {

@@ -21,8 +21,10 @@ import { WebSocketProducer } from './websocket-producer.js';
 export interface ReconnectOptions {
   /** Delay before the first retry. Default 200 ms. */
   initialDelayMs?: number;
-  /** The delay doubles on every failed attempt up to this. Default 10000 ms. */
+  /** The delay doubles on every failed attempt up to this. Default 2000 ms. */
   maxDelayMs?: number;
+  /** How long publishes wait after a lost connection is whole again (connection-status.ts). Default 3000 ms. */
+  settleMs?: number;
 }
 
 export interface WebSocketTransportOptions {
@@ -73,7 +75,7 @@ export class WebSocketTransport implements Transport {
   private readonly sendTimeoutMs: number;
   private readonly producers = new Set<WebSocketProducer>();
   private readonly consumers = new Set<WebSocketConsumer>();
-  private readonly connection = new ConnectionStatus();
+  private readonly connection: ConnectionStatus;
   private closed = false;
 
   constructor(options: WebSocketTransportOptions = {}) {
@@ -91,7 +93,9 @@ export class WebSocketTransport implements Transport {
       connectAttempts: positiveInteger('connectAttempts', options.connectAttempts ?? DEFAULTS.connectAttempts),
       handshakeTimeoutMs: positive('handshakeTimeoutMs', options.handshakeTimeoutMs ?? DEFAULTS.handshakeTimeoutMs),
       onLinkChange: (lost) => this.refresh(lost),
+      settled: () => this.connection.settled(),
     };
+    this.connection = new ConnectionStatus(options.reconnect?.settleMs);
     if (settings.maxDelayMs < settings.initialDelayMs) {
       throw new TypeError('reconnect.maxDelayMs must not be smaller than reconnect.initialDelayMs');
     }
