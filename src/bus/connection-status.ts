@@ -24,10 +24,29 @@ export class ConnectionStatus {
 
   constructor(private readonly settleMs = RECONNECT_SETTLE_MS) {}
 
-  /** Resolves at once, or once RECONNECT_SETTLE_MS have passed since a lost connection was whole again. */
-  settled(): Promise<void> {
+  /**
+   * Resolves when a publish may go out: at once, unless a lost connection is not whole yet (then once it is,
+   * waiting at most `maxWaitMs`) or was whole again less than the settle time ago (then once that has passed).
+   */
+  async settled(maxWaitMs: number): Promise<void> {
+    if (!this.current.connected && this.current.epoch > 0) await this.whole(maxWaitMs);
     const wait = this.restoredAt + this.settleMs - performance.now();
-    return wait > 0 ? new Promise((resolve) => setTimeout(resolve, wait)) : Promise.resolve();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+  }
+
+  /** Resolves once connected, or after `maxWaitMs` (the publish then fails or waits in the transport itself). */
+  private whole(maxWaitMs: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        stop();
+        clearTimeout(timer);
+        resolve();
+      };
+      const stop = this.on((status) => {
+        if (status.connected) done();
+      });
+      const timer = setTimeout(done, maxWaitMs);
+    });
   }
 
   get(): TransportStatus {

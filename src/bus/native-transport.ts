@@ -20,7 +20,6 @@ import { pino, type Logger } from 'pino';
 import { deliver } from './deliver.js';
 import { untilServiceUrlReachable } from './service-url-reachable.js';
 import { ConnectionStatus } from './connection-status.js';
-import { whenConnected } from './when-connected.js';
 import {
   ConnectError,
   FrameTooLargeError,
@@ -185,9 +184,8 @@ export class NativeTransport implements Transport {
         const size = message.payload.length;
         if (size > this.maxMessageBytes) throw this.tooLarge(topic, size);
         // The C++ client would hold a send made during an outage and write it the moment it reconnects, before
-        // the subscribers of this topic are back: wait for the connection (bounded by the send timeout), then the settle.
-        if (!this.connection.get().connected) await whenConnected(this, this.sendTimeoutMs, 'publish').catch(() => undefined);
-        await this.connection.settled();
+        // the subscribers of this topic are back.
+        await this.connection.settled(this.sendTimeoutMs);
         try {
           await native.send({
             discardMessageId: true,

@@ -57,8 +57,9 @@ export class WebSocketProducer implements Producer {
     if (frameBytes > this.maxFrameBytes) {
       throw new FrameTooLargeError(this.topic, frameBytes, this.maxFrameBytes, message.payload.length);
     }
+    // The whole transport back and settled (connection-status.ts), not only this link.
+    await this.settings.settled(this.sendTimeoutMs);
     const ws = await this.link.whenOpen(this.sendTimeoutMs);
-    await this.settings.settled();
     return new Promise<void>((resolve, reject) => {
       this.pending.set(context, { resolve, reject });
       ws.send(frame, (err) => {

@@ -93,7 +93,7 @@ export class WebSocketTransport implements Transport {
       connectAttempts: positiveInteger('connectAttempts', options.connectAttempts ?? DEFAULTS.connectAttempts),
       handshakeTimeoutMs: positive('handshakeTimeoutMs', options.handshakeTimeoutMs ?? DEFAULTS.handshakeTimeoutMs),
       onLinkChange: (lost) => this.refresh(lost),
-      settled: () => this.connection.settled(),
+      settled: (maxWaitMs) => this.connection.settled(maxWaitMs),
     };
     this.connection = new ConnectionStatus(options.reconnect?.settleMs);
     if (settings.maxDelayMs < settings.initialDelayMs) {
