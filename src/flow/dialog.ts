@@ -3,7 +3,7 @@
  * message (`end_of_dialog`) reached the broker, and the first failure on the way. The flow runtime reads it
  * after the iteration to make sure the client gets exactly one final message.
  */
-import { TransportError } from '../bus/errors.js';
+import { NotConnectedError, TransportError } from '../bus/errors.js';
 import type { IterationResult } from '../agent/iteration.js';
 import type { RequestTelemetry } from './ports.js';
 
@@ -66,5 +66,6 @@ export async function settleAll(dialog: DialogState): Promise<void> {
  */
 export function finalMayHaveBeenSent(dialog: DialogState): boolean {
   const failure = dialog.finalFailure;
-  return failure instanceof TransportError && failure.retriable;
+  // NotConnectedError: the producer never got the message, so an error response cannot duplicate it.
+  return failure instanceof TransportError && failure.retriable && !(failure instanceof NotConnectedError);
 }

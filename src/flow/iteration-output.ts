@@ -14,7 +14,7 @@ import { agentRequestCodec, triplesCodec, type AgentRequest, type AgentResponse 
 import { settle, track, type DialogState } from './dialog.js';
 import { offCriticalPath } from './off-critical-path.js';
 import type { FlowTelemetry, RequestGate } from './ports.js';
-import type { PublishPolicy } from './publish-policy.js';
+import { FINAL_MESSAGE_RETRY_MS, type PublishPolicy } from './publish-policy.js';
 
 /** What every request of one flow shares. */
 export interface FlowOutput {
@@ -45,7 +45,8 @@ export function iterationOutput(flow: FlowOutput, id: string, dialog: DialogStat
       const payload = fitResponse(response, budget, warn);
       const final = response.end_of_dialog;
       if (final) dialog.ended = true;
-      const publish = publisher.publish(producers.response, { payload, properties }, false).then(
+      const window = final ? FINAL_MESSAGE_RETRY_MS : undefined;
+      const publish = publisher.publish(producers.response, { payload, properties }, false, window).then(
         () => {
           if (final) dialog.delivered = true;
         },

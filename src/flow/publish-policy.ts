@@ -13,12 +13,12 @@ import { retry } from '../retry/retry.js';
 /** Default of `FlowRuntimeDeps.publishRetryMs`. */
 export const DEFAULT_PUBLISH_RETRY_MS = 60_000;
 /**
- * How long the error response that ends a failed dialog is retried. Longer than the usual window: the iteration
- * is over and holds no slot, and an outage that outlasted the usual window (the `next` it could not publish)
- * should still end the conversation with an error when the broker is back, not leave the gateway waiting for its
- * own timeout (TrustGraph's: 600 s, this figure).
+ * How long a final message (`end_of_dialog`: the answer, or the error that ends a failed dialog) is retried.
+ * Longer than the usual window: an outage that outlasts it should still end the conversation once the broker is
+ * back, not leave the gateway waiting for its own timeout (TrustGraph's: 600 s, this figure). Nothing else can
+ * get through a broker that is away meanwhile, so the slot it holds costs nothing.
  */
-export const FINAL_ERROR_RETRY_MS = 600_000;
+export const FINAL_MESSAGE_RETRY_MS = 600_000;
 /** 250 ms doubling to 5 s between publish attempts. */
 const PUBLISH_BACKOFF = exponentialBackoff({ initialMs: 250, maxMs: 5000 });
 
@@ -33,7 +33,7 @@ export class PublishPolicy {
   /**
    * Publish, retrying while the broker is unreachable (bounded by `retryMs`). With `onlyIfUnsent`, only
    * failures where the message was certainly never written are retried, so a retry cannot publish it twice.
-   * `windowMs` replaces the policy's retry time (FINAL_ERROR_RETRY_MS for the error that ends a failed dialog).
+   * `windowMs` replaces the policy's retry time (FINAL_MESSAGE_RETRY_MS for a final message).
    */
   async publish(producer: Producer, message: OutgoingMessage, onlyIfUnsent: boolean, windowMs = this.retryMs): Promise<void> {
     await retry(() => producer.send(message), {

@@ -22,7 +22,7 @@ import { withoutTools } from '../tools/registry/without-tools.js';
 import { agentRequestCodec, agentResponseCodec, makeAgentRequest, type AgentRequest, type PromptRequest, type PromptResponse } from '../wire/index.js';
 import { finalMayHaveBeenSent, newDialog, settleAll, type DialogState } from './dialog.js';
 import { iterationOutput, type FlowOutput } from './iteration-output.js';
-import { FINAL_ERROR_RETRY_MS } from './publish-policy.js';
+import { FINAL_MESSAGE_RETRY_MS } from './publish-policy.js';
 import type { FlowRuntimeDeps, GateVerdict, RequestTelemetry } from './ports.js';
 
 /** Default of `FlowRuntimeDeps.maxQueued`: a burst this large waits in memory (each holds its payload). */
@@ -248,7 +248,7 @@ export class RequestHandler {
     this.fail(dialog, failure, id, `Agent request failed (${failure.reason}); ending the dialog with an error: ${failure.text}`);
     try {
       const payload = agentResponseCodec.encode(errorResponse(failure.text));
-      await this.ctx.publisher.publish(this.ctx.producers.response, { payload, properties: { id } }, false, FINAL_ERROR_RETRY_MS);
+      await this.ctx.publisher.publish(this.ctx.producers.response, { payload, properties: { id } }, false, FINAL_MESSAGE_RETRY_MS);
       this.failedEnding(dialog, failure, 'error');
       return true;
     } catch (error) {
