@@ -27,11 +27,14 @@ export class ConnectionStatus {
   /**
    * Resolves when a publish may go out: at once, unless a lost connection is not whole yet (then once it is,
    * waiting at most `maxWaitMs`) or was whole again less than the settle time ago (then once that has passed).
+   * False: the lost connection is still not whole after `maxWaitMs`.
    */
-  async settled(maxWaitMs: number): Promise<void> {
+  async settled(maxWaitMs: number): Promise<boolean> {
     if (!this.current.connected && this.current.epoch > 0) await this.whole(maxWaitMs);
+    if (!this.current.connected && this.current.epoch > 0) return false;
     const wait = this.restoredAt + this.settleMs - performance.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    return true;
   }
 
   /** Resolves once connected, or after `maxWaitMs` (the publish then fails or waits in the transport itself). */

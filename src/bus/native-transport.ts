@@ -23,6 +23,7 @@ import { ConnectionStatus } from './connection-status.js';
 import {
   ConnectError,
   FrameTooLargeError,
+  NotConnectedError,
   TransportClosedError,
   TransportError,
 } from './errors.js';
@@ -184,8 +185,11 @@ export class NativeTransport implements Transport {
         const size = message.payload.length;
         if (size > this.maxMessageBytes) throw this.tooLarge(topic, size);
         // The C++ client would hold a send made during an outage and write it the moment it reconnects, before
-        // the subscribers of this topic are back.
-        await this.connection.settled(this.sendTimeoutMs);
+        // the subscribers of this topic are back: it gets none then (NotConnectedError: never written, so the
+        // publish policy may send it again, after the settle).
+        if (!(await this.connection.settled(this.sendTimeoutMs))) {
+          throw new NotConnectedError(`producer for ${topic} is not connected after ${this.sendTimeoutMs} ms (${this.connection.get().detail ?? 'reconnecting'})`);
+        }
         try {
           await native.send({
             discardMessageId: true,
