@@ -167,6 +167,12 @@ export class AgentMetrics {
     this.invalidStates.inc({ state: OTHER }, 0);
     this.groupAccessDenied.inc({ group: OTHER }, 0);
     this.toolDenied.inc({ tool: OTHER }, 0);
+    // The group-tuning panels show a line at 0 until the first withdrawal or fallback.
+    for (const reason of ['time-window', 'load']) {
+      this.groupsWithdrawn.inc({ group: OTHER, reason }, 0);
+      this.toolsWithdrawn.inc({ tool: OTHER, reason }, 0);
+    }
+    this.groupFallbacks.inc({ group: OTHER }, 0);
     this.configVersion.set(0);
   }
 
