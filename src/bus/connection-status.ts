@@ -12,6 +12,7 @@
  * retry at least every 2 s; the settle covers that and a margin.
  */
 import type { StatusListener, TransportStatus } from './transport.js';
+import { whenConnected } from './when-connected.js';
 
 /** How long after a reconnect publishes wait for other clients' subscriptions to come back. */
 export const RECONNECT_SETTLE_MS = 3000;
@@ -30,26 +31,14 @@ export class ConnectionStatus {
    * False: the lost connection is still not whole after `maxWaitMs`.
    */
   async settled(maxWaitMs: number): Promise<boolean> {
-    if (!this.current.connected && this.current.epoch > 0) await this.whole(maxWaitMs);
-    if (!this.current.connected && this.current.epoch > 0) return false;
+    if (!this.current.connected && this.current.epoch > 0) {
+      const view = { status: () => this.current, onStatus: (listener: StatusListener) => this.on(listener) };
+      const whole = await whenConnected(view, maxWaitMs, 'publish').then(() => true, () => false);
+      if (!whole) return false;
+    }
     const wait = this.restoredAt + this.settleMs - performance.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     return true;
-  }
-
-  /** Resolves once connected, or after `maxWaitMs` (the publish then fails or waits in the transport itself). */
-  private whole(maxWaitMs: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const done = (): void => {
-        stop();
-        clearTimeout(timer);
-        resolve();
-      };
-      const stop = this.on((status) => {
-        if (status.connected) done();
-      });
-      const timer = setTimeout(done, maxWaitMs);
-    });
   }
 
   get(): TransportStatus {

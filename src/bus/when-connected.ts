@@ -6,7 +6,7 @@ import type { Transport } from './transport.js';
  * Resolves as soon as the transport reports every producer and consumer connected; rejects with a retriable
  * TransportError after `timeoutMs`, naming `what` could not be done and why the transport was down.
  */
-export function whenConnected(transport: Transport, timeoutMs: number, what: string): Promise<void> {
+export function whenConnected(transport: Pick<Transport, 'status' | 'onStatus'>, timeoutMs: number, what: string): Promise<void> {
   if (transport.status().connected) return Promise.resolve();
   return new Promise<void>((resolve, reject) => {
     const stop = transport.onStatus((status) => {
