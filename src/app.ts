@@ -157,7 +157,7 @@ function publishRetryMsOf(settings: ServiceSettings): number | undefined {
 
 /** The broker's drop counters of the agent's request subscriptions, where the broker's admin API is known. */
 function brokerDropStats(settings: Settings, service: AgentService, telemetry: AgentTelemetry, logger: Logger): BrokerDropStats | undefined {
-  const adminUrl = brokerAdminUrlFor(settings);
+  const adminUrl = settings.pubsubBackend === 'pulsar' ? brokerAdminUrlFor(settings) : undefined;
   if (!adminUrl) return undefined;
   return new BrokerDropStats({
     adminUrl,

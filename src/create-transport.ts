@@ -4,18 +4,34 @@
  * extra on the broker — and otherwise Pulsar's WebSocket API.
  */
 import type { Logger } from 'pino';
-import { webSocketUrlFor, type Settings } from './settings.js';
+import { brokerAdminUrlFor, webSocketUrlFor, type Settings } from './settings.js';
 import { checkNativeCredentials, checkWebSocketCredentials, type CredentialsVerdict } from './bus/credentials-check.js';
 import { CredentialsRefusedError } from './bus/errors.js';
 import { NativeTransport } from './bus/native-transport.js';
+import { SubscriberPresence } from './bus/subscriber-presence.js';
+import { RabbitMqTransport } from './bus/rabbitmq-transport.js';
+import { rabbitMqUrl } from './bus/rabbitmq-topology.js';
 import { loadPulsarClient } from './bus/pulsar-client-module.js';
 import type { Transport } from './bus/transport.js';
 import { WebSocketTransport } from './bus/websocket-transport.js';
 import { errorMessage } from './errors/error-text.js';
 
 export async function createTransport(settings: Settings, logger: Logger): Promise<Transport> {
+  if (settings.pubsubBackend === 'rabbitmq') {
+    const url = rabbitMqUrl({
+      host: settings.rabbitmqHost,
+      port: settings.rabbitmqPort,
+      username: settings.rabbitmqUsername,
+      password: settings.rabbitmqPassword,
+      vhost: settings.rabbitmqVhost,
+    });
+    logStart(logger, 'rabbitmq', url, 'chosen with --pubsub-backend rabbitmq');
+    return new RabbitMqTransport({ url, logger });
+  }
   const token = settings.pulsarApiKey;
   const auth = token ? { token } : {};
+  const adminUrl = brokerAdminUrlFor(settings);
+  const presence = adminUrl ? { subscribers: new SubscriberPresence({ adminUrl, ...auth, logger: logger.child({ component: 'subscriber-presence' }) }) } : {};
   let why: string;
   if (settings.transport === 'websocket') {
     why = 'chosen with --transport websocket';
@@ -26,6 +42,7 @@ export async function createTransport(settings: Settings, logger: Logger): Promi
         serviceUrl: settings.pulsarHost,
         logger,
         ...auth,
+        ...presence,
         ...(settings.pulsarTlsTrustCertsFile ? { tlsTrustCertsFile: settings.pulsarTlsTrustCertsFile } : {}),
         ...(settings.pulsarListener ? { listenerName: settings.pulsarListener } : {}),
       });
@@ -47,7 +64,7 @@ export async function createTransport(settings: Settings, logger: Logger): Promi
   if (settings.pulsarListener) {
     logger.warn({ listener: settings.pulsarListener }, '--pulsar-listener applies to the native transport only; the WebSocket transport connects to --pulsar-ws-url');
   }
-  const transport = new WebSocketTransport({ url, logger, ...auth });
+  const transport = new WebSocketTransport({ url, logger, ...auth, ...presence });
   logStart(logger, 'websocket', url, why);
   await refuseUnless(await checkWebSocketCredentials({ webSocketUrl: url, token }), url, token, logger, () => transport.close());
   return transport;

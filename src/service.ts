@@ -48,7 +48,7 @@ export interface ConfigFailure {
 }
 
 export type ServiceSettings = Partial<
-  Pick<Settings, 'brokerPingTimeoutSeconds' | 'slotsHeldSeconds' | 'maxQueued' | 'requestConsumers' | 'undeclaredArguments' | 'aggregationTopic' | 'aggregationTimeoutSeconds'>
+  Pick<Settings, 'brokerPingTimeoutSeconds' | 'slotsHeldSeconds' | 'maxQueued' | 'requestConsumers' | 'nextOnBus' | 'undeclaredArguments' | 'aggregationTopic' | 'aggregationTimeoutSeconds'>
 > &
   Pick<
   Settings,
@@ -132,6 +132,7 @@ export class AgentService {
         limit: this.limit,
         ...(settings.maxQueued !== undefined ? { maxQueued: settings.maxQueued } : {}),
         ...(settings.requestConsumers !== undefined ? { requestConsumers: settings.requestConsumers } : {}),
+        ...(settings.nextOnBus ? { nextOnBus: true } : {}),
         toolServices: this.toolServices,
         telemetry,
         ...(hooks.gate ? { gate: hooks.gate } : {}),

@@ -35,12 +35,12 @@ const booleanish = z.preprocess((value) => {
 
 const positiveInt = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
-/** TrustGraph's `--pubsub-backend` values; tg-agent speaks Pulsar (native or WebSocket). */
+/** TrustGraph's `--pubsub-backend` values; tg-agent speaks Pulsar (native or WebSocket) and RabbitMQ. */
 export const PUBSUB_BACKENDS = ['pulsar', 'kafka', 'rabbitmq'] as const;
 
 export const SettingsSchema = z.object({
   id: z.string().min(1).default('agent-manager'),
-  /** TrustGraph's pub/sub backend; only `pulsar` is served (checked in loadSettings, with what to do). */
+  /** TrustGraph's pub/sub backend; `kafka` is not served yet (checked in loadSettings, with what to do). */
   pubsubBackend: z.enum(PUBSUB_BACKENDS).default('pulsar'),
   /** `auto`: native where the pulsar-client binding loads, else websocket. */
   transport: z.enum(['auto', 'websocket', 'native']).default('auto'),
@@ -118,6 +118,8 @@ export const SettingsSchema = z.object({
   maxQueued: positiveInt(1, 10_000_000).default(10_000),
   /** Consumers per flow on its Shared request subscription: each adds a flow-control window for bursts. */
   requestConsumers: positiveInt(1, 64).optional(),
+  /** Publish each iteration's `next` request on the request queue, as TrustGraph's agent does, instead of keeping it. */
+  nextOnBus: booleanish.default(false),
   /** The broker's admin API, read for its drop statistics; `none` turns that off. Default: http://<pulsar host>:8080. */
   brokerAdminUrl: z.string().regex(/^(https?:\/\/|none$)/, 'must start with http:// or https://, or be none').optional(),
   /** Not ready while a probe message has waited this many seconds for the broker's acknowledgement. */
@@ -164,7 +166,7 @@ interface OptionSpec {
 /** Every option, for parsing and for `--help`. */
 export const OPTIONS: readonly OptionSpec[] = [
   { key: 'id', flag: 'id', env: 'TG_AGENT_ID', help: 'processor id; names subscriptions and flows (default agent-manager)' },
-  { key: 'pubsubBackend', flag: 'pubsub-backend', env: 'PUBSUB_BACKEND', help: 'pulsar (TrustGraph also offers kafka and rabbitmq, which tg-agent does not serve yet)' },
+  { key: 'pubsubBackend', flag: 'pubsub-backend', env: 'PUBSUB_BACKEND', help: 'pulsar | rabbitmq (TrustGraph also offers kafka, which tg-agent does not serve yet; default pulsar)' },
   { key: 'transport', flag: 'transport', env: 'TG_AGENT_TRANSPORT', help: 'auto | native | websocket (default auto: native where the pulsar-client binding loads, else websocket)' },
   { key: 'pulsarHost', flag: 'pulsar-host', short: 'p', env: 'PULSAR_HOST', help: 'Pulsar service URL (default pulsar://pulsar:6650)' },
   { key: 'pulsarApiKey', flag: 'pulsar-api-key', env: 'PULSAR_API_KEY', help: 'Pulsar token for authentication' },
@@ -202,6 +204,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'aggregationTimeoutSeconds', flag: 'aggregation-timeout', env: 'TG_AGENT_AGGREGATION_TIMEOUT', help: "seconds a supervisor waits for its subagents before its dialog ends with an error (default 300, TrustGraph's)" },
   { key: 'maxQueued', flag: 'max-queued', env: 'TG_AGENT_MAX_QUEUED', help: 'requests waiting for a slot beyond which new ones get an "overloaded" error response (default 10000)' },
   { key: 'requestConsumers', flag: 'request-consumers', env: 'TG_AGENT_REQUEST_CONSUMERS', help: 'consumers per flow on its request subscription (default: as many as the transport needs for a 4000-message window: 4 on websocket, 1 on native)' },
+  { key: 'nextOnBus', flag: 'next-on-bus', env: 'TG_AGENT_NEXT_ON_BUS', boolean: true, help: "publish each iteration's next request on the request queue for any replica to take, as TrustGraph's agent does (default off: the replica that ran the iteration runs the next one, so the broker cannot drop it)" },
   { key: 'brokerAdminUrl', flag: 'broker-admin-url', env: 'TG_AGENT_BROKER_ADMIN_URL', help: "broker admin API read for its drop statistics every 30 s (default http://<pulsar host>:8080; none = off)" },
   { key: 'brokerAdminUrl', flag: 'pulsar-admin-url', env: 'PULSAR_ADMIN_URL', help: "TrustGraph's name for --broker-admin-url" },
   { key: 'brokerPingTimeoutSeconds', flag: 'broker-ping-timeout', env: 'TG_AGENT_BROKER_PING_TIMEOUT', help: 'seconds a probe message may wait for the broker before /readyz reports it unresponsive (default 5)' },
@@ -211,11 +214,11 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'lokiUrl', flag: 'loki-url', env: 'LOKI_URL', help: 'Loki push URL (default http://loki:3100/loki/api/v1/push)' },
   { key: 'lokiUsername', flag: 'loki-username', env: 'LOKI_USERNAME', help: 'Loki basic-auth user' },
   { key: 'lokiPassword', flag: 'loki-password', env: 'LOKI_PASSWORD', help: 'Loki basic-auth password (prefer the environment variable)' },
-  { key: 'rabbitmqHost', flag: 'rabbitmq-host', env: 'RABBITMQ_HOST', help: 'TrustGraph RabbitMQ option, accepted (default rabbitmq)' },
-  { key: 'rabbitmqPort', flag: 'rabbitmq-port', env: 'RABBITMQ_PORT', help: 'TrustGraph RabbitMQ option, accepted (default 5672)' },
-  { key: 'rabbitmqUsername', flag: 'rabbitmq-username', env: 'RABBITMQ_USERNAME', help: 'TrustGraph RabbitMQ option, accepted (default guest)' },
-  { key: 'rabbitmqPassword', flag: 'rabbitmq-password', env: 'RABBITMQ_PASSWORD', help: 'TrustGraph RabbitMQ option, accepted (default guest)' },
-  { key: 'rabbitmqVhost', flag: 'rabbitmq-vhost', env: 'RABBITMQ_VHOST', help: 'TrustGraph RabbitMQ option, accepted (default /)' },
+  { key: 'rabbitmqHost', flag: 'rabbitmq-host', env: 'RABBITMQ_HOST', help: 'RabbitMQ host, with --pubsub-backend rabbitmq (default rabbitmq)' },
+  { key: 'rabbitmqPort', flag: 'rabbitmq-port', env: 'RABBITMQ_PORT', help: 'RabbitMQ AMQP port (default 5672)' },
+  { key: 'rabbitmqUsername', flag: 'rabbitmq-username', env: 'RABBITMQ_USERNAME', help: 'RabbitMQ user (default guest)' },
+  { key: 'rabbitmqPassword', flag: 'rabbitmq-password', env: 'RABBITMQ_PASSWORD', help: 'RabbitMQ password (default guest)' },
+  { key: 'rabbitmqVhost', flag: 'rabbitmq-vhost', env: 'RABBITMQ_VHOST', help: 'RabbitMQ virtual host (default /)' },
   { key: 'kafkaBootstrapServers', flag: 'kafka-bootstrap-servers', env: 'KAFKA_BOOTSTRAP_SERVERS', help: 'TrustGraph Kafka option, accepted (default kafka:9092)' },
   { key: 'kafkaSecurityProtocol', flag: 'kafka-security-protocol', env: 'KAFKA_SECURITY_PROTOCOL', help: 'TrustGraph Kafka option, accepted (default PLAINTEXT)' },
   { key: 'kafkaSaslMechanism', flag: 'kafka-sasl-mechanism', env: 'KAFKA_SASL_MECHANISM', help: 'TrustGraph Kafka option, accepted' },
@@ -294,11 +297,10 @@ export function loadSettings(argv: string[], env: NodeJS.ProcessEnv): ParsedComm
     });
     throw new SettingsError(`Invalid settings:\n  ${problems.join('\n  ')}`);
   }
-  if (result.data.pubsubBackend !== 'pulsar') {
+  if (result.data.pubsubBackend === 'kafka') {
     throw new SettingsError(
-      `--pubsub-backend ${result.data.pubsubBackend} (PUBSUB_BACKEND): tg-agent serves TrustGraph on Pulsar only ` +
-        `(native or WebSocket transport); on a ${result.data.pubsubBackend} deployment keep TrustGraph's own ` +
-        'agent-manager for now, or run TrustGraph on Pulsar (--pubsub-backend pulsar)',
+      '--pubsub-backend kafka (PUBSUB_BACKEND): tg-agent serves TrustGraph on Pulsar and RabbitMQ, not yet on Kafka; ' +
+        "on a kafka deployment keep TrustGraph's own agent-manager for now",
     );
   }
   return { help: false, settings: Object.freeze(result.data) };

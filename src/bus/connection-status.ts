@@ -9,28 +9,39 @@
  * After a lost connection is whole again, a publish waits out the rest of RECONNECT_SETTLE_MS (`settled()`): the
  * services and the gateway that subscribe to what we publish reconnect on their own schedules, and a message on
  * a non-persistent topic published before their subscription is back is dropped by the broker. Our own clients
- * retry at least every 2 s; the settle covers that and a margin.
+ * retry at least every 2 s; the settle covers that and a margin. Where the broker's admin API is known, a
+ * publish to a non-persistent topic in the minute after a reconnect also waits until the topic has a subscriber
+ * again (subscriber-presence.ts), once per topic and reconnect.
  */
+import type { SubscriberCheck } from './subscriber-presence.js';
 import type { StatusListener, TransportStatus } from './transport.js';
 import { whenConnected } from './when-connected.js';
 
 /** How long after a reconnect publishes wait for other clients' subscriptions to come back. */
 export const RECONNECT_SETTLE_MS = 3000;
+/** How long after a reconnect a publish to a non-persistent topic first checks that the topic has a subscriber. */
+const PRESENCE_WINDOW_MS = 60_000;
 
 export class ConnectionStatus {
   private current: TransportStatus = { connected: true, epoch: 0 };
   private readonly listeners = new Set<StatusListener>();
   /** performance.now() when a lost connection was last whole again; -Infinity: never lost. */
   private restoredAt = -Infinity;
+  /** Per topic, the wait for a subscriber since the last reconnect (shared by the publishes that need it). */
+  private readonly presence = new Map<string, Promise<void>>();
 
-  constructor(private readonly settleMs = RECONNECT_SETTLE_MS) {}
+  constructor(
+    private readonly settleMs = RECONNECT_SETTLE_MS,
+    private readonly subscribers?: SubscriberCheck,
+  ) {}
 
   /**
    * Resolves when a publish may go out: at once, unless a lost connection is not whole yet (then once it is,
    * waiting at most `maxWaitMs`) or was whole again less than the settle time ago (then once that has passed).
+   * With `topic`, a non-persistent one, it also waits (within `maxWaitMs`) until the topic has a subscriber.
    * False: the lost connection is still not whole after `maxWaitMs`.
    */
-  async settled(maxWaitMs: number): Promise<boolean> {
+  async settled(maxWaitMs: number, topic?: string): Promise<boolean> {
     if (!this.current.connected && this.current.epoch > 0) {
       const view = { status: () => this.current, onStatus: (listener: StatusListener) => this.on(listener) };
       const whole = await whenConnected(view, maxWaitMs, 'publish').then(() => true, () => false);
@@ -38,6 +49,14 @@ export class ConnectionStatus {
     }
     const wait = this.restoredAt + this.settleMs - performance.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    if (topic?.startsWith('non-persistent://') && this.subscribers && performance.now() - this.restoredAt < PRESENCE_WINDOW_MS) {
+      let waiting = this.presence.get(topic);
+      if (!waiting) {
+        waiting = this.subscribers.waitFor(topic, maxWaitMs);
+        this.presence.set(topic, waiting);
+      }
+      await waiting;
+    }
     return true;
   }
 
@@ -65,7 +84,10 @@ export class ConnectionStatus {
     const previous = this.current;
     this.current = next;
     if (previous.connected === next.connected && previous.epoch === next.epoch) return;
-    if (next.connected && !previous.connected && next.epoch > 0) this.restoredAt = performance.now();
+    if (next.connected && !previous.connected && next.epoch > 0) {
+      this.restoredAt = performance.now();
+      this.presence.clear();
+    }
     for (const listener of [...this.listeners]) {
       try {
         listener(next);

@@ -18,19 +18,18 @@
  */
 import { pino, type Logger } from 'pino';
 import { deliver } from './deliver.js';
+import { RecyclingNativeProducer } from './native-producer.js';
 import { untilServiceUrlReachable } from './service-url-reachable.js';
 import { ConnectionStatus } from './connection-status.js';
+import type { SubscriberCheck } from './subscriber-presence.js';
 import {
   ConnectError,
   FrameTooLargeError,
-  NotConnectedError,
   TransportClosedError,
-  TransportError,
 } from './errors.js';
 import type {
   Consumer,
   IncomingMessage,
-  OutgoingMessage,
   Producer,
   StatusListener,
   SubscribeOptions,
@@ -45,7 +44,6 @@ import {
   type NativeClient,
   type NativeConsumer,
   type NativeMessage,
-  type NativeProducer,
   type NativeSubscriptionType,
   type PlainNativeMessage,
   type PulsarClientModule,
@@ -73,6 +71,8 @@ export interface NativeTransportOptions {
   logger?: Logger;
   /** How long publishes wait after a lost connection is whole again (connection-status.ts). Default 3000 ms. */
   reconnectSettleMs?: number;
+  /** After a reconnect, asks whether a non-persistent topic has a subscriber again before publishing to it. */
+  subscribers?: SubscriberCheck;
 }
 
 /** Pulsar's default `maxMessageSize`. */
@@ -107,7 +107,7 @@ export class NativeTransport implements Transport {
   private readonly serviceUrl: string;
   private readonly maxMessageBytes: number;
   private readonly sendTimeoutMs: number;
-  private readonly producers = new Set<NativeProducer>();
+  private readonly producers = new Set<RecyclingNativeProducer>();
   private readonly consumers = new Set<NativeConsumer>();
   private readonly connection: ConnectionStatus;
   private readonly statusTimer: NodeJS.Timeout;
@@ -128,7 +128,7 @@ export class NativeTransport implements Transport {
       throw new TypeError(`serviceUrl must be a pulsar:// or pulsar+ssl:// URL, got "${options.serviceUrl}"`);
     }
     this.serviceUrl = options.serviceUrl;
-    this.connection = new ConnectionStatus(options.reconnectSettleMs);
+    this.connection = new ConnectionStatus(options.reconnectSettleMs, options.subscribers);
     this.operationTimeoutSeconds = options.operationTimeoutSeconds ?? 30;
     this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     this.sendTimeoutMs = options.sendTimeoutMs ?? 30_000;
@@ -162,51 +162,30 @@ export class NativeTransport implements Transport {
 
   async createProducer(topic: string): Promise<Producer> {
     this.assertOpen();
-    let native: NativeProducer;
+    let producer: RecyclingNativeProducer;
     try {
       await this.untilReached();
-      // Batching off: with it a publish waits up to batchingMaxPublishDelayMs (10 ms) for company, which is
-      // most of a request/response round trip. Chunking off: TrustGraph's consumers must not need it.
-      native = await this.client.createProducer({
+      producer = await RecyclingNativeProducer.open({
         topic,
-        batchingEnabled: false,
-        chunkingEnabled: false,
+        // Batching off: with it a publish waits up to batchingMaxPublishDelayMs (10 ms) for company, which is
+        // most of a request/response round trip. Chunking off: TrustGraph's consumers must not need it.
+        create: () => this.client.createProducer({ topic, batchingEnabled: false, chunkingEnabled: false, sendTimeoutMs: this.sendTimeoutMs }),
+        connection: this.connection,
         sendTimeoutMs: this.sendTimeoutMs,
+        maxMessageBytes: this.maxMessageBytes,
+        tooLarge: (t, size) => this.tooLarge(t, size),
+        logger: this.logger,
       });
     } catch (err) {
       throw this.connectError(`cannot create producer for ${topic}`, err);
     }
-    this.producers.add(native);
-    let closed = false;
+    this.producers.add(producer);
     return {
       topic,
-      send: async (message: OutgoingMessage): Promise<void> => {
-        if (closed) throw new TransportClosedError(`producer for ${topic}`);
-        const size = message.payload.length;
-        if (size > this.maxMessageBytes) throw this.tooLarge(topic, size);
-        // The C++ client would hold a send made during an outage and write it the moment it reconnects, before
-        // the subscribers of this topic are back: it gets none then (NotConnectedError: never written, so the
-        // publish policy may send it again, after the settle).
-        if (!(await this.connection.settled(this.sendTimeoutMs))) {
-          throw new NotConnectedError(`producer for ${topic} is not connected after ${this.sendTimeoutMs} ms (${this.connection.get().detail ?? 'reconnecting'})`);
-        }
-        try {
-          await native.send({
-            discardMessageId: true,
-            data: message.payload,
-            properties: message.properties ?? {},
-            ...(message.key !== undefined ? { partitionKey: message.key } : {}),
-          });
-        } catch (err) {
-          if (/MessageTooBig/i.test(errorMessage(err))) throw this.tooLarge(topic, size);
-          throw new TransportError(`send on ${topic} failed: ${errorMessage(err)}`, { retriable: true, cause: err });
-        }
-      },
-      close: async (): Promise<void> => {
-        if (closed) return;
-        closed = true;
-        this.producers.delete(native);
-        await native.close();
+      send: (message) => producer.send(message),
+      close: async () => {
+        this.producers.delete(producer);
+        await producer.close();
       },
     };
   }

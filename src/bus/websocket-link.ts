@@ -20,7 +20,7 @@ export interface LinkSettings extends UpgradeSettings {
   /** A link changed state; `lost` when an open connection dropped. */
   readonly onLinkChange: (lost?: string) => void;
   /** Resolves when a publish may go out (connection-status.ts: the settle after a reconnect). */
-  readonly settled: (maxWaitMs: number) => Promise<boolean>;
+  readonly settled: (maxWaitMs: number, topic?: string) => Promise<boolean>;
 }
 
 export interface LinkHandlers {

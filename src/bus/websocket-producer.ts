@@ -58,7 +58,7 @@ export class WebSocketProducer implements Producer {
       throw new FrameTooLargeError(this.topic, frameBytes, this.maxFrameBytes, message.payload.length);
     }
     // The whole transport back and settled (connection-status.ts), not only this link.
-    await this.settings.settled(this.sendTimeoutMs);
+    await this.settings.settled(this.sendTimeoutMs, this.topic);
     const ws = await this.link.whenOpen(this.sendTimeoutMs);
     return new Promise<void>((resolve, reject) => {
       this.pending.set(context, { resolve, reject });

@@ -12,6 +12,7 @@
  */
 import { pino, type Logger } from 'pino';
 import { ConnectionStatus } from './connection-status.js';
+import type { SubscriberCheck } from './subscriber-presence.js';
 import { ConnectError, TransportClosedError } from './errors.js';
 import type { Consumer, Producer, Properties, StatusListener, SubscribeOptions, Transport, TransportStatus } from './transport.js';
 import { WebSocketConsumer } from './websocket-consumer.js';
@@ -45,6 +46,8 @@ export interface WebSocketTransportOptions {
   sendTimeoutMs?: number;
   /** Timeout of one WebSocket upgrade. Default 10000 ms. */
   handshakeTimeoutMs?: number;
+  /** After a reconnect, asks whether a non-persistent topic has a subscriber again before publishing to it. */
+  subscribers?: SubscriberCheck;
 }
 
 const DEFAULTS = {
@@ -93,9 +96,9 @@ export class WebSocketTransport implements Transport {
       connectAttempts: positiveInteger('connectAttempts', options.connectAttempts ?? DEFAULTS.connectAttempts),
       handshakeTimeoutMs: positive('handshakeTimeoutMs', options.handshakeTimeoutMs ?? DEFAULTS.handshakeTimeoutMs),
       onLinkChange: (lost) => this.refresh(lost),
-      settled: (maxWaitMs) => this.connection.settled(maxWaitMs),
+      settled: (maxWaitMs, topic) => this.connection.settled(maxWaitMs, topic),
     };
-    this.connection = new ConnectionStatus(options.reconnect?.settleMs);
+    this.connection = new ConnectionStatus(options.reconnect?.settleMs, options.subscribers);
     if (settings.maxDelayMs < settings.initialDelayMs) {
       throw new TypeError('reconnect.maxDelayMs must not be smaller than reconnect.initialDelayMs');
     }

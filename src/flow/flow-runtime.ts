@@ -8,7 +8,7 @@ import { replyTimeouts } from './service-timeouts.js';
 import type { Logger } from 'pino';
 import { RequestClient } from '../bus/request-client.js';
 import { aggregationTopic, flowSubscriptionName, queueToTopic } from '../bus/topics.js';
-import type { Consumer, Producer } from '../bus/transport.js';
+import type { Consumer, IncomingMessage, Producer, Properties } from '../bus/transport.js';
 import type { FlowDefinition } from '../config/flows.js';
 import type { ToolClients } from '../tools/run/tool-clients.js';
 import {
@@ -52,6 +52,8 @@ export class FlowRuntime {
   private documents: DocumentSaver | undefined;
   private fanIn: FanInConsumer | undefined;
   private inFlight = 0;
+  private stopping = false;
+  private keptCount = 0;
 
   private constructor(
     readonly definition: FlowDefinition,
@@ -78,6 +80,8 @@ export class FlowRuntime {
 
   /** Stop receiving, let in-flight iterations finish, then close everything. */
   async stop(): Promise<void> {
+    // From here on, `next` requests go to the bus, where another replica can take them.
+    this.stopping = true;
     await Promise.all(
       this.consumers
         .splice(0)
@@ -95,6 +99,41 @@ export class FlowRuntime {
     }
     await Promise.allSettled([...this.clients.map((c) => c.close()), ...this.producers.map((p) => p.close())]);
     this.logger.info('Flow stopped');
+  }
+
+  private async handled(handler: RequestHandler, message: IncomingMessage, kept = false): Promise<void> {
+    this.inFlight++;
+    try {
+      await handler.handle(message, kept);
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  /** Whether this flow runs its own `next` requests: they are addressed to its request queue, and not meant for the bus. */
+  private keepsNext(): boolean {
+    const { next, request } = this.definition.topics;
+    return !this.deps.nextOnBus && next !== undefined && next === request;
+  }
+
+  /**
+   * Runs a `next` request here, as if it had come back from the broker (the gate checks its signature as it
+   * would then), but without the round trip, in which a non-persistent topic may drop it.
+   */
+  private keepNext(handler: RequestHandler, payload: Buffer, properties: Properties): boolean {
+    if (this.stopping) return false;
+    const noop = async (): Promise<void> => {};
+    const message: IncomingMessage = {
+      messageId: `kept-${++this.keptCount}`,
+      topic: this.topic('request')!,
+      payload,
+      properties,
+      redeliveryCount: 0,
+      ack: noop,
+      nack: noop,
+    };
+    this.handled(handler, message, true).catch((error: unknown) => this.logger.error({ err: error, id: properties.id }, 'A kept next request failed'));
+    return true;
   }
 
   private topic(name: string): string | undefined {
@@ -192,8 +231,9 @@ export class FlowRuntime {
       telemetry,
       ...(documents ? { documents } : {}),
       ...(this.deps.maxRequestBytes === undefined ? {} : { maxRequestBytes: this.deps.maxRequestBytes }),
+      ...(this.keepsNext() ? { keepNext: (payload: Buffer, properties: Properties) => this.keepNext(handler, payload, properties) } : {}),
     };
-    const handler = new RequestHandler({ ...output, deps: this.deps, prompt, tools });
+    const handler: RequestHandler = new RequestHandler({ ...output, deps: this.deps, prompt, tools });
 
     // Before the request consumers: a supervisor's fan-in must be collected from its first fan-out on.
     this.fanIn = new FanInConsumer(
@@ -220,14 +260,7 @@ export class FlowRuntime {
         topic: this.topic('request')!,
         subscription: flowSubscriptionName(this.deps.processorId, this.definition.workspace, this.definition.flow, 'request'),
         subscriptionType: 'Shared',
-        handler: async (message) => {
-          this.inFlight++;
-          try {
-            await handler.handle(message);
-          } finally {
-            this.inFlight--;
-          }
-        },
+        handler: (message) => this.handled(handler, message),
       });
       this.consumers.push(consumer);
     }

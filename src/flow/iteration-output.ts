@@ -4,7 +4,7 @@
  * that the handler can make sure the client gets exactly one final message.
  */
 import type { Logger } from 'pino';
-import type { Producer, Transport } from '../bus/transport.js';
+import type { Producer, Properties, Transport } from '../bus/transport.js';
 import type { FlowDefinition } from '../config/flows.js';
 import { conversationDocuments, type DocumentSink } from '../agent/agent-documents.js';
 import type { IterationOutput } from '../agent/iteration.js';
@@ -29,6 +29,8 @@ export interface FlowOutput {
   documents?: DocumentSink;
   /** `--max-request-bytes`: the agent's own `next` requests stay within what it accepts. */
   maxRequestBytes?: number;
+  /** Runs a `next` request on this replica instead of publishing it; false when it must go to the bus. */
+  keepNext?: (payload: Buffer, properties: Properties) => boolean;
 }
 
 /** The output of one request; without `request` (refused before decoding) only `respond` and `next` work. */
@@ -70,6 +72,10 @@ export function iterationOutput(flow: FlowOutput, id: string, dialog: DialogStat
       );
       // This iteration's responses reach the client before anything of the next iteration can.
       await settle(dialog.pending);
+      if (flow.keepNext?.(payload, nextProperties)) {
+        flow.telemetry.next('kept');
+        return;
+      }
       await publisher.whenConnected();
       await publisher.publish(producers.next, { payload, properties: nextProperties }, true);
       flow.telemetry.next('published');

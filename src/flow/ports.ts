@@ -20,6 +20,9 @@ import type { ConcurrencyLimit } from './concurrency-limit.js';
 import type { DocumentSaveOutcome } from './document-saver.js';
 
 /** Why a request was refused before it ran. */
+/** `published` / `received`: a `next` message through the broker; `kept`: one run on the replica that made it. */
+export type NextEvent = 'published' | 'received' | 'kept';
+
 export interface Refusal {
   kind: 'group-policy' | 'unknown-group' | 'initial-state' | 'pattern' | 'signature' | 'invalid-state';
   /** The metric label and audit detail: e.g. `policy-group`, `initial-state`, `stale-signature`. */
@@ -125,8 +128,8 @@ export interface DownstreamOutcome {
 export interface FlowTelemetry {
   /** The telemetry of one consumed request; `ask` is undefined when the request could not be decoded. */
   request(flow: FlowDefinition, ask: AgentAsk | undefined, id: string): RequestTelemetry;
-  /** A `next` message was handed to the broker / one arrived (TrustGraph's agent counts neither). */
-  next(event: 'published' | 'received'): void;
+  /** A `next` message was handed to the broker / one arrived / one was kept on this replica (TrustGraph's agent counts none). */
+  next(event: NextEvent): void;
   /** A request was refused because `maxQueued` requests were waiting. */
   overloaded(): void;
   consumed(consumer: string, seconds: number, ok: boolean): void;
@@ -205,6 +208,12 @@ export interface FlowRuntimeDeps {
    * subscription a REQUEST_WINDOW-message window (one where a consumer's queue is not capped).
    */
   requestConsumers?: number;
+  /**
+   * Publish each `next` request on the flow's `next` queue for any replica to take (TrustGraph's way). Default:
+   * a `next` addressed to the flow's own request queue is handled by this replica without the broker, which
+   * can drop a non-persistent message (a burst, a restart); while the flow stops, nexts go to the bus.
+   */
+  nextOnBus?: boolean;
   /**
    * The supervisor's aggregation topic (`{tenant}`, `{namespace}`, `{topic}` of the request topic filled in;
    * default DEFAULT_AGGREGATION_TOPIC) and how long a fan-out may wait for its subagents (default 300 s).

@@ -42,7 +42,8 @@ export class RequestHandler {
     return requestLimitBytes(this.ctx.deps.transport, this.ctx.deps.maxRequestBytes);
   }
 
-  async handle(message: IncomingMessage): Promise<void> {
+  /** `kept`: a `next` request of this replica's own, handed over without the broker (flow-runtime.ts). */
+  async handle(message: IncomingMessage, kept = false): Promise<void> {
     const { deps, logger } = this.ctx;
     const started = performance.now();
     const consumer = this.ctx.definition.topics.request ?? '';
@@ -57,7 +58,7 @@ export class RequestHandler {
     const overloaded = deps.limit.queued >= (deps.maxQueued ?? DEFAULT_MAX_QUEUED);
     try {
       if (overloaded) await this.refuseOverloaded(id, dialog);
-      else await deps.limit.run(() => this.run(message, id, dialog));
+      else await deps.limit.run(() => this.run(message, id, dialog, kept));
     } catch (error) {
       dialog.failure ??= error;
     } finally {
@@ -91,12 +92,12 @@ export class RequestHandler {
     await this.output(id, dialog).respond(errorResponse(text));
   }
 
-  private async run(message: IncomingMessage, id: string, dialog: DialogState): Promise<void> {
+  private async run(message: IncomingMessage, id: string, dialog: DialogState, kept: boolean): Promise<void> {
     const { workspace, flow } = this.ctx.definition;
     const { deps, logger } = this.ctx;
     const ask = await this.decode(message, id, dialog);
     if (ask === undefined) return;
-    if (ask.request.history.length > 0) deps.telemetry.next('received');
+    if (ask.request.history.length > 0 && !kept) deps.telemetry.next('received');
     const output = this.output(id, dialog, ask.request);
     try {
       const configured = deps.registryFor(workspace);

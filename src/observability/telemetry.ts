@@ -9,7 +9,7 @@
 import type { Logger } from 'pino';
 import type { FlowDefinition } from '../config/flows.js';
 import type { DocumentSaveOutcome } from '../flow/document-saver.js';
-import type { AggregationOutcome, ConfigPart, DownstreamOutcome, RequestTelemetry, ServiceTelemetry } from '../flow/ports.js';
+import type { AggregationOutcome, ConfigPart, DownstreamOutcome, NextEvent, RequestTelemetry, ServiceTelemetry } from '../flow/ports.js';
 import type { DiscoveryFailureReason } from '../mcp/errors.js';
 import type { DiscoveryTelemetry } from '../mcp/discovery.js';
 import type { GateTelemetry } from '../security/request-gate.js';
@@ -57,7 +57,7 @@ export class AgentTelemetry implements Telemetry {
     return new IterationRecorder(this.metrics, this.options.audit, flow, ask, id, this.options.recommendations);
   }
 
-  next(event: 'published' | 'received'): void {
+  next(event: NextEvent): void {
     this.metrics.nextMessages.inc({ event });
   }
 

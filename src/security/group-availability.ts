@@ -142,25 +142,32 @@ function closedRules(rules: readonly AvailabilityRule[], now: Date, load: LoadRe
   return closed;
 }
 
-/** The groups among `groups` that the rules withdraw at `now`, each with why (the first rule that closes it). */
-export function withdrawnGroups(
+/** What the rules withdraw at `now`: the groups among `groups` and the single tools, each once with why (the first rule that closes it). */
+export function withdrawals(
   rules: readonly AvailabilityRule[],
   groups: readonly string[],
   now: Date,
   hierarchy: boolean,
   load?: LoadReader,
-): Withdrawal[] {
-  const closed = closedRules(rules, now, load).flatMap(({ rule, reason }) => rule.groups.map((group) => ({ group, reason })));
-  if (closed.length === 0) return [];
-  return groups.flatMap((group) => {
-    const by = closed.find((c) => (hierarchy ? isWithin(group, c.group) : group === c.group));
+): { groups: Withdrawal[]; tools: ToolWithdrawal[] } {
+  const closed = closedRules(rules, now, load);
+  if (closed.length === 0) return { groups: [], tools: [] };
+  const closedGroups = closed.flatMap(({ rule, reason }) => rule.groups.map((group) => ({ group, reason })));
+  const withdrawnGroups = groups.flatMap((group) => {
+    const by = closedGroups.find((c) => (hierarchy ? isWithin(group, c.group) : group === c.group));
     return by ? [{ group, reason: by.reason }] : [];
   });
+  const tools = new Map<string, WithdrawalReason>();
+  for (const { rule, reason } of closed) for (const tool of rule.tools) if (!tools.has(tool)) tools.set(tool, reason);
+  return { groups: withdrawnGroups, tools: [...tools].map(([tool, reason]) => ({ tool, reason })) };
 }
 
-/** The single tools the rules withdraw at `now`, each once with why (the first rule that closes it). */
+/** The groups among `groups` that the rules withdraw at `now`. */
+export function withdrawnGroups(rules: readonly AvailabilityRule[], groups: readonly string[], now: Date, hierarchy: boolean, load?: LoadReader): Withdrawal[] {
+  return withdrawals(rules, groups, now, hierarchy, load).groups;
+}
+
+/** The single tools the rules withdraw at `now`. */
 export function withdrawnTools(rules: readonly AvailabilityRule[], now: Date, load?: LoadReader): ToolWithdrawal[] {
-  const seen = new Map<string, WithdrawalReason>();
-  for (const { rule, reason } of closedRules(rules, now, load)) for (const tool of rule.tools) if (!seen.has(tool)) seen.set(tool, reason);
-  return [...seen].map(([tool, reason]) => ({ tool, reason }));
+  return withdrawals(rules, [], now, false, load).tools;
 }

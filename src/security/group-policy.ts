@@ -20,8 +20,7 @@ import { PATTERN_IDS } from '../agent/patterns/catalog.js';
 import { DEFAULT_ALLOWED_PATTERNS, type AllowedPatterns } from './pattern-policy.js';
 import {
   AvailabilityRuleSchema,
-  withdrawnGroups,
-  withdrawnTools,
+  withdrawals,
   type AvailabilityRule,
   type LoadReader,
   type ToolWithdrawal,
@@ -192,8 +191,7 @@ export function effectiveGroups(
   const widened = policy.groupHierarchy ? expandGroupHierarchy(requested, knownGroups) : requested;
   if (widened.wildcard || policy.availability.length === 0) return widened;
   const now = options.now ?? new Date();
-  const withdrawn = withdrawnGroups(policy.availability, widened.groups, now, policy.groupHierarchy, options.load);
-  const tools = withdrawnTools(policy.availability, now, options.load);
+  const { groups: withdrawn, tools } = withdrawals(policy.availability, widened.groups, now, policy.groupHierarchy, options.load);
   const toolsPart = tools.length > 0 ? { withdrawnTools: tools } : {};
   if (withdrawn.length === 0) return tools.length > 0 ? { ...widened, ...toolsPart } : widened;
   const gone = new Set(withdrawn.map((w) => w.group));

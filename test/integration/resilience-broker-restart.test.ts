@@ -18,8 +18,8 @@
  *    reconnected only once they are too (otherwise its next prompt call could be published before the prompt
  *    stand-in is back, and be lost, which no agent can prevent);
  *  - agent "hasty" (request timeout 6 s, send timeout 2 s): conversations whose MCP tool never answers time out
- *    DURING the outage, so the agent must publish the observation and the `next` message while the broker is
- *    away: it retries the publish and hands `next` over only once its own subscription is back;
+ *    DURING the outage, so the agent must publish the observation while the broker is away and go on with the
+ *    next iteration (kept on the agent, as by default): it retries the publishes until the broker is back;
  *  - a tool added while the broker is down, whose push is lost, reaches the agent (the configuration is read
  *    again after a reconnect);
  *  - readiness goes not-ready during the outage and ready after.
@@ -125,7 +125,7 @@ describe.each(testTransports())('broker stopped and restarted mid-conversation (
           return `slow result for ${String((params as { n?: unknown }).n)}`;
         },
       },
-      settings: { requestTimeoutSeconds: PATIENT_TIMEOUT_S, concurrency: 16 },
+      settings: { requestTimeoutSeconds: PATIENT_TIMEOUT_S, concurrency: 16, nextOnBus: false },
     });
     hasty = await startAgentHarness({
       transport: transportKind,
@@ -139,7 +139,7 @@ describe.each(testTransports())('broker stopped and restarted mid-conversation (
       // Its publishes (the observation, the `next` handover) wait out the whole outage, however long a loaded
       // machine takes to restart the broker; beyond the retry window the dialog would end with an error
       // published before the gateway's subscription is back (on its own transport here), and be lost.
-      settings: { requestTimeoutSeconds: HASTY_TIMEOUT_S, concurrency: 16, publishRetryMs: PATIENT_TIMEOUT_S * 1000 },
+      settings: { requestTimeoutSeconds: HASTY_TIMEOUT_S, concurrency: 16, publishRetryMs: PATIENT_TIMEOUT_S * 1000, nextOnBus: false },
       transportOptions: fastReconnect,
       nativeTransportOptions: { sendTimeoutMs: fastReconnect.sendTimeoutMs },
       agentTransportOptions: { reconnect: { initialDelayMs: 100, maxDelayMs: 1000 }, sendTimeoutMs: 2000 },
@@ -393,7 +393,7 @@ describe.each(testTransports())('broker restart with calls in flight and every s
         await new Promise((resolve) => setTimeout(resolve, 1000));
         return `rag answer to ${query}`;
       },
-      settings: { concurrency: CROWD_CONCURRENCY, requestTimeoutSeconds: 600 },
+      settings: { concurrency: CROWD_CONCURRENCY, requestTimeoutSeconds: 600, nextOnBus: false },
       app: { brokerPingTimeoutSeconds: 3 },
     });
     gateway = await startGatewayClient({ transport: agent.transport, workspace: agent.workspace });

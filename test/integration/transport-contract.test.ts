@@ -4,7 +4,10 @@
  * is listed as a skipped test whose title says why.
  */
 import { NativeTransport } from '../../src/bus/native-transport.js';
+import { inject } from 'vitest';
+import { RabbitMqTransport } from '../../src/bus/rabbitmq-transport.js';
 import { WebSocketTransport } from '../../src/bus/websocket-transport.js';
+import { TEST_RABBITMQ_MAX_MESSAGE_BYTES } from '../../dev/rabbitmq-broker.js';
 import { brokerUrls, describeTransportContract } from '../support/transport-contract.js';
 import { pulsarClientModule, skippedTransports, testTransports } from '../support/transports.js';
 
@@ -68,6 +71,20 @@ if (transports.includes('native')) {
       },
     },
   );
+}
+
+const rabbitmqUrl = inject('rabbitmqUrl');
+if (rabbitmqUrl) {
+  describeTransportContract('rabbitmq', (logger) => new RabbitMqTransport({ url: rabbitmqUrl, logger, maxMessageBytes: TEST_RABBITMQ_MAX_MESSAGE_BYTES }), {
+    quietMs: 500,
+    keepsNonPersistent: true,
+    frameLimitBytes: TEST_RABBITMQ_MAX_MESSAGE_BYTES,
+    framePayloadBytes: { tooLarge: TEST_RABBITMQ_MAX_MESSAGE_BYTES + 1, justUnder: TEST_RABBITMQ_MAX_MESSAGE_BYTES - 1024 },
+  });
+} else {
+  describeTransportContract('rabbitmq', () => {
+    throw new Error('not run');
+  }, { skip: inject('rabbitmqUnavailable') });
 }
 
 for (const { kind, reason } of skippedTransports()) {

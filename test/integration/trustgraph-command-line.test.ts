@@ -123,13 +123,11 @@ describe("TrustGraph's agent command line", () => {
     expect(loadSettings([], {}).settings?.lokiEnabled).toBe(false);
   });
 
-  it('refuses --pubsub-backend kafka and rabbitmq, saying what to do, and names the values it knows', () => {
-    for (const backend of ['kafka', 'rabbitmq']) {
-      expect(() => loadSettings(['--pubsub-backend', backend], {})).toThrow(SettingsError);
-      expect(() => loadSettings([], { PUBSUB_BACKEND: backend })).toThrow(
-        new RegExp(`--pubsub-backend ${backend} \\(PUBSUB_BACKEND\\): tg-agent serves TrustGraph on Pulsar only .*keep TrustGraph's own agent-manager`),
-      );
-    }
+  it('refuses --pubsub-backend kafka, saying what to do, takes rabbitmq with its options, and names the values it knows', () => {
+    expect(() => loadSettings(['--pubsub-backend', 'kafka'], {})).toThrow(SettingsError);
+    expect(() => loadSettings([], { PUBSUB_BACKEND: 'kafka' })).toThrow(/--pubsub-backend kafka \(PUBSUB_BACKEND\): tg-agent serves TrustGraph on Pulsar and RabbitMQ, not yet on Kafka.*keep TrustGraph's own agent-manager/);
+    const rabbit = loadSettings(['--pubsub-backend', 'rabbitmq', '--rabbitmq-host', 'mq', '--rabbitmq-port', '5673'], { RABBITMQ_VHOST: 'tg' }).settings;
+    expect(rabbit).toMatchObject({ pubsubBackend: 'rabbitmq', rabbitmqHost: 'mq', rabbitmqPort: 5673, rabbitmqVhost: 'tg', rabbitmqUsername: 'guest' });
     expect(() => loadSettings(['--pubsub-backend', 'nats'], {})).toThrow(/--pubsub-backend \(PUBSUB_BACKEND\): .*"pulsar"\|"kafka"\|"rabbitmq"/);
   });
 

@@ -55,6 +55,9 @@ function harnessSettings(options: AgentHarnessOptions): ServiceSettings {
     configTimeoutSeconds: 2,
     // A stream's gap wait as long as its first-reply wait, unless a test sets it.
     streamGapTimeoutSeconds: options.settings?.requestTimeoutSeconds ?? 5,
+    // Each iteration's `next` request on the bus, where a test can read it; the default (kept on the replica)
+    // is covered by test/behaviour/kept-next.ts and by every test of the agent as a process.
+    nextOnBus: true,
     ...options.settings,
   };
 }

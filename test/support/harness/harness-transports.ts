@@ -1,6 +1,8 @@
 /** The transports of a harness: the stand-ins' (and gateway's) and the agent's own, on the broker or in memory. */
 import type { Logger } from 'pino';
 import { MemoryTransport } from '../../../src/bus/memory-transport.js';
+import { RabbitMqTransport } from '../../../src/bus/rabbitmq-transport.js';
+import { TEST_RABBITMQ_MAX_MESSAGE_BYTES } from '../../../dev/rabbitmq-broker.js';
 import type { Transport } from '../../../src/bus/transport.js';
 import { brokerUrls } from '../transport-contract.js';
 import { createTestTransport } from '../transports.js';
@@ -11,6 +13,14 @@ export function harnessTransports(kind: HarnessTransport, options: AgentHarnessO
   if (kind === 'memory') {
     const bus = new MemoryTransport({ logger: logger.child({ side: 'memory-bus' }) });
     return { standIns: bus, agent: bus };
+  }
+  if (kind === 'rabbitmq') {
+    if (!options.rabbitmqUrl) throw new Error('the rabbitmq harness needs rabbitmqUrl');
+    const url = options.rabbitmqUrl;
+    return {
+      standIns: new RabbitMqTransport({ url, logger: logger.child({ side: 'stand-ins' }), maxMessageBytes: TEST_RABBITMQ_MAX_MESSAGE_BYTES }),
+      agent: new RabbitMqTransport({ url, logger: logger.child({ side: 'agent' }), maxMessageBytes: TEST_RABBITMQ_MAX_MESSAGE_BYTES }),
+    };
   }
   if (kind === 'websocket' && !options.webSocketUrl) throw new Error('the websocket harness needs webSocketUrl');
   const webSocketUrl = options.webSocketUrl ?? '';

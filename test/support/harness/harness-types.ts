@@ -56,13 +56,15 @@ export interface FlowBehaviour {
  * in-process MemoryTransport shared by the agent, the stand-ins and the gateway (`memory`: no broker, for the
  * unit project).
  */
-export type HarnessTransport = TransportKind | 'memory';
+export type HarnessTransport = TransportKind | 'memory' | 'rabbitmq';
 
 export interface AgentHarnessOptions extends FlowBehaviour {
   /** The broker's WebSocket URL; needed for the `websocket` transport only. */
   webSocketUrl?: string;
   /** The broker's binary protocol URL (native transport). Default: the test broker's (`brokerUrls()`). */
   serviceUrl?: string;
+  /** The RabbitMQ broker's AMQP URL; needed for the `rabbitmq` transport only. */
+  rabbitmqUrl?: string;
   /** The transport of the agent, the stand-ins and the gateway. Default websocket. */
   transport?: HarnessTransport;
   /** Default: a fresh `ws-<random>`. */

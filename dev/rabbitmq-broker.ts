@@ -1,0 +1,143 @@
+/**
+ * A real RabbitMQ broker for integration tests and `npm run local -- --pubsub-backend rabbitmq`.
+ *
+ * {@link startRabbitMq} takes `RABBITMQ_URL` (`amqp://user:password@host:port/vhost`, a running broker that
+ * `stop()` leaves alone) or starts Debian's `rabbitmq-server` (`apt-get install rabbitmq-server`) as a process
+ * of its own: a fresh node in a temporary directory, on free ports of 127.0.0.1, user guest allowed from there,
+ * `max_message_size` 8 MiB (so a test can reach it). Its packaged service is never used. `stop()` ends the node
+ * and the Erlang port mapper if the start launched it.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from './ports.js';
+
+export const RABBITMQ_SERVER = '/usr/lib/rabbitmq/bin/rabbitmq-server';
+/** The broker's `max_message_size` in the nodes started here. */
+export const TEST_RABBITMQ_MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
+const START_TIMEOUT_MS = 120_000;
+
+export interface RabbitMqHandle {
+  /** `amqp://guest:guest@127.0.0.1:<port>/%2F`. */
+  readonly url: string;
+  readonly description: string;
+  /** Stops the node if this process started it. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+export class RabbitMqUnavailableError extends Error {
+  override readonly name = 'RabbitMqUnavailableError';
+}
+
+/** Why no RabbitMQ can be had here, or undefined when one can. */
+export function rabbitMqUnavailable(): string | undefined {
+  if (process.env.RABBITMQ_URL) return undefined;
+  return existsSync(RABBITMQ_SERVER) ? undefined : `no RABBITMQ_URL and no ${RABBITMQ_SERVER} (apt-get install rabbitmq-server)`;
+}
+
+export async function startRabbitMq(): Promise<RabbitMqHandle> {
+  const given = process.env.RABBITMQ_URL?.trim();
+  if (given) return { url: given, description: `RabbitMQ at ${given.replace(/\/\/[^@]*@/, '//')}`, stop: async () => undefined };
+  const missing = rabbitMqUnavailable();
+  if (missing) throw new RabbitMqUnavailableError(missing);
+
+  const dir = mkdtempSync(join(tmpdir(), 'tg-agent-rabbitmq-'));
+  const port = await freePort();
+  const distPort = await freePort();
+  writeFileSync(join(dir, 'enabled_plugins'), '[].\n');
+  writeFileSync(
+    join(dir, 'rabbitmq.conf'),
+    [`listeners.tcp.default = 127.0.0.1:${port}`, 'loopback_users = none', `max_message_size = ${TEST_RABBITMQ_MAX_MESSAGE_BYTES}`, ''].join('\n'),
+  );
+  const mapperBefore = epmdPids();
+  const child = spawn(RABBITMQ_SERVER, [], {
+    env: {
+      ...process.env,
+      HOME: dir,
+      RABBITMQ_NODENAME: `tg-agent-${port}@localhost`,
+      RABBITMQ_NODE_IP_ADDRESS: '127.0.0.1',
+      RABBITMQ_NODE_PORT: String(port),
+      RABBITMQ_DIST_PORT: String(distPort),
+      RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS: `-start_epmd false -erl_epmd_port ${distPort}`,
+      RABBITMQ_MNESIA_BASE: join(dir, 'mnesia'),
+      RABBITMQ_LOG_BASE: join(dir, 'log'),
+      RABBITMQ_CONFIG_FILE: join(dir, 'rabbitmq'),
+      RABBITMQ_ENABLED_PLUGINS_FILE: join(dir, 'enabled_plugins'),
+      RABBITMQ_PID_FILE: join(dir, 'pid'),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
+  child.stderr?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
+  let stopped = false;
+  const stop = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    await ended(child, 30_000);
+    for (const pid of epmdPids()) if (!mapperBefore.has(pid)) killQuietly(pid);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await untilListening(port, child, () => output);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { url: `amqp://guest:guest@127.0.0.1:${port}/%2F`, description: `rabbitmq-server (Debian) on 127.0.0.1:${port}`, stop };
+}
+
+async function untilListening(port: number, child: ChildProcess, output: () => string): Promise<void> {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new RabbitMqUnavailableError(`rabbitmq-server exited with ${child.exitCode}: ${output()}`);
+    if (await accepts(port)) return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new RabbitMqUnavailableError(`rabbitmq-server did not listen on ${port} within ${START_TIMEOUT_MS / 1000} s: ${output()}`);
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port }, () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.on('error', () => resolve(false));
+  });
+}
+
+/** SIGTERM, and SIGKILL after `graceMs`; resolves once the process is gone. */
+async function ended(child: ChildProcess, graceMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** The Erlang port mappers running now (rabbitmq-server's helper scripts start one even when the node needs none). */
+function epmdPids(): Set<number> {
+  try {
+    return new Set(
+      execFileSync('pgrep', ['-x', 'epmd'], { encoding: 'utf8' })
+        .split('\n')
+        .filter(Boolean)
+        .map(Number),
+    );
+  } catch {
+    return new Set();
+  }
+}
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, 'SIGTERM');
+  } catch {
+    // Gone already.
+  }
+}
+

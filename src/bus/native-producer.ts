@@ -1,0 +1,133 @@
+/**
+ * One producer of the native transport, whose C++ producer is replaced when the broker connection drops while
+ * sends are in flight.
+ *
+ * Why: the C++ client keeps every message it has not had a receipt for, and writes them all the instant it
+ * reconnects, before the subscribers of the topic (the gateway, the services, other agents) are back; a
+ * non-persistent topic drops them, and nothing says so. Closing the C++ producer fails those sends instead
+ * (`AlreadyClosed`), so the publish policy sends them again on a new producer, after the settle
+ * (connection-status.ts) that gives the subscribers time to come back. A message the broker took just before
+ * it died may then arrive twice, which is why a final message is "at least once" during a broker fault.
+ */
+import type { Logger } from 'pino';
+import { errorMessage } from '../errors/error-text.js';
+import type { ConnectionStatus } from './connection-status.js';
+import { FrameTooLargeError, NotConnectedError, TransportClosedError, TransportError } from './errors.js';
+import type { OutgoingMessage, Producer } from './transport.js';
+import type { NativeProducer } from './pulsar-client-module.js';
+
+export interface NativeProducerParts {
+  topic: string;
+  /** Creates the C++ producer (the broker must answer). */
+  create(): Promise<NativeProducer>;
+  connection: ConnectionStatus;
+  sendTimeoutMs: number;
+  maxMessageBytes: number;
+  tooLarge(topic: string, size: number): FrameTooLargeError;
+  logger: Logger;
+}
+
+export class RecyclingNativeProducer implements Producer {
+  readonly topic: string;
+  private current: Promise<NativeProducer>;
+  /** The C++ producer in use; undefined while a new one is being created. */
+  private live: NativeProducer | undefined;
+  private inFlight = 0;
+  private closed = false;
+  private readonly stopListening: () => void;
+
+  private constructor(
+    private readonly parts: NativeProducerParts,
+    first: NativeProducer,
+  ) {
+    this.topic = parts.topic;
+    this.current = Promise.resolve(first);
+    this.live = first;
+    let epoch = parts.connection.get().epoch;
+    this.stopListening = parts.connection.on((status) => {
+      if (status.epoch === epoch) return;
+      epoch = status.epoch;
+      if (this.inFlight > 0) this.recycle();
+    });
+  }
+
+  static async open(parts: NativeProducerParts): Promise<RecyclingNativeProducer> {
+    return new RecyclingNativeProducer(parts, await parts.create());
+  }
+
+  async send(message: OutgoingMessage): Promise<void> {
+    const { topic, connection, sendTimeoutMs } = this.parts;
+    if (this.closed) throw new TransportClosedError(`producer for ${topic}`);
+    const size = message.payload.length;
+    if (size > this.parts.maxMessageBytes) throw this.parts.tooLarge(topic, size);
+    // A send made during an outage would wait in the C++ client too (see above): it is not handed over until
+    // the connection is whole and settled, and fails as never written if that takes longer than the timeout.
+    if (!(await connection.settled(sendTimeoutMs, topic))) {
+      throw new NotConnectedError(`producer for ${topic} is not connected after ${sendTimeoutMs} ms (${connection.get().detail ?? 'reconnecting'})`);
+    }
+    const native = await this.current;
+    this.inFlight++;
+    try {
+      await native.send({
+        discardMessageId: true,
+        data: message.payload,
+        properties: message.properties ?? {},
+        ...(message.key !== undefined ? { partitionKey: message.key } : {}),
+      });
+    } catch (err) {
+      const text = errorMessage(err);
+      if (/MessageTooBig/i.test(text)) throw this.parts.tooLarge(topic, size);
+      if (/AlreadyClosed/i.test(text) && !this.closed) {
+        throw new TransportError(`send on ${topic} failed: the broker connection was lost before it acknowledged the message, which may or may not have been published`, { retriable: true, cause: err });
+      }
+      throw new TransportError(`send on ${topic} failed: ${text}`, { retriable: true, cause: err });
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  /** False while the C++ producer reconnects, or while a new one is being created. */
+  isConnected(): boolean {
+    return this.live?.isConnected() ?? false;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.stopListening();
+    const native = await this.current.catch(() => undefined);
+    this.live = undefined;
+    await native?.close();
+  }
+
+  /** Closes the C++ producer, failing its unacknowledged sends, and starts a new one for the sends to come. */
+  private recycle(): void {
+    const previous = this.current;
+    this.current = (async () => {
+      const old = await previous;
+      this.live = undefined;
+      await old.close().catch((err: unknown) => this.parts.logger.debug({ err, topic: this.topic }, 'closing a producer cut off by the broker failed'));
+      this.parts.logger.info({ topic: this.topic }, 'Replaced a producer cut off with sends in flight; they are sent again once the broker is back');
+      return this.createUntilUp();
+    })();
+  }
+
+  /** A new C++ producer, retried while the broker is away (its creation times out after the operation timeout). */
+  private async createUntilUp(): Promise<NativeProducer> {
+    for (;;) {
+      try {
+        const native = await this.parts.create();
+        if (this.closed) {
+          await native.close().catch(() => undefined);
+          throw new TransportClosedError(`producer for ${this.topic}`);
+        }
+        this.live = native;
+        return native;
+      } catch (err) {
+        if (this.closed || err instanceof TransportClosedError) throw err;
+        this.parts.logger.warn({ err, topic: this.topic }, 'Could not create a producer again yet; retrying');
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+    }
+  }
+}

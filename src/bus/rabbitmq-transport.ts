@@ -1,0 +1,337 @@
+/**
+ * The transport over RabbitMQ (AMQP 0-9-1, `amqplib`), for TrustGraph deployments run with
+ * `--pubsub-backend rabbitmq`. Exchanges and queues are TrustGraph's own (rabbitmq-topology.ts).
+ *
+ * One connection per process, recovered by amqplib with a backoff capped at 2 s. After every (re)connect the
+ * setup opens a confirm channel for publishing and gives each consumer a channel of its own again (its queue
+ * declared and bound, its prefetch, its consume), and only then is the transport connected: a publish waits
+ * for that and the settle (connection-status.ts), as on Pulsar. A publish resolves on the broker's confirm.
+ *
+ * Why amqplib: it hands over every message's bytes as they came. The other maintained client
+ * (`rabbitmq-client`) parses every `application/json` body, which is what TrustGraph sends, with JSON.parse on
+ * the event loop, before our own size and depth checks and codecs could see it.
+ */
+import amqplib, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage, type RecoveringChannelModel } from 'amqplib';
+import { pino, type Logger } from 'pino';
+import { errorMessage } from '../errors/error-text.js';
+import { ConnectionStatus } from './connection-status.js';
+import { deliver } from './deliver.js';
+import { ConnectError, FrameTooLargeError, NotConnectedError, TransportClosedError, TransportError } from './errors.js';
+import { exchangeFor, queueFor, type RabbitExchange, type RabbitQueue } from './rabbitmq-topology.js';
+import type { Consumer, IncomingMessage, OutgoingMessage, Producer, StatusListener, SubscribeOptions, Transport, TransportStatus } from './transport.js';
+
+export interface RabbitMqTransportOptions {
+  /** `amqp://user:password@host:port/vhost` (rabbitmq-topology.ts: rabbitMqUrl). */
+  url: string;
+  logger?: Logger;
+  /** The broker's `max_message_size`; a larger payload is refused before it is sent. Default 16 MiB (RabbitMQ 4's default). */
+  maxMessageBytes?: number;
+  /** How long a publish may wait for a connection that is not whole. Default 30000 ms. */
+  sendTimeoutMs?: number;
+  /** How long publishes wait after a lost connection is whole again. Default 3000 ms. */
+  reconnectSettleMs?: number;
+}
+
+export const DEFAULT_RABBITMQ_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+
+/** One subscription, attached again to every new connection. */
+interface Subscription {
+  readonly options: SubscribeOptions;
+  readonly where: RabbitExchange;
+  readonly queue: RabbitQueue;
+  channel: Channel | undefined;
+  closed: boolean;
+}
+
+export class RabbitMqTransport implements Transport {
+  readonly kind = 'rabbitmq';
+  private readonly logger: Logger;
+  private readonly url: string;
+  private readonly maxMessageBytes: number;
+  private readonly sendTimeoutMs: number;
+  private readonly connection: ConnectionStatus;
+  private readonly subscriptions = new Set<Subscription>();
+  private readonly recovering: Promise<RecoveringChannelModel>;
+  private model: ChannelModel | undefined;
+  /** The confirm channel publishes go through, and the exchanges declared on it (a publish to one not declared closes it). */
+  private publishing: { channel: ConfirmChannel; declared: Set<string> } | undefined;
+  private closed = false;
+  private messageIds = 0;
+
+  constructor(options: RabbitMqTransportOptions) {
+    this.url = options.url;
+    this.logger = options.logger ?? pino({ level: 'silent' });
+    this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_RABBITMQ_MAX_MESSAGE_BYTES;
+    this.sendTimeoutMs = options.sendTimeoutMs ?? 30_000;
+    this.connection = new ConnectionStatus(options.reconnectSettleMs);
+    this.connection.set(false, 'connecting to RabbitMQ');
+    this.recovering = amqplib.connect(this.url, {
+      recovery: {
+        initialDelay: 100,
+        maxDelay: 2000,
+        maxRetries: Infinity,
+        waitForConnect: false,
+        setup: (model: ChannelModel) => this.attach(model),
+      },
+    });
+    void this.recovering.then((recovering) => {
+      recovering.on('disconnect', (err: Error) => this.lost(`RabbitMQ connection lost: ${err.message}`));
+      recovering.on('connect-failed', (err: Error) => this.logger.debug({ err }, 'RabbitMQ connect attempt failed'));
+      recovering.on('error', (err: Error) => this.logger.warn({ err }, 'RabbitMQ connection error'));
+    });
+  }
+
+  maxPayloadBytes(): number {
+    return this.maxMessageBytes;
+  }
+
+  async createProducer(topic: string): Promise<Producer> {
+    this.assertOpen();
+    const where = exchangeFor(topic);
+    let closed = false;
+    return {
+      topic,
+      send: async (message: OutgoingMessage): Promise<void> => {
+        if (closed) throw new TransportClosedError(`producer for ${topic}`);
+        this.assertOpen();
+        const size = message.payload.length;
+        if (size > this.maxMessageBytes) throw this.tooLarge(topic, size);
+        const publisher = await this.publisherWithin(this.sendTimeoutMs, topic);
+        if (!publisher) {
+          throw new NotConnectedError(`producer for ${topic} is not connected after ${this.sendTimeoutMs} ms (${this.connection.get().detail ?? 'reconnecting'})`);
+        }
+        await this.publish(await this.declared(publisher, where.exchange), where, message, topic);
+      },
+      close: async () => {
+        closed = true;
+      },
+    };
+  }
+
+  async subscribe(options: SubscribeOptions): Promise<Consumer> {
+    this.assertOpen();
+    const where = exchangeFor(options.topic);
+    const subscription: Subscription = {
+      options,
+      where,
+      queue: queueFor(where, options.subscription, options.subscriptionType),
+      channel: undefined,
+      closed: false,
+    };
+    const model = await this.connected();
+    try {
+      await this.consume(model, subscription);
+    } catch (err) {
+      throw new ConnectError(`cannot subscribe to ${options.topic} as ${options.subscription}: ${errorMessage(err)}`, this.url.replace(/\/\/[^@]*@/, '//'), /ACCESS[-_]REFUSED|RESOURCE[-_]LOCKED|403|405/.test(errorMessage(err)) ? 409 : undefined, { cause: err });
+    }
+    this.subscriptions.add(subscription);
+    return {
+      topic: options.topic,
+      subscription: options.subscription,
+      close: async (closeOptions?: { unsubscribe?: boolean }) => {
+        if (subscription.closed) return;
+        subscription.closed = true;
+        this.subscriptions.delete(subscription);
+        const channel = subscription.channel;
+        subscription.channel = undefined;
+        if (!channel) return;
+        if (closeOptions?.unsubscribe && subscription.queue.kind === 'named') {
+          await channel.deleteQueue(subscription.queue.name).catch((err: unknown) => this.logger.debug({ err }, 'deleting a queue failed'));
+        }
+        await channel.close().catch(() => undefined);
+      },
+    };
+  }
+
+  status(): TransportStatus {
+    return this.connection.get();
+  }
+
+  onStatus(listener: StatusListener): () => void {
+    return this.connection.on(listener);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const s of this.subscriptions) s.closed = true;
+    this.subscriptions.clear();
+    this.connection.set(false, 'rabbitmq transport closed');
+    const recovering = await this.recovering.catch(() => undefined);
+    await recovering?.close().catch(() => undefined);
+  }
+
+  /** After each (re)connect: the publishing channel, then every subscription again; then connected. */
+  private async attach(model: ChannelModel): Promise<void> {
+    await this.openPublisher(model);
+    for (const subscription of this.subscriptions) await this.consume(model, subscription);
+    this.model = model;
+    this.connection.set(true);
+  }
+
+  private lost(detail: string): void {
+    this.model = undefined;
+    this.publishing = undefined;
+    for (const s of this.subscriptions) s.channel = undefined;
+    if (this.closed) return;
+    this.logger.warn(detail);
+    this.connection.lost(detail);
+  }
+
+  /** The publishing channel once the connection is whole and settled (the first connection too), within `maxWaitMs`. */
+  private async publisherWithin(maxWaitMs: number, topic: string): Promise<RabbitMqTransport['publishing']> {
+    if (!this.model) {
+      const first = this.connected().then(() => true, () => false);
+      const late = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), maxWaitMs).unref());
+      if (!(await Promise.race([first, late]))) return undefined;
+    }
+    if (!(await this.connection.settled(maxWaitMs, topic))) return undefined;
+    return this.publishing;
+  }
+
+  /** The publishing channel, with `exchange` declared on it as TrustGraph's producer declares it (durable fanout). */
+  private async declared(publishing: NonNullable<RabbitMqTransport['publishing']>, exchange: string): Promise<ConfirmChannel> {
+    if (!publishing.declared.has(exchange)) {
+      await publishing.channel.assertExchange(exchange, 'fanout', { durable: true });
+      publishing.declared.add(exchange);
+    }
+    return publishing.channel;
+  }
+
+  /** A confirm channel for publishing on `model`, opened again if the broker closes it while the connection lives. */
+  private async openPublisher(model: ChannelModel): Promise<void> {
+    const channel = await model.createConfirmChannel();
+    const publishing = { channel, declared: new Set<string>() };
+    channel.on('error', (err: Error) => this.logger.warn({ err }, 'RabbitMQ closed the publishing channel'));
+    channel.on('close', () => {
+      if (this.publishing !== publishing) return;
+      this.publishing = undefined;
+      if (this.model !== model || this.closed) return;
+      this.openPublisher(model).catch((err: unknown) => this.logger.warn({ err }, 'Could not open a RabbitMQ publishing channel again'));
+    });
+    this.publishing = publishing;
+  }
+
+  private async connected(): Promise<ChannelModel> {
+    if (this.model) return this.model;
+    const recovering = await this.recovering;
+    await recovering.waitForConnect();
+    if (!this.model) throw new NotConnectedError('RabbitMQ connection is not ready');
+    return this.model;
+  }
+
+  /** A channel for `subscription` on `model`: its exchange, its queue bound to it, its prefetch, its consumer. */
+  private async consume(model: ChannelModel, subscription: Subscription): Promise<void> {
+    const { options, where, queue } = subscription;
+    const channel = await model.createChannel();
+    channel.on('error', (err: Error) => this.logger.debug({ err, topic: options.topic }, 'RabbitMQ consumer channel error'));
+    // Before the consume: the broker may deliver (a requeued message, say) before it has answered it.
+    subscription.channel = channel;
+    try {
+      // TrustGraph declares every exchange durable, whatever its class.
+      await channel.assertExchange(where.exchange, 'fanout', { durable: true });
+      const name =
+        queue.kind === 'private'
+          ? (await channel.assertQueue('', { durable: false, exclusive: true, autoDelete: true })).queue
+          : (
+              await channel.assertQueue(queue.name, {
+                durable: queue.durable,
+                exclusive: false,
+                autoDelete: false,
+                ...(queue.singleActive ? { arguments: { 'x-single-active-consumer': true } } : {}),
+              })
+            ).queue;
+      await channel.bindQueue(name, where.exchange, '');
+      await channel.prefetch(options.receiverQueueSize ?? 1000);
+      await channel.consume(name, (raw) => this.received(subscription, channel, raw), {
+        exclusive: queue.kind === 'named' && queue.exclusiveConsumer,
+      });
+    } catch (err) {
+      subscription.channel = undefined;
+      await channel.close().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private received(subscription: Subscription, channel: Channel, raw: ConsumeMessage | null): void {
+    const { options } = subscription;
+    if (raw === null) {
+      // Cancelled by the broker (its queue deleted): said once, and taken up again at the next reconnect.
+      if (!subscription.closed) this.logger.warn({ topic: options.topic, subscription: options.subscription }, 'RabbitMQ cancelled a consumer');
+      return;
+    }
+    if (subscription.closed || subscription.channel !== channel) return;
+    deliver(options.handler, this.incoming(subscription, channel, raw), this.logger, { topic: options.topic, subscription: options.subscription });
+  }
+
+  private incoming(subscription: Subscription, channel: Channel, raw: ConsumeMessage): IncomingMessage {
+    let settled = false;
+    const delayMs = subscription.options.negativeAckRedeliveryDelayMs ?? 1000;
+    const settle = (action: () => void): void => {
+      // A message of a channel that is gone was requeued by the broker; its delivery tag means nothing now.
+      if (settled || subscription.channel !== channel) return;
+      settled = true;
+      try {
+        action();
+      } catch (err) {
+        this.logger.debug({ err, topic: subscription.options.topic }, 'acknowledging on a closed channel');
+      }
+    };
+    return {
+      messageId: `${raw.fields.consumerTag}:${raw.fields.deliveryTag}:${++this.messageIds}`,
+      topic: subscription.options.topic,
+      payload: raw.content,
+      properties: stringHeaders(raw.properties.headers),
+      redeliveryCount: raw.fields.redelivered ? 1 : 0,
+      ack: async () => settle(() => channel.ack(raw)),
+      // Requeued, as TrustGraph's consumer does, after the redelivery delay.
+      nack: async () => {
+        if (settled) return;
+        setTimeout(() => settle(() => channel.nack(raw, false, true)), delayMs).unref();
+      },
+    };
+  }
+
+  private publish(channel: ConfirmChannel, where: RabbitExchange, message: OutgoingMessage, topic: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      try {
+        channel.publish(
+          where.exchange,
+          '',
+          message.payload,
+          {
+            contentType: 'application/json',
+            deliveryMode: where.durable ? 2 : 1,
+            ...(message.properties && Object.keys(message.properties).length > 0 ? { headers: message.properties } : {}),
+          },
+          (err: unknown) => {
+            if (err) reject(new TransportError(`send on ${topic} failed: the broker did not confirm it (${errorMessage(err)})`, { retriable: true, cause: err }));
+            else resolve();
+          },
+        );
+      } catch (err) {
+        reject(new NotConnectedError(`send on ${topic} failed before it was written: ${errorMessage(err)}`));
+      }
+    });
+  }
+
+  private tooLarge(topic: string, size: number): FrameTooLargeError {
+    return new FrameTooLargeError(
+      topic,
+      size,
+      this.maxMessageBytes,
+      size,
+      `message for ${topic} is ${size} bytes, over RabbitMQ's ${this.maxMessageBytes}-byte max_message_size; it was not sent`,
+    );
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new TransportClosedError('rabbitmq transport');
+  }
+}
+
+/** AMQP headers as TrustGraph's properties: strings (a header the client decoded as bytes becomes its UTF-8 text). */
+function stringHeaders(headers: Record<string, unknown> | undefined): Record<string, string> {
+  if (!headers) return {};
+  return Object.fromEntries(Object.entries(headers).map(([key, value]) => [key, Buffer.isBuffer(value) ? value.toString('utf8') : String(value)]));
+}
