@@ -11,7 +11,8 @@
  *   npm run ask -- "What entities are connected to Company X?" --group read-only --state undefined
  *
  * `--transport auto | native | websocket` (default auto: native where the pulsar-client binding loads): the
- * agent and the stand-ins use it; `npm run ask` uses the same unless told otherwise.
+ * agent and the stand-ins use it; `npm run ask` uses the same unless told otherwise. `--pubsub-backend rabbitmq`
+ * runs everything on a local RabbitMQ instead (Debian's rabbitmq-server, or the one at RABBITMQ_URL).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -19,12 +20,15 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { once } from 'node:events';
 import { parse } from 'yaml';
-import { openTransport, transportChoice, transportFlag } from './transport-choice.js';
+import { backendChoice, flagValue, openTransport, rabbitMqArgs, transportChoice, transportFlag } from './transport-choice.js';
 import { startConfigService, TRUSTGRAPH_CONFIG_QUEUES } from '../dev/stand-ins/config-service.js';
 import { startGraphRag } from '../dev/stand-ins/graph-rag.js';
 import { startMcpTool } from '../dev/stand-ins/mcp-tool.js';
 import { startPromptService, type PromptTerms } from '../dev/stand-ins/prompt-service.js';
-import { startBroker, type BrokerHandle } from '../dev/broker.js';
+import { startBroker } from '../dev/broker.js';
+import { startRabbitMq } from '../dev/rabbitmq-broker.js';
+import { RabbitMqTransport } from '../src/bus/rabbitmq-transport.js';
+import type { Transport } from '../src/bus/transport.js';
 import { agentFlowConfig, agentFlowTopics, flowRecordConfig } from '../dev/flow-config.js';
 import { openAiModel } from '../dev/local/openai-model.js';
 import { scriptedModel, scriptedTemplates } from '../dev/local/scripted-model.js';
@@ -94,7 +98,7 @@ function summarise(line: string): string | undefined {
 
 async function main(): Promise<void> {
   mkdirSync(STATE_DIR, { recursive: true });
-  let broker: BrokerHandle | undefined;
+  let broker: { stop(): Promise<void> } | undefined;
   let agent: ChildProcess | undefined;
   const stoppers: (() => Promise<unknown>)[] = [];
   let stopping = false;
@@ -114,11 +118,27 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop(0));
 
   try {
-    say(process.env.PULSAR_URL ? `using the broker at ${process.env.PULSAR_URL}` : 'starting a local Pulsar broker: Docker if an engine answers and has its image, else from Maven Central jars (the first run downloads them)…');
-    broker = await startBroker();
-    say(`broker ready: ${broker.description}, ${broker.webSocketUrl}`);
-
-    const transport = await openTransport(transportChoice(transportFlag(process.argv.slice(2))), broker);
+    const backend = backendChoice(flagValue(process.argv.slice(2), 'pubsub-backend'));
+    let transport: Transport;
+    let busArgs: string[];
+    let busState: Record<string, string>;
+    if (backend === 'rabbitmq') {
+      say(process.env.RABBITMQ_URL ? 'using the RabbitMQ at RABBITMQ_URL' : "starting a local RabbitMQ (Debian's rabbitmq-server)…");
+      const rabbit = await startRabbitMq();
+      broker = rabbit;
+      say(`broker ready: ${rabbit.description}`);
+      transport = new RabbitMqTransport({ url: rabbit.url });
+      busArgs = rabbitMqArgs(rabbit.url);
+      busState = { backend, rabbitmqUrl: rabbit.url };
+    } else {
+      say(process.env.PULSAR_URL ? `using the broker at ${process.env.PULSAR_URL}` : 'starting a local Pulsar broker: Docker if an engine answers and has its image, else from Maven Central jars (the first run downloads them)…');
+      const pulsar = await startBroker();
+      broker = pulsar;
+      say(`broker ready: ${pulsar.description}, ${pulsar.webSocketUrl}`);
+      transport = await openTransport(transportChoice(transportFlag(process.argv.slice(2))), pulsar);
+      busArgs = ['--transport', transport.kind, '--pulsar-host', pulsar.serviceUrl, '--pulsar-ws-url', pulsar.webSocketUrl];
+      busState = { backend, webSocketUrl: pulsar.webSocketUrl, serviceUrl: pulsar.serviceUrl, transport: transport.kind };
+    }
     stoppers.push(() => transport.close());
     say(`transport: ${transport.kind} (agent and stand-ins)`);
     const example = parse(readFileSync(`${ROOT}examples/spec-tools.yaml`, 'utf8')) as {
@@ -178,12 +198,7 @@ async function main(): Promise<void> {
         '--import',
         'tsx',
         'src/main.ts',
-        '--transport',
-        transport.kind,
-        '--pulsar-host',
-        broker.serviceUrl,
-        '--pulsar-ws-url',
-        broker.webSocketUrl,
+        ...busArgs,
         '-P',
         String(metricsPort),
         '--concurrency',
@@ -225,7 +240,7 @@ async function main(): Promise<void> {
       if (waited > 0 && waited % 30_000 === 0) say(`waiting for the agent to be ready (${readyz.text}); see ${logFile}`);
       await new Promise((r) => setTimeout(r, 500));
     }
-    writeFileSync(LOCAL_STATE_FILE, JSON.stringify({ webSocketUrl: broker.webSocketUrl, serviceUrl: broker.serviceUrl, transport: transport.kind, metricsUrl, workspace: WORKSPACE, flow: FLOW }, null, 2));
+    writeFileSync(LOCAL_STATE_FILE, JSON.stringify({ ...busState, metricsUrl, workspace: WORKSPACE, flow: FLOW }, null, 2));
     say(`agent ready. Metrics: ${metricsUrl}/metrics   tools: ${metricsUrl}/tools/${WORKSPACE}   log: ${logFile}`);
     say('in another terminal try:');
     say('  npm run ask -- "What entities are connected to Company X?" --group read-only --state undefined');

@@ -16,12 +16,37 @@ export function transportChoice(value: string | undefined): TransportChoice {
   return choice;
 }
 
-/** The `--transport` value of an argv, or undefined. */
-export function transportFlag(argv: readonly string[]): string | undefined {
-  const i = argv.findIndex((a) => a === '--transport' || a.startsWith('--transport='));
+/** The value of `--<name>` in an argv (`--name value` or `--name=value`), or undefined. */
+export function flagValue(argv: readonly string[], name: string): string | undefined {
+  const i = argv.findIndex((a) => a === `--${name}` || a.startsWith(`--${name}=`));
   if (i < 0) return undefined;
   const arg = argv[i] as string;
   return arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[i + 1];
+}
+
+/** The `--transport` value of an argv, or undefined. */
+export function transportFlag(argv: readonly string[]): string | undefined {
+  return flagValue(argv, 'transport');
+}
+
+/** `--pubsub-backend pulsar | rabbitmq` of the local scripts (default pulsar). */
+export function backendChoice(value: string | undefined): 'pulsar' | 'rabbitmq' {
+  const choice = value ?? 'pulsar';
+  if (choice !== 'pulsar' && choice !== 'rabbitmq') throw new Error(`--pubsub-backend must be pulsar or rabbitmq here, got "${choice}"`);
+  return choice;
+}
+
+/** The agent's command-line options for the RabbitMQ at `url` (`amqp://user:password@host:port/vhost`). */
+export function rabbitMqArgs(url: string): string[] {
+  const parsed = new URL(url);
+  return [
+    '--pubsub-backend', 'rabbitmq',
+    '--rabbitmq-host', parsed.hostname,
+    '--rabbitmq-port', parsed.port || '5672',
+    '--rabbitmq-username', decodeURIComponent(parsed.username),
+    '--rabbitmq-password', decodeURIComponent(parsed.password),
+    '--rabbitmq-vhost', decodeURIComponent(parsed.pathname.slice(1)) || '/',
+  ];
 }
 
 export async function openTransport(

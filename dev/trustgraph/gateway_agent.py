@@ -7,7 +7,10 @@ Pulsar backend serialises it and publishes it over the native Pulsar client (bin
 `id` property; the responses carrying that id are read back with the same backend's deserialiser into
 AgentResponse objects and turned into what the gateway hands its client by AgentResponseTranslator.
 
-Usage: python gateway_agent.py PULSAR_URL REQUEST_QUEUE RESPONSE_QUEUE BODY_JSON [TIMEOUT_SECONDS]
+BROKER_URL chooses TrustGraph's backend: `pulsar://host:6650` the Pulsar backend, `amqp://user:password@host:port/vhost`
+the RabbitMQ backend (aio-pika; the vhost URL-encoded), each as the gateway would be configured for it.
+
+Usage: python gateway_agent.py BROKER_URL REQUEST_QUEUE RESPONSE_QUEUE BODY_JSON [TIMEOUT_SECONDS]
 
 Prints one JSON document on stdout:
   {"responses": [{"raw": <the JSON payload as received>,
@@ -21,8 +24,9 @@ import asyncio
 import json
 import logging
 import sys
+from urllib.parse import unquote, urlparse
 
-from trustgraph.base import async_pulsar_backend
+from trustgraph.base import async_pulsar_backend, async_rabbitmq_backend
 from trustgraph.base.pubsub import get_async_pubsub
 from trustgraph.base.serialization import dataclass_to_dict
 from trustgraph.gateway.dispatch.agent import AgentRequestor
@@ -41,6 +45,32 @@ def _recording_decode(self):
 
 
 async_pulsar_backend.PulsarMessage.value = _recording_decode
+
+_rabbit_decode = async_rabbitmq_backend.AsyncRabbitMQMessage.value
+
+
+def _recording_rabbit_decode(self):
+    if self._value is None and self._schema_cls is AgentResponse:
+        raw_payloads.append(json.loads(self._msg.body.decode("utf-8")))
+    return _rabbit_decode(self)
+
+
+async_rabbitmq_backend.AsyncRabbitMQMessage.value = _recording_rabbit_decode
+
+
+def backend_for(url):
+    """TrustGraph's async backend for BROKER_URL, made by its own factory."""
+    if url.startswith("amqp://"):
+        parsed = urlparse(url)
+        return get_async_pubsub(
+            pubsub_backend="rabbitmq",
+            rabbitmq_host=parsed.hostname,
+            rabbitmq_port=parsed.port or 5672,
+            rabbitmq_username=unquote(parsed.username or "guest"),
+            rabbitmq_password=unquote(parsed.password or "guest"),
+            rabbitmq_vhost=unquote(parsed.path[1:]) or "/",
+        )
+    return get_async_pubsub(pubsub_backend="pulsar", pulsar_host=url)
 
 
 class RecordingAgentRequestor(AgentRequestor):
@@ -61,8 +91,8 @@ class RecordingAgentRequestor(AgentRequestor):
         return super().from_response(message)
 
 
-async def ask(pulsar_url, request_queue, response_queue, body, timeout):
-    backend = get_async_pubsub(pubsub_backend="pulsar", pulsar_host=pulsar_url)
+async def ask(broker_url, request_queue, response_queue, body, timeout):
+    backend = backend_for(broker_url)
     requestor = RecordingAgentRequestor(
         backend=backend,
         request_queue=request_queue,
@@ -105,9 +135,9 @@ def main():
         print(__doc__, file=sys.stderr)
         raise SystemExit(64)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    pulsar_url, request_queue, response_queue, body_json = sys.argv[1:5]
+    broker_url, request_queue, response_queue, body_json = sys.argv[1:5]
     timeout = float(sys.argv[5]) if len(sys.argv) == 6 else 30.0
-    result = asyncio.run(ask(pulsar_url, request_queue, response_queue, json.loads(body_json), timeout))
+    result = asyncio.run(ask(broker_url, request_queue, response_queue, json.loads(body_json), timeout))
     json.dump(result, sys.stdout)
     sys.stdout.write("\n")
 

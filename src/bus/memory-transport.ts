@@ -28,6 +28,7 @@ import type {
   IncomingMessage,
   OutgoingMessage,
   Producer,
+  ProducerOptions,
   Properties,
   SubscribeOptions,
   StatusListener,
@@ -100,7 +101,7 @@ export class MemoryTransport implements Transport {
     this.logger = options.logger ?? pino({ level: 'silent' });
   }
 
-  async createProducer(topic: string): Promise<Producer> {
+  async createProducer(topic: string, _options?: ProducerOptions): Promise<Producer> {
     this.assertOpen();
     parseDomain(topic);
     let producerClosed = false;

@@ -21,6 +21,8 @@ export interface NativeProducerParts {
   /** Creates the C++ producer (the broker must answer). */
   create(): Promise<NativeProducer>;
   connection: ConnectionStatus;
+  /** After a reconnect, wait for the topic to have a subscriber (connection-status.ts). */
+  awaitSubscriber: boolean;
   sendTimeoutMs: number;
   maxMessageBytes: number;
   tooLarge(topic: string, size: number): FrameTooLargeError;
@@ -62,7 +64,7 @@ export class RecyclingNativeProducer implements Producer {
     if (size > this.parts.maxMessageBytes) throw this.parts.tooLarge(topic, size);
     // A send made during an outage would wait in the C++ client too (see above): it is not handed over until
     // the connection is whole and settled, and fails as never written if that takes longer than the timeout.
-    if (!(await connection.settled(sendTimeoutMs, topic))) {
+    if (!(await connection.settled(sendTimeoutMs, this.parts.awaitSubscriber ? topic : undefined))) {
       throw new NotConnectedError(`producer for ${topic} is not connected after ${sendTimeoutMs} ms (${connection.get().detail ?? 'reconnecting'})`);
     }
     const native = await this.current;

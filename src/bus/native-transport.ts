@@ -31,6 +31,7 @@ import type {
   Consumer,
   IncomingMessage,
   Producer,
+  ProducerOptions,
   StatusListener,
   SubscribeOptions,
   SubscriptionType,
@@ -160,7 +161,7 @@ export class NativeTransport implements Transport {
     return Math.max(0, this.maxMessageBytes - Buffer.byteLength(JSON.stringify(properties), 'utf8') - 1024);
   }
 
-  async createProducer(topic: string): Promise<Producer> {
+  async createProducer(topic: string, options: ProducerOptions = {}): Promise<Producer> {
     this.assertOpen();
     let producer: RecyclingNativeProducer;
     try {
@@ -171,6 +172,7 @@ export class NativeTransport implements Transport {
         // most of a request/response round trip. Chunking off: TrustGraph's consumers must not need it.
         create: () => this.client.createProducer({ topic, batchingEnabled: false, chunkingEnabled: false, sendTimeoutMs: this.sendTimeoutMs }),
         connection: this.connection,
+        awaitSubscriber: options.awaitSubscriber ?? false,
         sendTimeoutMs: this.sendTimeoutMs,
         maxMessageBytes: this.maxMessageBytes,
         tooLarge: (t, size) => this.tooLarge(t, size),

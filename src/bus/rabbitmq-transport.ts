@@ -18,7 +18,7 @@ import { ConnectionStatus } from './connection-status.js';
 import { deliver } from './deliver.js';
 import { ConnectError, FrameTooLargeError, NotConnectedError, TransportClosedError, TransportError } from './errors.js';
 import { exchangeFor, queueFor, type RabbitExchange, type RabbitQueue } from './rabbitmq-topology.js';
-import type { Consumer, IncomingMessage, OutgoingMessage, Producer, StatusListener, SubscribeOptions, Transport, TransportStatus } from './transport.js';
+import type { Consumer, IncomingMessage, OutgoingMessage, Producer, ProducerOptions, StatusListener, SubscribeOptions, Transport, TransportStatus } from './transport.js';
 
 export interface RabbitMqTransportOptions {
   /** `amqp://user:password@host:port/vhost` (rabbitmq-topology.ts: rabbitMqUrl). */
@@ -85,7 +85,8 @@ export class RabbitMqTransport implements Transport {
     return this.maxMessageBytes;
   }
 
-  async createProducer(topic: string): Promise<Producer> {
+  /** `awaitSubscriber` does not apply: a request topic's queue keeps what nobody reads yet. */
+  async createProducer(topic: string, _options?: ProducerOptions): Promise<Producer> {
     this.assertOpen();
     const where = exchangeFor(topic);
     let closed = false;

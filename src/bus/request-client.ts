@@ -310,7 +310,7 @@ export class RequestClient<Req, Res> {
     });
     let producer: Producer;
     try {
-      producer = await this.transport.createProducer(this.requestTopic);
+      producer = await this.transport.createProducer(this.requestTopic, { awaitSubscriber: true });
     } catch (err) {
       await consumer.close({ unsubscribe: true }).catch(() => undefined);
       throw err;

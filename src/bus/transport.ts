@@ -39,6 +39,14 @@ export interface Producer {
 
 export type MessageHandler = (message: IncomingMessage) => Promise<void> | void;
 
+export interface ProducerOptions {
+  /**
+   * After a reconnect, hold a publish until the topic has a subscriber again, where the transport can tell
+   * (connection-status.ts): for topics someone is known to read, a client's replies or a service's requests.
+   */
+  awaitSubscriber?: boolean;
+}
+
 export interface SubscribeOptions {
   topic: string;
   subscription: string;
@@ -77,7 +85,7 @@ export interface Transport {
   readonly kind: string;
   /** The largest receiver queue one consumer may have (the WebSocket API caps it); undefined: no cap. */
   readonly maxReceiverQueueSize?: number;
-  createProducer(topic: string): Promise<Producer>;
+  createProducer(topic: string, options?: ProducerOptions): Promise<Producer>;
   /**
    * The largest payload one message with these properties can carry (the WebSocket API's text frame limit
    * less base64 and the frame's JSON; the broker's `maxMessageSize` for the binary protocol). Absent: no limit.

@@ -28,6 +28,7 @@ export class WebSocketProducer implements Producer {
     private readonly settings: LinkSettings,
     private readonly maxFrameBytes: number,
     private readonly sendTimeoutMs: number,
+    private readonly awaitSubscriber: boolean,
     private readonly onClosed: () => void,
   ) {
     this.link = new Link(`producer for ${topic}`, url, settings, {
@@ -58,7 +59,7 @@ export class WebSocketProducer implements Producer {
       throw new FrameTooLargeError(this.topic, frameBytes, this.maxFrameBytes, message.payload.length);
     }
     // The whole transport back and settled (connection-status.ts), not only this link.
-    await this.settings.settled(this.sendTimeoutMs, this.topic);
+    await this.settings.settled(this.sendTimeoutMs, this.awaitSubscriber ? this.topic : undefined);
     const ws = await this.link.whenOpen(this.sendTimeoutMs);
     return new Promise<void>((resolve, reject) => {
       this.pending.set(context, { resolve, reject });

@@ -14,7 +14,7 @@ import { pino, type Logger } from 'pino';
 import { ConnectionStatus } from './connection-status.js';
 import type { SubscriberCheck } from './subscriber-presence.js';
 import { ConnectError, TransportClosedError } from './errors.js';
-import type { Consumer, Producer, Properties, StatusListener, SubscribeOptions, Transport, TransportStatus } from './transport.js';
+import type { Consumer, Producer, ProducerOptions, Properties, StatusListener, SubscribeOptions, Transport, TransportStatus } from './transport.js';
 import { WebSocketConsumer } from './websocket-consumer.js';
 import type { LinkSettings } from './websocket-link.js';
 import { WebSocketProducer } from './websocket-producer.js';
@@ -113,10 +113,10 @@ export class WebSocketTransport implements Transport {
     return Math.max(0, Math.floor(room / 4) * 3);
   }
 
-  async createProducer(topic: string): Promise<Producer> {
+  async createProducer(topic: string, options: ProducerOptions = {}): Promise<Producer> {
     this.assertOpen();
     const url = `${this.baseUrl}/ws/v2/producer/${topicPath(topic)}`;
-    const producer = new WebSocketProducer(topic, url, this.settings, this.maxFrameBytes, this.sendTimeoutMs, () =>
+    const producer = new WebSocketProducer(topic, url, this.settings, this.maxFrameBytes, this.sendTimeoutMs, options.awaitSubscriber ?? false, () =>
       this.producers.delete(producer),
     );
     this.producers.add(producer);

@@ -144,7 +144,8 @@ export class FlowRuntime {
   private async producer(name: string): Promise<Producer | undefined> {
     const topic = this.topic(name);
     if (!topic) return undefined;
-    const producer = await this.deps.transport.createProducer(topic);
+    // The gateway reads the responses: after a reconnect they wait for its subscription to be back.
+    const producer = await this.deps.transport.createProducer(topic, { awaitSubscriber: name === 'response' });
     this.producers.push(producer);
     const queue = this.definition.topics[name] ?? topic;
     const telemetry = this.deps.telemetry;

@@ -14,72 +14,22 @@ import { startMcpServer, type McpServerStandIn } from '../../dev/stand-ins/mcp-s
 import type { PromptTerms } from '../../dev/stand-ins/prompt-service.js';
 import { offeredToolNames } from '../../dev/stand-ins/prompt-service.js';
 import { startAgentHarness, type AgentHarness, type AgentHarnessOptions } from '../support/agent-harness.js';
-import { agentFlowTopics, knowledgeQueryTool, mcpTool, uniqueSuffix } from '../../dev/flow-config.js';
+import { knowledgeQueryTool, mcpTool, uniqueSuffix } from '../../dev/flow-config.js';
 import { brokerUrls } from '../support/transport-contract.js';
 import { freePort } from '../../dev/ports.js';
 import { lintWorkspaceConfig, parseConfigDump } from '../../src/lint-command.js';
 import {
   runCommand,
-  runDriver,
   startTrustGraphProcess,
   trustgraphVenv,
   type TrustGraphProcess,
 } from '../../dev/trustgraph-pieces.js';
-import { AGENT_RESPONSE_FIELDS } from '../support/trustgraph-fields.js';
+import { askAsGateway, contentOf, expectOneFinal, typesOf, type Json } from '../support/trustgraph-gateway.js';
 
 const { webSocketUrl, serviceUrl } = brokerUrls();
 
 /** Every TrustGraph program here: the test broker over the binary protocol, no metrics port, no Loki. */
 const TG_COMMON_ARGS = ['--pulsar-host', serviceUrl, '--no-metrics', '--no-loki-enabled', '--log-level', 'INFO'];
-
-type Json = Record<string, unknown>;
-
-/** One response as gateway_agent.py reports it. */
-interface GatewayResponse {
-  /** The JSON payload as it came off the bus. */
-  raw: Json;
-  /** The AgentResponse as TrustGraph's Pulsar backend deserialised it (dataclass → dict). */
-  message: Json;
-  /** What the gateway hands its client (AgentResponseTranslator.encode_with_completion). */
-  translated: Json;
-  final: boolean;
-}
-
-interface GatewayResult {
-  /** The AgentRequest TrustGraph's translator made and its serialiser published. */
-  request: Json;
-  responses: GatewayResponse[];
-}
-
-
-async function askAsGateway(h: AgentHarness, body: Json, timeoutSeconds = 30): Promise<GatewayResult> {
-  const topics = agentFlowTopics(h.workspace, h.flow);
-  const { stdout } = await runDriver(
-    'gateway_agent.py',
-    [serviceUrl, topics.request ?? '', topics.response ?? '', JSON.stringify(body), String(timeoutSeconds)],
-    (timeoutSeconds + 30) * 1000,
-  );
-  return JSON.parse(stdout) as GatewayResult;
-}
-
-const typesOf = (result: GatewayResult): string => result.responses.map((r) => r.message.message_type).join(' ');
-const contentOf = (result: GatewayResult, type: string): string =>
-  result.responses
-    .filter((r) => r.message.message_type === type)
-    .map((r) => String(r.message.content))
-    .join('');
-
-/** Exactly one final message, the last, and every payload carrying every 2.11.1 AgentResponse field. */
-function expectOneFinal(result: GatewayResult): void {
-  expect(result.responses.length).toBeGreaterThan(0);
-  expect(result.responses.map((r) => r.final)).toEqual([...result.responses.map(() => false).slice(1), true]);
-  for (const response of result.responses) {
-    expect(Object.keys(response.raw).sort()).toEqual(AGENT_RESPONSE_FIELDS);
-    expect(Object.keys(response.message).sort()).toEqual(AGENT_RESPONSE_FIELDS);
-    expect(response.message.end_of_dialog).toBe(response.final);
-    expect(response.translated.end_of_dialog).toBe(response.final);
-  }
-}
 
 const history = (terms: PromptTerms) => terms.history as { observation: string }[];
 
@@ -112,7 +62,7 @@ describe("TrustGraph's gateway request path (translator, serialiser, native clie
   it('non-streaming: the answer, explain triples and every field come back through TrustGraph\'s deserialiser', async () => {
     const h = await start({ script: () => 'Thought: The capital of France is Paris\nFinal Answer: Paris.' });
 
-    const result = await askAsGateway(h, { question: 'What is the capital of France?' });
+    const result = await askAsGateway(serviceUrl, h, { question: 'What is the capital of France?' });
 
     // TrustGraph's translator filled in the request as the gateway would; our agent read it.
     expect(result.request).toMatchObject({ question: 'What is the capital of France?', streaming: false, collection: 'default', group: null });
@@ -151,7 +101,7 @@ describe("TrustGraph's gateway request path (translator, serialiser, native clie
   it('streaming: thought and answer chunks reassemble, and only the last message is final', async () => {
     const h = await start({ script: () => ['Thought: The capital', ' of France is Paris\nFinal', ' Answer: Par', 'is.'] });
 
-    const result = await askAsGateway(h, { question: 'What is the capital of France?', streaming: true });
+    const result = await askAsGateway(serviceUrl, h, { question: 'What is the capital of France?', streaming: true });
 
     expect(h.prompt.lastReact().streaming).toBe(true);
     expectOneFinal(result);
@@ -168,7 +118,7 @@ describe("TrustGraph's gateway request path (translator, serialiser, native clie
       },
     });
 
-    const result = await askAsGateway(h, { question: 'q', group: ['read-only'], state: 'undefined' });
+    const result = await askAsGateway(serviceUrl, h, { question: 'q', group: ['read-only'], state: 'undefined' });
 
     expect(result.request).toMatchObject({ group: ['read-only'], state: 'undefined' });
     expectOneFinal(result);
@@ -182,7 +132,7 @@ describe("TrustGraph's gateway request path (translator, serialiser, native clie
       script: scripted('Thought: I need to look this up\nAction: knowledge-query\nArgs: {"question": "What is X?"}'),
     });
 
-    const result = await askAsGateway(h, { question: 'Tell me about X' });
+    const result = await askAsGateway(serviceUrl, h, { question: 'Tell me about X' });
 
     expectOneFinal(result);
     // The second explain is graph RAG's own trace, handed on as TrustGraph's orchestrator does.
