@@ -17,6 +17,7 @@ import { agentFlowConfig } from '../../dev/flow-config.js';
 import { startAgentHarness, type AgentHarness } from '../support/agent-harness.js';
 import { builtImage, dockerUnavailable } from '../support/docker-engine.js';
 import { startGatewayClient, type GatewayClient } from '../support/gateway-client.js';
+import { loadSettings } from '../../src/settings.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const unavailable = await dockerUnavailable();
@@ -100,6 +101,26 @@ describe.skipIf(unavailable !== undefined)('the compose files under docker-compo
       expect(pulsar?.command?.at(-1)).toContain('exec bin/pulsar broker'); // TrustGraph's own settings stay
       expect(pulsar?.environment).toEqual({ PULSAR_MEM: '-Xms600M -Xmx600M', PULSAR_PREFIX_webSocketServiceEnabled: 'true' });
       expect(pulsar?.healthcheck?.test?.join(' ')).toContain('/admin/v2/tenants/tg');
+    } finally {
+      await rm(file, { force: true });
+    }
+  });
+
+  it('merges the RabbitMQ snippet into a TrustGraph compose file on RabbitMQ: the agent added, on that backend', async () => {
+    const trustgraph = ['services:', '  rabbitmq:', '    image: docker.io/rabbitmq:4-management'].join('\n');
+    const file = `${ROOT}.pulsar/trustgraph-rabbitmq-compose-${process.pid}.yaml`;
+    const { writeFile, rm } = await import('node:fs/promises');
+    await writeFile(file, trustgraph);
+    try {
+      type Service = { image?: string; environment?: Record<string, string>; depends_on?: Record<string, unknown> };
+      const merged = parse(await compose(['-f', file, '-f', 'deploy/trustgraph-compose-rabbitmq-snippet.yml', 'config'])) as { services: Record<string, Service> };
+      const agent = merged.services['agent-manager'];
+      expect(agent?.environment).toMatchObject({ PUBSUB_BACKEND: 'rabbitmq', RABBITMQ_HOST: 'rabbitmq', RABBITMQ_PORT: '5672' });
+      expect(Object.keys(agent?.depends_on ?? {})).toEqual(['rabbitmq']);
+      expect(merged.services.rabbitmq?.image).toBe('docker.io/rabbitmq:4-management');
+      // What the agent makes of that environment: the RabbitMQ backend, on TrustGraph's broker service.
+      const { settings } = loadSettings([], agent?.environment ?? {});
+      expect(settings).toMatchObject({ pubsubBackend: 'rabbitmq', rabbitmqHost: 'rabbitmq', rabbitmqPort: 5672, rabbitmqVhost: '/' });
     } finally {
       await rm(file, { force: true });
     }
