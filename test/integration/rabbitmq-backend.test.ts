@@ -5,7 +5,10 @@
  * agent asked by TrustGraph 2.11.1's own gateway code through TrustGraph's own RabbitMQ backend (aio-pika).
  */
 import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { knowledgeQueryTool } from '../../dev/flow-config.js';
+import { knowledgeQueryTool, mcpTool } from '../../dev/flow-config.js';
+import type { PromptTerms } from '../../dev/stand-ins/prompt-service.js';
+import { RabbitMqTransport } from '../../src/bus/rabbitmq-transport.js';
+import { startGatewayClient } from '../support/gateway-client.js';
 import { trustgraphVenv } from '../../dev/trustgraph-pieces.js';
 import { startAgentHarness, type AgentHarness } from '../support/agent-harness.js';
 import { askAsGateway, contentOf, expectOneFinal, typesOf } from '../support/trustgraph-gateway.js';
@@ -26,6 +29,47 @@ if (rabbitmqUrl) {
   malformedInputSuite(target);
   supervisorFanInSuite(target);
   securityHardeningSuite(target);
+
+  describe('1 000 conversations at once on RabbitMQ (concurrency 16)', () => {
+    let harness: AgentHarness | undefined;
+    let gatewayTransport: RabbitMqTransport | undefined;
+    afterEach(async () => {
+      await gatewayTransport?.close();
+      await harness?.stop();
+      harness = undefined;
+    });
+
+    it('every conversation ends exactly once with its own answer, the tool called once per tool conversation', async () => {
+      const script = (terms: PromptTerms): string => {
+        const n = Number(/^conversation (\d+)$/.exec(String(terms.question))?.[1] ?? -1);
+        const history = terms.history as { observation: string }[];
+        if (n % 2 === 1) return `Thought: easy\nFinal Answer: answer to conversation ${n}`;
+        if (history.length === 0) return `Thought: ask the tool\nAction: lookup\nArgs: {"n": ${n}}`;
+        return `Thought: done\nFinal Answer: ${history[0]?.observation ?? ''}`;
+      };
+      harness = await startAgentHarness({
+        ...target,
+        script,
+        tools: { lookup: mcpTool('lookup', 'lookup-mcp', [{ name: 'n', type: 'integer', description: 'which' }]) },
+        mcpTools: { 'lookup-mcp': (params) => `looked up ${String((params as { n?: unknown }).n)}` },
+        settings: { concurrency: 16, requestTimeoutSeconds: 60 },
+      });
+      // The gateway on a connection of its own, as TrustGraph's gateway is a process of its own.
+      gatewayTransport = new RabbitMqTransport({ url: rabbitmqUrl });
+      const gateway = await startGatewayClient({ transport: gatewayTransport, workspace: harness.workspace });
+      const ids = await Promise.all(Array.from({ length: 1000 }, (_, n) => gateway.send({ question: `conversation ${n}` })));
+      await gateway.waitEnded(ids, 150_000);
+      // Anything late (a second end_of_dialog) would arrive now.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      for (const [n, id] of ids.entries()) {
+        expect(gateway.conversation(id).ends).toBe(1);
+        expect(gateway.last(id)).toMatchObject({ message_type: 'answer', content: n % 2 === 1 ? `answer to conversation ${n}` : `looked up ${n}` });
+      }
+      const called = harness.mcp.calls.map((c) => Number((c.parameters as { n?: unknown }).n));
+      expect(called.sort((a, b) => a - b)).toEqual(ids.map((_, n) => n).filter((n) => n % 2 === 0));
+      await gateway.close();
+    }, 200_000);
+  });
 
   describe("TrustGraph's gateway request path on its RabbitMQ backend", () => {
     let harness: AgentHarness | undefined;
