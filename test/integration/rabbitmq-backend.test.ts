@@ -9,7 +9,8 @@ import { knowledgeQueryTool, mcpTool } from '../../dev/flow-config.js';
 import type { PromptTerms } from '../../dev/stand-ins/prompt-service.js';
 import { RabbitMqTransport } from '../../src/bus/rabbitmq-transport.js';
 import { startGatewayClient } from '../support/gateway-client.js';
-import { trustgraphVenv } from '../../dev/trustgraph-pieces.js';
+import { startTrustGraphProcess, trustgraphVenv, type TrustGraphProcess } from '../../dev/trustgraph-pieces.js';
+import { sample, scrape } from '../support/prometheus-text.js';
 import { startAgentHarness, type AgentHarness } from '../support/agent-harness.js';
 import { askAsGateway, contentOf, expectOneFinal, typesOf } from '../support/trustgraph-gateway.js';
 import { agentBehaviourSuite } from '../behaviour/agent-behaviour.js';
@@ -69,6 +70,61 @@ if (rabbitmqUrl) {
       expect(called.sort((a, b) => a - b)).toEqual(ids.map((_, n) => n).filter((n) => n % 2 === 0));
       await gateway.close();
     }, 200_000);
+  });
+
+  describe("a mixed fleet on RabbitMQ: TrustGraph's own agent and tg-agent on one flow", { timeout: 240_000 }, () => {
+    let harness: AgentHarness | undefined;
+    let trustgraph: TrustGraphProcess | undefined;
+    beforeAll(async () => {
+      await trustgraphVenv();
+    }, 11 * 60_000);
+    afterEach(async () => {
+      await trustgraph?.stop();
+      trustgraph = undefined;
+      await harness?.stop();
+      harness = undefined;
+    });
+
+    it('they share the flow\'s queue, and every request ends exactly once with its answer', async () => {
+      harness = await startAgentHarness({
+        ...target,
+        app: {},
+        configQueues: 'trustgraph',
+        librarian: true,
+        // TrustGraph's agent answers a workspace it holds no tools for with an error.
+        tools: { 'knowledge-query': knowledgeQueryTool('knowledge-query') },
+        script: () => 'Thought: I know this\nFinal Answer: done',
+      });
+      // TrustGraph's orchestrator under the same id reads the same `processor:agent-manager` flow entry, so it
+      // consumes the same named queue, on TrustGraph's own RabbitMQ backend.
+      const url = new URL(rabbitmqUrl);
+      trustgraph = await startTrustGraphProcess('agent-orchestrator', [
+        '--pubsub-backend', 'rabbitmq',
+        '--rabbitmq-host', url.hostname,
+        '--rabbitmq-port', url.port,
+        '--no-metrics', '--no-loki-enabled', '--log-level', 'INFO',
+        '--id', 'agent-manager',
+      ]);
+      await trustgraph.waitForOutput(new RegExp(`Started flow: ${harness.workspace}/${harness.flow}\\b`), 90_000);
+      await trustgraph.waitForOutput(new RegExp(`Loaded \\d+ tools for workspace ${harness.workspace}`), 60_000);
+      const gateway = await startGatewayClient({ transport: harness.transport, workspace: harness.workspace });
+      const ids = await Promise.all(Array.from({ length: 20 }, (_, i) => gateway.send({ question: `question ${i}`, pattern: 'react' })));
+      await gateway.waitEnded(ids, 120_000);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      for (const id of ids) {
+        expect(gateway.conversation(id).ends).toBe(1);
+        expect(gateway.last(id)).toMatchObject({ message_type: 'answer', content: 'done', end_of_dialog: true });
+      }
+      // Both served: the queue hands its messages round the consumers that have credit.
+      const ours = sample(await scrape(harness.httpUrl()), 'tg_consumer_processing_total', {
+        processor: 'agent-manager',
+        consumer: harness.flows.default!.topics.request!,
+        status: 'ok',
+      });
+      expect(ours).toBeGreaterThan(0);
+      expect(ours).toBeLessThan(ids.length);
+      await gateway.close();
+    });
   });
 
   describe("TrustGraph's gateway request path on its RabbitMQ backend", () => {
