@@ -22,7 +22,7 @@ export default defineConfig({
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
           environment: 'node',
-          globalSetup: ['test/support/global-broker.ts', 'test/support/global-rabbitmq.ts'],
+          globalSetup: ['test/support/global-broker.ts', 'test/support/global-brokers.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
           // One broker, two cores: files run one after another so timing-sensitive tests stay honest.

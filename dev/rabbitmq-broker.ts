@@ -7,11 +7,12 @@
  * `max_message_size` 8 MiB (so a test can reach it). Its packaged service is never used. `stop()` ends the node
  * and the Erlang port mapper if the start launched it.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { errorMessage } from '../src/errors/error-text.js';
+import { ended, tail, untilListening } from './child-process.js';
 import { freePort } from './ports.js';
 
 export const RABBITMQ_SERVER = '/usr/lib/rabbitmq/bin/rabbitmq-server';
@@ -69,9 +70,7 @@ export async function startRabbitMq(): Promise<RabbitMqHandle> {
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
-  child.stderr?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
+  const output = tail(child);
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;
@@ -81,42 +80,12 @@ export async function startRabbitMq(): Promise<RabbitMqHandle> {
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await untilListening(port, child, () => output);
+    await untilListening(port, child, 'rabbitmq-server', START_TIMEOUT_MS, output);
   } catch (error) {
     await stop();
-    throw error;
+    throw new RabbitMqUnavailableError(errorMessage(error), { cause: error });
   }
   return { url: `amqp://guest:guest@127.0.0.1:${port}/%2F`, description: `rabbitmq-server (Debian) on 127.0.0.1:${port}`, stop };
-}
-
-async function untilListening(port: number, child: ChildProcess, output: () => string): Promise<void> {
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new RabbitMqUnavailableError(`rabbitmq-server exited with ${child.exitCode}: ${output()}`);
-    if (await accepts(port)) return;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new RabbitMqUnavailableError(`rabbitmq-server did not listen on ${port} within ${START_TIMEOUT_MS / 1000} s: ${output()}`);
-}
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port }, () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.on('error', () => resolve(false));
-  });
-}
-
-/** SIGTERM, and SIGKILL after `graceMs`; resolves once the process is gone. */
-async function ended(child: ChildProcess, graceMs: number): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-  await exited;
-  clearTimeout(timer);
 }
 
 /** The Erlang port mappers running now (rabbitmq-server's helper scripts start one even when the node needs none). */

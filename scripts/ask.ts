@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util';
 import { RequestClient } from '../src/bus/request-client.js';
 import { queueToTopic } from '../src/bus/topics.js';
 import { openTransport, transportChoice } from './transport-choice.js';
+import { KafkaTransport } from '../src/bus/kafka-transport.js';
 import { RabbitMqTransport } from '../src/bus/rabbitmq-transport.js';
 import { agentRequestCodec, agentResponseCodec, makeAgentRequest, type AgentResponse } from '../src/wire/index.js';
 import { errorMessage } from '../src/errors/error-text.js';
@@ -70,7 +71,7 @@ async function main(): Promise<number> {
     return values.help ? 0 : 2;
   }
   const local = existsSync(STATE_FILE)
-    ? (JSON.parse(readFileSync(STATE_FILE, 'utf8')) as { backend?: string; rabbitmqUrl?: string; webSocketUrl?: string; serviceUrl?: string; transport?: string; workspace?: string; flow?: string })
+    ? (JSON.parse(readFileSync(STATE_FILE, 'utf8')) as { backend?: string; rabbitmqUrl?: string; kafkaBootstrapServers?: string; webSocketUrl?: string; serviceUrl?: string; transport?: string; workspace?: string; flow?: string })
     : {};
   const url = process.env.PULSAR_URL ?? local.webSocketUrl ?? 'ws://127.0.0.1:8080';
   const serviceUrl = process.env.PULSAR_SERVICE_URL ?? local.serviceUrl ?? `pulsar://${new URL(url).hostname}:6650`;
@@ -80,9 +81,12 @@ async function main(): Promise<number> {
   const streaming = !values['no-streaming'];
 
   const rabbitmqUrl = local.backend === 'rabbitmq' && values.transport === undefined ? (process.env.RABBITMQ_URL ?? local.rabbitmqUrl) : undefined;
+  const kafkaServers = local.backend === 'kafka' && values.transport === undefined ? (process.env.KAFKA_BOOTSTRAP_SERVERS ?? local.kafkaBootstrapServers) : undefined;
   const transport = rabbitmqUrl
     ? new RabbitMqTransport({ url: rabbitmqUrl })
-    : await openTransport(transportChoice(values.transport ?? local.transport), { webSocketUrl: url, serviceUrl });
+    : kafkaServers
+      ? new KafkaTransport({ brokers: [kafkaServers] })
+      : await openTransport(transportChoice(values.transport ?? local.transport), { webSocketUrl: url, serviceUrl });
   const client = new RequestClient({
     transport,
     requestTopic: queueToTopic(`request:tg:agent:${workspace}:${flow}`),
@@ -99,7 +103,7 @@ async function main(): Promise<number> {
     // Empty: the agent's meta-router picks the pattern (as `tg-invoke-agent` without `-p`).
     pattern: values.pattern ?? '',
   });
-  const broker = rabbitmqUrl ? rabbitmqUrl.replace(/\/\/[^@]*@/, '//') : transport.kind === 'native' ? serviceUrl : url;
+  const broker = rabbitmqUrl ? rabbitmqUrl.replace(/\/\/[^@]*@/, '//') : kafkaServers ? `kafka://${kafkaServers}` : transport.kind === 'native' ? serviceUrl : url;
   console.log(`asking ${broker} over ${transport.kind} (workspace "${workspace}", flow "${flow}", groups ${JSON.stringify(groups ?? null)}, state ${JSON.stringify(values.state ?? null)}, pattern ${JSON.stringify(values.pattern ?? '')}, ${streaming ? 'streaming' : 'not streaming'})\n`);
 
   let current = '';

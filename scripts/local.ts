@@ -12,7 +12,8 @@
  *
  * `--transport auto | native | websocket` (default auto: native where the pulsar-client binding loads): the
  * agent and the stand-ins use it; `npm run ask` uses the same unless told otherwise. `--pubsub-backend rabbitmq`
- * runs everything on a local RabbitMQ instead (Debian's rabbitmq-server, or the one at RABBITMQ_URL).
+ * runs everything on a local RabbitMQ instead (Debian's rabbitmq-server, or the one at RABBITMQ_URL), and
+ * `--pubsub-backend kafka` on a local Kafka (one KRaft node from Maven Central jars, or KAFKA_BOOTSTRAP_SERVERS).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -26,7 +27,9 @@ import { startGraphRag } from '../dev/stand-ins/graph-rag.js';
 import { startMcpTool } from '../dev/stand-ins/mcp-tool.js';
 import { startPromptService, type PromptTerms } from '../dev/stand-ins/prompt-service.js';
 import { startBroker } from '../dev/broker.js';
+import { startKafka } from '../dev/kafka-broker.js';
 import { startRabbitMq } from '../dev/rabbitmq-broker.js';
+import { KafkaTransport } from '../src/bus/kafka-transport.js';
 import { RabbitMqTransport } from '../src/bus/rabbitmq-transport.js';
 import type { Transport } from '../src/bus/transport.js';
 import { agentFlowConfig, agentFlowTopics, flowRecordConfig } from '../dev/flow-config.js';
@@ -130,6 +133,14 @@ async function main(): Promise<void> {
       transport = new RabbitMqTransport({ url: rabbit.url });
       busArgs = rabbitMqArgs(rabbit.url);
       busState = { backend, rabbitmqUrl: rabbit.url };
+    } else if (backend === 'kafka') {
+      say(process.env.KAFKA_BOOTSTRAP_SERVERS ? 'using the Kafka at KAFKA_BOOTSTRAP_SERVERS' : 'starting a local Kafka (KRaft, from Maven Central jars; the first run downloads them)…');
+      const kafka = await startKafka();
+      broker = kafka;
+      say(`broker ready: ${kafka.description}`);
+      transport = new KafkaTransport({ brokers: [kafka.bootstrapServers] });
+      busArgs = ['--pubsub-backend', 'kafka', '--kafka-bootstrap-servers', kafka.bootstrapServers];
+      busState = { backend, kafkaBootstrapServers: kafka.bootstrapServers };
     } else {
       say(process.env.PULSAR_URL ? `using the broker at ${process.env.PULSAR_URL}` : 'starting a local Pulsar broker: Docker if an engine answers and has its image, else from Maven Central jars (the first run downloads them)…');
       const pulsar = await startBroker();

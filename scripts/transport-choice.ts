@@ -29,10 +29,10 @@ export function transportFlag(argv: readonly string[]): string | undefined {
   return flagValue(argv, 'transport');
 }
 
-/** `--pubsub-backend pulsar | rabbitmq` of the local scripts (default pulsar). */
-export function backendChoice(value: string | undefined): 'pulsar' | 'rabbitmq' {
+/** `--pubsub-backend pulsar | kafka | rabbitmq` of the local scripts (default pulsar). */
+export function backendChoice(value: string | undefined): 'pulsar' | 'kafka' | 'rabbitmq' {
   const choice = value ?? 'pulsar';
-  if (choice !== 'pulsar' && choice !== 'rabbitmq') throw new Error(`--pubsub-backend must be pulsar or rabbitmq here, got "${choice}"`);
+  if (choice !== 'pulsar' && choice !== 'kafka' && choice !== 'rabbitmq') throw new Error(`--pubsub-backend must be pulsar, kafka or rabbitmq, got "${choice}"`);
   return choice;
 }
 

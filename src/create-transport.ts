@@ -9,6 +9,8 @@ import { checkNativeCredentials, checkWebSocketCredentials, type CredentialsVerd
 import { CredentialsRefusedError } from './bus/errors.js';
 import { NativeTransport } from './bus/native-transport.js';
 import { SubscriberPresence } from './bus/subscriber-presence.js';
+import { KafkaTransport } from './bus/kafka-transport.js';
+import { kafkaBrokers, kafkaSecurity } from './bus/kafka-topology.js';
 import { RabbitMqTransport } from './bus/rabbitmq-transport.js';
 import { rabbitMqUrl } from './bus/rabbitmq-topology.js';
 import { loadPulsarClient } from './bus/pulsar-client-module.js';
@@ -27,6 +29,11 @@ export async function createTransport(settings: Settings, logger: Logger): Promi
     });
     logStart(logger, 'rabbitmq', url, 'chosen with --pubsub-backend rabbitmq');
     return new RabbitMqTransport({ url, logger });
+  }
+  if (settings.pubsubBackend === 'kafka') {
+    const brokers = kafkaBrokers(settings.kafkaBootstrapServers);
+    logStart(logger, 'kafka', `kafka://${brokers.join(',')}`, 'chosen with --pubsub-backend kafka');
+    return new KafkaTransport({ brokers, security: kafkaSecurity(settings), maxMessageBytes: settings.kafkaMaxMessageBytes, logger });
   }
   const token = settings.pulsarApiKey;
   const auth = token ? { token } : {};

@@ -11,6 +11,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { CodedError } from './errors/coded-error.js';
 import { DEFAULT_AGGREGATION_TOPIC } from './bus/topics.js';
+import { kafkaSecurity } from './bus/kafka-topology.js';
 import { DEFAULT_STREAM_GAP_SECONDS, parseServiceTimeouts } from './flow/service-timeouts.js';
 import { errorMessage } from './errors/error-text.js';
 
@@ -35,12 +36,12 @@ const booleanish = z.preprocess((value) => {
 
 const positiveInt = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
-/** TrustGraph's `--pubsub-backend` values; tg-agent speaks Pulsar (native or WebSocket) and RabbitMQ. */
+/** TrustGraph's `--pubsub-backend` values; tg-agent speaks all three (Pulsar native or WebSocket). */
 export const PUBSUB_BACKENDS = ['pulsar', 'kafka', 'rabbitmq'] as const;
 
 export const SettingsSchema = z.object({
   id: z.string().min(1).default('agent-manager'),
-  /** TrustGraph's pub/sub backend; `kafka` is not served yet (checked in loadSettings, with what to do). */
+  /** TrustGraph's pub/sub backend. */
   pubsubBackend: z.enum(PUBSUB_BACKENDS).default('pulsar'),
   /** `auto`: native where the pulsar-client binding loads, else websocket. */
   transport: z.enum(['auto', 'websocket', 'native']).default('auto'),
@@ -133,7 +134,7 @@ export const SettingsSchema = z.object({
   lokiUrl: z.string().regex(/^https?:\/\//, 'must start with http:// or https://').default('http://loki:3100/loki/api/v1/push'),
   lokiUsername: z.string().min(1).optional(),
   lokiPassword: z.string().min(1).optional(),
-  /** TrustGraph's RabbitMQ and Kafka options: accepted and checked, used once those backends are served. */
+  /** TrustGraph's RabbitMQ and Kafka options, used with `--pubsub-backend rabbitmq` and `kafka`. */
   rabbitmqHost: z.string().min(1).default('rabbitmq'),
   rabbitmqPort: positiveInt(1, 65_535).default(5672),
   rabbitmqUsername: z.string().default('guest'),
@@ -144,6 +145,8 @@ export const SettingsSchema = z.object({
   kafkaSaslMechanism: z.string().min(1).optional(),
   kafkaSaslUsername: z.string().min(1).optional(),
   kafkaSaslPassword: z.string().min(1).optional(),
+  /** tg-agent's own: the largest message it publishes on Kafka; the broker's `message.max.bytes` less headroom. */
+  kafkaMaxMessageBytes: positiveInt(1024, 1024 * 1024 * 1024).default(1_000_000),
   /** Ask the MCP servers of config type `mcp` for their tools' input schemas (design decision 9 (docs/design.md)). */
   mcpDiscovery: booleanish.default(false),
   /** Seconds a server's tools/list answer is used before it is asked again. */
@@ -166,7 +169,7 @@ interface OptionSpec {
 /** Every option, for parsing and for `--help`. */
 export const OPTIONS: readonly OptionSpec[] = [
   { key: 'id', flag: 'id', env: 'TG_AGENT_ID', help: 'processor id; names subscriptions and flows (default agent-manager)' },
-  { key: 'pubsubBackend', flag: 'pubsub-backend', env: 'PUBSUB_BACKEND', help: 'pulsar | rabbitmq (TrustGraph also offers kafka, which tg-agent does not serve yet; default pulsar)' },
+  { key: 'pubsubBackend', flag: 'pubsub-backend', env: 'PUBSUB_BACKEND', help: 'pulsar | kafka | rabbitmq (default pulsar)' },
   { key: 'transport', flag: 'transport', env: 'TG_AGENT_TRANSPORT', help: 'auto | native | websocket (default auto: native where the pulsar-client binding loads, else websocket)' },
   { key: 'pulsarHost', flag: 'pulsar-host', short: 'p', env: 'PULSAR_HOST', help: 'Pulsar service URL (default pulsar://pulsar:6650)' },
   { key: 'pulsarApiKey', flag: 'pulsar-api-key', env: 'PULSAR_API_KEY', help: 'Pulsar token for authentication' },
@@ -219,11 +222,12 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'rabbitmqUsername', flag: 'rabbitmq-username', env: 'RABBITMQ_USERNAME', help: 'RabbitMQ user (default guest)' },
   { key: 'rabbitmqPassword', flag: 'rabbitmq-password', env: 'RABBITMQ_PASSWORD', help: 'RabbitMQ password (default guest)' },
   { key: 'rabbitmqVhost', flag: 'rabbitmq-vhost', env: 'RABBITMQ_VHOST', help: 'RabbitMQ virtual host (default /)' },
-  { key: 'kafkaBootstrapServers', flag: 'kafka-bootstrap-servers', env: 'KAFKA_BOOTSTRAP_SERVERS', help: 'TrustGraph Kafka option, accepted (default kafka:9092)' },
-  { key: 'kafkaSecurityProtocol', flag: 'kafka-security-protocol', env: 'KAFKA_SECURITY_PROTOCOL', help: 'TrustGraph Kafka option, accepted (default PLAINTEXT)' },
-  { key: 'kafkaSaslMechanism', flag: 'kafka-sasl-mechanism', env: 'KAFKA_SASL_MECHANISM', help: 'TrustGraph Kafka option, accepted' },
-  { key: 'kafkaSaslUsername', flag: 'kafka-sasl-username', env: 'KAFKA_SASL_USERNAME', help: 'TrustGraph Kafka option, accepted' },
-  { key: 'kafkaSaslPassword', flag: 'kafka-sasl-password', env: 'KAFKA_SASL_PASSWORD', help: 'TrustGraph Kafka option, accepted' },
+  { key: 'kafkaBootstrapServers', flag: 'kafka-bootstrap-servers', env: 'KAFKA_BOOTSTRAP_SERVERS', help: 'Kafka brokers, host:port comma-separated, with --pubsub-backend kafka (default kafka:9092)' },
+  { key: 'kafkaSecurityProtocol', flag: 'kafka-security-protocol', env: 'KAFKA_SECURITY_PROTOCOL', help: 'PLAINTEXT | SSL | SASL_PLAINTEXT | SASL_SSL (default PLAINTEXT)' },
+  { key: 'kafkaSaslMechanism', flag: 'kafka-sasl-mechanism', env: 'KAFKA_SASL_MECHANISM', help: 'PLAIN | SCRAM-SHA-256 | SCRAM-SHA-512 (default PLAIN)' },
+  { key: 'kafkaSaslUsername', flag: 'kafka-sasl-username', env: 'KAFKA_SASL_USERNAME', help: 'Kafka SASL user' },
+  { key: 'kafkaSaslPassword', flag: 'kafka-sasl-password', env: 'KAFKA_SASL_PASSWORD', help: 'Kafka SASL password (prefer the environment variable)' },
+  { key: 'kafkaMaxMessageBytes', flag: 'kafka-max-message-bytes', env: 'TG_AGENT_KAFKA_MAX_MESSAGE_BYTES', help: "largest message published on Kafka: the broker's message.max.bytes less room for headers (default 1000000)" },
   { key: 'mcpDiscovery', flag: 'mcp-discovery', env: 'TG_AGENT_MCP_DISCOVERY', boolean: true, help: "read MCP tools' input schemas from their servers (tools/list); default off" },
   { key: 'mcpDiscoveryTtlSeconds', flag: 'mcp-discovery-ttl', env: 'TG_AGENT_MCP_DISCOVERY_TTL', help: 'seconds a tools/list answer is used before asking again (default 300)' },
   { key: 'mcpDiscoveryTimeoutSeconds', flag: 'mcp-discovery-timeout', env: 'TG_AGENT_MCP_DISCOVERY_TIMEOUT', help: 'seconds one tools/list exchange may take (default 10)' },
@@ -298,10 +302,11 @@ export function loadSettings(argv: string[], env: NodeJS.ProcessEnv): ParsedComm
     throw new SettingsError(`Invalid settings:\n  ${problems.join('\n  ')}`);
   }
   if (result.data.pubsubBackend === 'kafka') {
-    throw new SettingsError(
-      '--pubsub-backend kafka (PUBSUB_BACKEND): tg-agent serves TrustGraph on Pulsar and RabbitMQ, not yet on Kafka; ' +
-        "on a kafka deployment keep TrustGraph's own agent-manager for now",
-    );
+    try {
+      kafkaSecurity(result.data);
+    } catch (err) {
+      throw new SettingsError(`Invalid settings:\n  ${errorMessage(err)}`);
+    }
   }
   return { help: false, settings: Object.freeze(result.data) };
 }

@@ -8,7 +8,8 @@ Pulsar backend serialises it and publishes it over the native Pulsar client (bin
 AgentResponse objects and turned into what the gateway hands its client by AgentResponseTranslator.
 
 BROKER_URL chooses TrustGraph's backend: `pulsar://host:6650` the Pulsar backend, `amqp://user:password@host:port/vhost`
-the RabbitMQ backend (aio-pika; the vhost URL-encoded), each as the gateway would be configured for it.
+the RabbitMQ backend (aio-pika; the vhost URL-encoded), `kafka://host:port[,host:port]` the Kafka backend
+(aiokafka), each as the gateway would be configured for it.
 
 Usage: python gateway_agent.py BROKER_URL REQUEST_QUEUE RESPONSE_QUEUE BODY_JSON [TIMEOUT_SECONDS]
 
@@ -26,7 +27,7 @@ import logging
 import sys
 from urllib.parse import unquote, urlparse
 
-from trustgraph.base import async_pulsar_backend, async_rabbitmq_backend
+from trustgraph.base import async_kafka_backend, async_pulsar_backend, async_rabbitmq_backend
 from trustgraph.base.pubsub import get_async_pubsub
 from trustgraph.base.serialization import dataclass_to_dict
 from trustgraph.gateway.dispatch.agent import AgentRequestor
@@ -57,6 +58,17 @@ def _recording_rabbit_decode(self):
 
 async_rabbitmq_backend.AsyncRabbitMQMessage.value = _recording_rabbit_decode
 
+_kafka_decode = async_kafka_backend.AsyncKafkaMessage.value
+
+
+def _recording_kafka_decode(self):
+    if self._value is None and self._schema_cls is AgentResponse:
+        raw_payloads.append(json.loads(self._msg.value.decode("utf-8")))
+    return _kafka_decode(self)
+
+
+async_kafka_backend.AsyncKafkaMessage.value = _recording_kafka_decode
+
 
 def backend_for(url):
     """TrustGraph's async backend for BROKER_URL, made by its own factory."""
@@ -70,6 +82,8 @@ def backend_for(url):
             rabbitmq_password=unquote(parsed.password or "guest"),
             rabbitmq_vhost=unquote(parsed.path[1:]) or "/",
         )
+    if url.startswith("kafka://"):
+        return get_async_pubsub(pubsub_backend="kafka", kafka_bootstrap_servers=url[len("kafka://"):])
     return get_async_pubsub(pubsub_backend="pulsar", pulsar_host=url)
 
 

@@ -14,6 +14,7 @@
 import amqplib, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage, type RecoveringChannelModel } from 'amqplib';
 import { pino, type Logger } from 'pino';
 import { errorMessage } from '../errors/error-text.js';
+import { checkedProducer } from './checked-producer.js';
 import { ConnectionStatus } from './connection-status.js';
 import { deliver } from './deliver.js';
 import { ConnectError, FrameTooLargeError, NotConnectedError, TransportClosedError, TransportError } from './errors.js';
@@ -47,7 +48,7 @@ export class RabbitMqTransport implements Transport {
   readonly kind = 'rabbitmq';
   private readonly logger: Logger;
   private readonly url: string;
-  private readonly maxMessageBytes: number;
+  readonly maxMessageBytes: number;
   private readonly sendTimeoutMs: number;
   private readonly connection: ConnectionStatus;
   private readonly subscriptions = new Set<Subscription>();
@@ -89,24 +90,13 @@ export class RabbitMqTransport implements Transport {
   async createProducer(topic: string, _options?: ProducerOptions): Promise<Producer> {
     this.assertOpen();
     const where = exchangeFor(topic);
-    let closed = false;
-    return {
-      topic,
-      send: async (message: OutgoingMessage): Promise<void> => {
-        if (closed) throw new TransportClosedError(`producer for ${topic}`);
-        this.assertOpen();
-        const size = message.payload.length;
-        if (size > this.maxMessageBytes) throw this.tooLarge(topic, size);
-        const publisher = await this.publisherWithin(this.sendTimeoutMs, topic);
-        if (!publisher) {
-          throw new NotConnectedError(`producer for ${topic} is not connected after ${this.sendTimeoutMs} ms (${this.connection.get().detail ?? 'reconnecting'})`);
-        }
-        await this.publish(await this.declared(publisher, where.exchange), where, message, topic);
-      },
-      close: async () => {
-        closed = true;
-      },
-    };
+    return checkedProducer(topic, this, async (message) => {
+      const publisher = await this.publisherWithin(this.sendTimeoutMs, topic);
+      if (!publisher) {
+        throw new NotConnectedError(`producer for ${topic} is not connected after ${this.sendTimeoutMs} ms (${this.connection.get().detail ?? 'reconnecting'})`);
+      }
+      await this.publish(await this.declared(publisher, where.exchange), where, message, topic);
+    });
   }
 
   async subscribe(options: SubscribeOptions): Promise<Consumer> {
@@ -316,7 +306,7 @@ export class RabbitMqTransport implements Transport {
     });
   }
 
-  private tooLarge(topic: string, size: number): FrameTooLargeError {
+  tooLarge(topic: string, size: number): FrameTooLargeError {
     return new FrameTooLargeError(
       topic,
       size,
@@ -326,7 +316,7 @@ export class RabbitMqTransport implements Transport {
     );
   }
 
-  private assertOpen(): void {
+  assertOpen(): void {
     if (this.closed) throw new TransportClosedError('rabbitmq transport');
   }
 }

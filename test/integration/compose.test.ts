@@ -106,25 +106,44 @@ describe.skipIf(unavailable !== undefined)('the compose files under docker-compo
     }
   });
 
-  it('merges the RabbitMQ snippet into a TrustGraph compose file on RabbitMQ: the agent added, on that backend', async () => {
-    const trustgraph = ['services:', '  rabbitmq:', '    image: docker.io/rabbitmq:4-management'].join('\n');
-    const file = `${ROOT}.pulsar/trustgraph-rabbitmq-compose-${process.pid}.yaml`;
-    const { writeFile, rm } = await import('node:fs/promises');
-    await writeFile(file, trustgraph);
-    try {
-      type Service = { image?: string; environment?: Record<string, string>; depends_on?: Record<string, unknown> };
-      const merged = parse(await compose(['-f', file, '-f', 'deploy/trustgraph-compose-rabbitmq-snippet.yml', 'config'])) as { services: Record<string, Service> };
-      const agent = merged.services['agent-manager'];
-      expect(agent?.environment).toMatchObject({ PUBSUB_BACKEND: 'rabbitmq', RABBITMQ_HOST: 'rabbitmq', RABBITMQ_PORT: '5672' });
-      expect(Object.keys(agent?.depends_on ?? {})).toEqual(['rabbitmq']);
-      expect(merged.services.rabbitmq?.image).toBe('docker.io/rabbitmq:4-management');
-      // What the agent makes of that environment: the RabbitMQ backend, on TrustGraph's broker service.
-      const { settings } = loadSettings([], agent?.environment ?? {});
-      expect(settings).toMatchObject({ pubsubBackend: 'rabbitmq', rabbitmqHost: 'rabbitmq', rabbitmqPort: 5672, rabbitmqVhost: '/' });
-    } finally {
-      await rm(file, { force: true });
-    }
-  });
+  const backends = [
+    {
+      name: 'RabbitMQ',
+      service: 'rabbitmq',
+      image: 'docker.io/rabbitmq:4-management',
+      environment: { PUBSUB_BACKEND: 'rabbitmq', RABBITMQ_HOST: 'rabbitmq', RABBITMQ_PORT: '5672' },
+      settings: { pubsubBackend: 'rabbitmq', rabbitmqHost: 'rabbitmq', rabbitmqPort: 5672, rabbitmqVhost: '/' },
+    },
+    {
+      name: 'Kafka',
+      service: 'kafka',
+      image: 'docker.io/apache/kafka:4.1.1',
+      environment: { PUBSUB_BACKEND: 'kafka', KAFKA_BOOTSTRAP_SERVERS: 'kafka:9092' },
+      settings: { pubsubBackend: 'kafka', kafkaBootstrapServers: 'kafka:9092', kafkaSecurityProtocol: 'PLAINTEXT' },
+    },
+  ];
+  for (const backend of backends) {
+    it(`merges the ${backend.name} snippet into a TrustGraph compose file on ${backend.name}: the agent added, on that backend`, async () => {
+      const trustgraph = ['services:', `  ${backend.service}:`, `    image: ${backend.image}`].join('\n');
+      const file = `${ROOT}.pulsar/trustgraph-${backend.service}-compose-${process.pid}.yaml`;
+      const { writeFile, rm } = await import('node:fs/promises');
+      await writeFile(file, trustgraph);
+      try {
+        type Service = { image?: string; environment?: Record<string, string>; depends_on?: Record<string, unknown> };
+        const snippet = `deploy/trustgraph-compose-${backend.service}-snippet.yml`;
+        const merged = parse(await compose(['-f', file, '-f', snippet, 'config'])) as { services: Record<string, Service> };
+        const agent = merged.services['agent-manager'];
+        expect(agent?.environment).toMatchObject(backend.environment);
+        expect(Object.keys(agent?.depends_on ?? {})).toEqual([backend.service]);
+        expect(merged.services[backend.service]?.image).toBe(backend.image);
+        // What the agent makes of that environment: the backend, on TrustGraph's broker service.
+        const { settings } = loadSettings([], agent?.environment ?? {});
+        expect(settings).toMatchObject(backend.settings);
+      } finally {
+        await rm(file, { force: true });
+      }
+    });
+  }
 
   describe('brought up with images built here', () => {
     let harness: AgentHarness | undefined;

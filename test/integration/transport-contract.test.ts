@@ -5,9 +5,11 @@
  */
 import { NativeTransport } from '../../src/bus/native-transport.js';
 import { inject } from 'vitest';
+import { KafkaTransport } from '../../src/bus/kafka-transport.js';
 import { RabbitMqTransport } from '../../src/bus/rabbitmq-transport.js';
 import { WebSocketTransport } from '../../src/bus/websocket-transport.js';
 import { TEST_RABBITMQ_MAX_MESSAGE_BYTES } from '../../dev/rabbitmq-broker.js';
+import { DEFAULT_KAFKA_MAX_MESSAGE_BYTES } from '../../src/bus/kafka-transport.js';
 import { brokerUrls, describeTransportContract } from '../support/transport-contract.js';
 import { pulsarClientModule, skippedTransports, testTransports } from '../support/transports.js';
 
@@ -85,6 +87,21 @@ if (rabbitmqUrl) {
   describeTransportContract('rabbitmq', () => {
     throw new Error('not run');
   }, { skip: inject('rabbitmqUnavailable') });
+}
+
+const kafkaBootstrapServers = inject('kafkaBootstrapServers');
+if (kafkaBootstrapServers) {
+  describeTransportContract('kafka', (logger) => new KafkaTransport({ brokers: [kafkaBootstrapServers], logger }), {
+    quietMs: 500,
+    keepsNonPersistent: true,
+    groupsSharePartitions: true,
+    frameLimitBytes: DEFAULT_KAFKA_MAX_MESSAGE_BYTES,
+    framePayloadBytes: { tooLarge: DEFAULT_KAFKA_MAX_MESSAGE_BYTES + 1, justUnder: DEFAULT_KAFKA_MAX_MESSAGE_BYTES - 1024 },
+  });
+} else {
+  describeTransportContract('kafka', () => {
+    throw new Error('not run');
+  }, { skip: inject('kafkaUnavailable') });
 }
 
 for (const { kind, reason } of skippedTransports()) {

@@ -123,9 +123,11 @@ describe("TrustGraph's agent command line", () => {
     expect(loadSettings([], {}).settings?.lokiEnabled).toBe(false);
   });
 
-  it('refuses --pubsub-backend kafka, saying what to do, takes rabbitmq with its options, and names the values it knows', () => {
-    expect(() => loadSettings(['--pubsub-backend', 'kafka'], {})).toThrow(SettingsError);
-    expect(() => loadSettings([], { PUBSUB_BACKEND: 'kafka' })).toThrow(/--pubsub-backend kafka \(PUBSUB_BACKEND\): tg-agent serves TrustGraph on Pulsar and RabbitMQ, not yet on Kafka.*keep TrustGraph's own agent-manager/);
+  it('takes kafka and rabbitmq with their options, refuses a Kafka security option it cannot honour, and names the values it knows', () => {
+    const kafka = loadSettings([], { PUBSUB_BACKEND: 'kafka', KAFKA_BOOTSTRAP_SERVERS: 'k1:9092,k2:9092', KAFKA_SECURITY_PROTOCOL: 'SASL_SSL', KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD: 'p' }).settings;
+    expect(kafka).toMatchObject({ pubsubBackend: 'kafka', kafkaBootstrapServers: 'k1:9092,k2:9092', kafkaSecurityProtocol: 'SASL_SSL', kafkaMaxMessageBytes: 1_000_000 });
+    expect(() => loadSettings(['--pubsub-backend', 'kafka', '--kafka-security-protocol', 'SASL_SSL'], {})).toThrow(SettingsError);
+    expect(() => loadSettings(['--pubsub-backend', 'kafka', '--kafka-sasl-mechanism', 'GSSAPI', '--kafka-security-protocol', 'SASL_PLAINTEXT'], {})).toThrow(/--kafka-sasl-mechanism GSSAPI: expected PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512/);
     const rabbit = loadSettings(['--pubsub-backend', 'rabbitmq', '--rabbitmq-host', 'mq', '--rabbitmq-port', '5673'], { RABBITMQ_VHOST: 'tg' }).settings;
     expect(rabbit).toMatchObject({ pubsubBackend: 'rabbitmq', rabbitmqHost: 'mq', rabbitmqPort: 5673, rabbitmqVhost: 'tg', rabbitmqUsername: 'guest' });
     expect(() => loadSettings(['--pubsub-backend', 'nats'], {})).toThrow(/--pubsub-backend \(PUBSUB_BACKEND\): .*"pulsar"\|"kafka"\|"rabbitmq"/);

@@ -6,7 +6,7 @@ import { afterEach } from 'vitest';
 import { startAgentHarness, type AgentHarness, type AgentHarnessOptions } from './agent-harness.js';
 
 /** Where a behaviour suite runs: the harness transport, and the broker's URL when it needs one. */
-export type HarnessTarget = Pick<AgentHarnessOptions, 'transport' | 'webSocketUrl' | 'rabbitmqUrl'>;
+export type HarnessTarget = Pick<AgentHarnessOptions, 'transport' | 'webSocketUrl' | 'rabbitmqUrl' | 'kafkaBootstrapServers'>;
 
 export function harnessPerTest(
   target: HarnessTarget,

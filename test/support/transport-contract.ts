@@ -60,6 +60,12 @@ export interface TransportContractOptions {
    * `request` topic's named queue), and requeues a nacked message there, as TrustGraph's RabbitMQ consumer does.
    */
   keepsNonPersistent?: boolean;
+  /**
+   * A subscription is a Kafka consumer group: its consumers share the topic's partitions, one reader each, and
+   * nothing refuses a second consumer. On TrustGraph's one-partition topics one consumer reads at a time and
+   * another takes over when it goes.
+   */
+  groupsSharePartitions?: boolean;
 }
 
 /**
@@ -297,53 +303,77 @@ export function describeTransportContract(
       await producer.close();
     });
 
-    contract('splits the messages of a Shared subscription between its consumers', async () => {
-      const topic = persistentTopic('ct-shared');
-      const subscription = uniqueName('sub');
-      const slowAck = async (m: IncomingMessage): Promise<void> => {
-        await sleep(20);
-        await m.ack();
-      };
-      const first = new Inbox(slowAck);
-      const second = new Inbox(slowAck);
-      await subscribeDurable(topic, subscription, first, { receiverQueueSize: 5 });
-      await subscribe(topic, subscription, second, { receiverQueueSize: 5 });
-      const producer = await createProducer(topic);
-      const sent = Array.from({ length: 40 }, (_, i) => `m${i}`);
-      for (const text of sent) await producer.send({ payload: Buffer.from(text) });
+    if (options.groupsSharePartitions) {
+      contract('gives each message of a Shared subscription to one of its consumers, and the partition to the other when its reader closes', async () => {
+        const topic = persistentTopic('ct-shared');
+        const subscription = uniqueName('sub');
+        const first = new Inbox(ack);
+        const second = new Inbox(ack);
+        const consumers = [await subscribeDurable(topic, subscription, first), await subscribe(topic, subscription, second)];
+        const producer = await createProducer(topic);
+        const sent = Array.from({ length: 20 }, (_, i) => `m${i}`);
+        for (const text of sent) await producer.send({ payload: Buffer.from(text) });
+        await vi.waitFor(() => expect(first.messages.length + second.messages.length).toBeGreaterThanOrEqual(sent.length), { timeout: timeoutMs, interval: 10 });
+        await sleep(quietMs);
+        expect([...first.texts(), ...second.texts()].sort()).toEqual([...sent].sort());
+        // One partition: one reader. It closes; the other takes the partition, from the committed offset.
+        const reader = first.messages.length > 0 ? 0 : 1;
+        const other = reader === 0 ? second : first;
+        await consumers[reader]!.close();
+        await producer.send({ payload: Buffer.from('after the handover') });
+        await vi.waitFor(() => expect(other.texts()).toContain('after the handover'), { timeout: timeoutMs, interval: 10 });
+        await sleep(quietMs);
+        expect(other.texts().filter((t) => t !== 'after the handover').every((t) => !(reader === 0 ? first : second).texts().includes(t))).toBe(true);
+      });
+    } else {
+      contract('splits the messages of a Shared subscription between its consumers', async () => {
+        const topic = persistentTopic('ct-shared');
+        const subscription = uniqueName('sub');
+        const slowAck = async (m: IncomingMessage): Promise<void> => {
+          await sleep(20);
+          await m.ack();
+        };
+        const first = new Inbox(slowAck);
+        const second = new Inbox(slowAck);
+        await subscribeDurable(topic, subscription, first, { receiverQueueSize: 5 });
+        await subscribe(topic, subscription, second, { receiverQueueSize: 5 });
+        const producer = await createProducer(topic);
+        const sent = Array.from({ length: 40 }, (_, i) => `m${i}`);
+        for (const text of sent) await producer.send({ payload: Buffer.from(text) });
 
-      await vi.waitFor(
-        () => expect(first.messages.length + second.messages.length).toBeGreaterThanOrEqual(sent.length),
-        { timeout: timeoutMs, interval: 10 },
-      );
-      await sleep(quietMs);
-      expect(first.messages.length).toBeGreaterThan(0);
-      expect(second.messages.length).toBeGreaterThan(0);
-      expect([...first.texts(), ...second.texts()].sort()).toEqual([...sent].sort());
-    });
+        await vi.waitFor(
+          () => expect(first.messages.length + second.messages.length).toBeGreaterThanOrEqual(sent.length),
+          { timeout: timeoutMs, interval: 10 },
+        );
+        await sleep(quietMs);
+        expect(first.messages.length).toBeGreaterThan(0);
+        expect(second.messages.length).toBeGreaterThan(0);
+        expect([...first.texts(), ...second.texts()].sort()).toEqual([...sent].sort());
+      });
 
-    contract('refuses a second consumer on an Exclusive subscription, and accepts one after the first closes', async () => {
-      const topic = nonPersistentTopic('ct-exclusive');
-      const subscription = uniqueName('sub');
-      const first = await subscribe(topic, subscription, new Inbox(ack), { subscriptionType: 'Exclusive' });
+      contract('refuses a second consumer on an Exclusive subscription, and accepts one after the first closes', async () => {
+        const topic = nonPersistentTopic('ct-exclusive');
+        const subscription = uniqueName('sub');
+        const first = await subscribe(topic, subscription, new Inbox(ack), { subscriptionType: 'Exclusive' });
 
-      const refused = await subscribe(topic, subscription, new Inbox(ack), { subscriptionType: 'Exclusive' }).then(
-        () => undefined,
-        (err: unknown) => err,
-      );
-      expect(refused).toBeInstanceOf(ConnectError);
-      expect((refused as ConnectError).status ?? 409).toBe(409);
+        const refused = await subscribe(topic, subscription, new Inbox(ack), { subscriptionType: 'Exclusive' }).then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+        expect(refused).toBeInstanceOf(ConnectError);
+        expect((refused as ConnectError).status ?? 409).toBe(409);
 
-      await first.close();
-      // The broker drops the emptied subscription only after answering the close; subscribing under its name
-      // before then would join the subscription being dropped and receive nothing (docs/reliability.md).
-      if (options.webServiceUrl !== undefined) await untilSubscriptionGone(options.webServiceUrl, topic, subscription);
-      const inbox = new Inbox(ack);
-      await subscribe(topic, subscription, inbox, { subscriptionType: 'Exclusive' });
-      const producer = await createProducer(topic);
-      await producer.send({ payload: Buffer.from('to the new owner') });
-      await inbox.waitFor(1, timeoutMs);
-    });
+        await first.close();
+        // The broker drops the emptied subscription only after answering the close; subscribing under its name
+        // before then would join the subscription being dropped and receive nothing (docs/reliability.md).
+        if (options.webServiceUrl !== undefined) await untilSubscriptionGone(options.webServiceUrl, topic, subscription);
+        const inbox = new Inbox(ack);
+        await subscribe(topic, subscription, inbox, { subscriptionType: 'Exclusive' });
+        const producer = await createProducer(topic);
+        await producer.send({ payload: Buffer.from('to the new owner') });
+        await inbox.waitFor(1, timeoutMs);
+      });
+    }
 
     contract('does not deliver an acknowledged message again, but does deliver an unacknowledged one', async () => {
       const topic = persistentTopic('ct-ack');

@@ -1,6 +1,7 @@
 /** The transports of a harness: the stand-ins' (and gateway's) and the agent's own, on the broker or in memory. */
 import type { Logger } from 'pino';
 import { MemoryTransport } from '../../../src/bus/memory-transport.js';
+import { KafkaTransport } from '../../../src/bus/kafka-transport.js';
 import { RabbitMqTransport } from '../../../src/bus/rabbitmq-transport.js';
 import { TEST_RABBITMQ_MAX_MESSAGE_BYTES } from '../../../dev/rabbitmq-broker.js';
 import type { Transport } from '../../../src/bus/transport.js';
@@ -20,6 +21,14 @@ export function harnessTransports(kind: HarnessTransport, options: AgentHarnessO
     return {
       standIns: new RabbitMqTransport({ url, logger: logger.child({ side: 'stand-ins' }), maxMessageBytes: TEST_RABBITMQ_MAX_MESSAGE_BYTES }),
       agent: new RabbitMqTransport({ url, logger: logger.child({ side: 'agent' }), maxMessageBytes: TEST_RABBITMQ_MAX_MESSAGE_BYTES }),
+    };
+  }
+  if (kind === 'kafka') {
+    if (!options.kafkaBootstrapServers) throw new Error('the kafka harness needs kafkaBootstrapServers');
+    const brokers = [options.kafkaBootstrapServers];
+    return {
+      standIns: new KafkaTransport({ brokers, clientId: 'stand-ins', logger: logger.child({ side: 'stand-ins' }) }),
+      agent: new KafkaTransport({ brokers, logger: logger.child({ side: 'agent' }) }),
     };
   }
   if (kind === 'websocket' && !options.webSocketUrl) throw new Error('the websocket harness needs webSocketUrl');

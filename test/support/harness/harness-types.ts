@@ -56,7 +56,7 @@ export interface FlowBehaviour {
  * in-process MemoryTransport shared by the agent, the stand-ins and the gateway (`memory`: no broker, for the
  * unit project).
  */
-export type HarnessTransport = TransportKind | 'memory' | 'rabbitmq';
+export type HarnessTransport = TransportKind | 'memory' | 'rabbitmq' | 'kafka';
 
 export interface AgentHarnessOptions extends FlowBehaviour {
   /** The broker's WebSocket URL; needed for the `websocket` transport only. */
@@ -65,6 +65,8 @@ export interface AgentHarnessOptions extends FlowBehaviour {
   serviceUrl?: string;
   /** The RabbitMQ broker's AMQP URL; needed for the `rabbitmq` transport only. */
   rabbitmqUrl?: string;
+  /** The Kafka broker's `host:port`; needed for the `kafka` transport only. */
+  kafkaBootstrapServers?: string;
   /** The transport of the agent, the stand-ins and the gateway. Default websocket. */
   transport?: HarnessTransport;
   /** Default: a fresh `ws-<random>`. */

@@ -1,0 +1,44 @@
+/**
+ * What one consumer has taken from one Kafka partition, for committing offsets in order.
+ *
+ * Kafka keeps one offset per partition and group, not an acknowledgement per message, while our handlers
+ * finish messages in any order. So the offset committed is that of the oldest message not yet acknowledged
+ * (or the one after the newest, when all are): nothing unfinished is ever committed past, and a message is
+ * read again only if the process goes before finishing it.
+ *
+ * When the client fetches again from the committed offset (after it restarts a consumer that failed, say),
+ * what this process already holds or has finished is not handed out a second time.
+ */
+export class PartitionOffsets {
+  private readonly unfinished = new Set<number>();
+  private newest = -1;
+  private committed = -1;
+
+  /** True when `offset` is new to this process: it is now held until `finish`. */
+  take(offset: number): boolean {
+    if (offset <= this.newest) return false;
+    this.newest = offset;
+    this.unfinished.add(offset);
+    return true;
+  }
+
+  finish(offset: number): void {
+    this.unfinished.delete(offset);
+  }
+
+  get held(): number {
+    return this.unfinished.size;
+  }
+
+  /** The offset to commit now (the next one this group should read), or undefined when it is already committed. */
+  toCommit(): number | undefined {
+    if (this.newest < 0) return undefined;
+    let next = this.newest + 1;
+    for (const offset of this.unfinished) if (offset < next) next = offset;
+    return next > this.committed ? next : undefined;
+  }
+
+  committedUpTo(offset: number): void {
+    if (offset > this.committed) this.committed = offset;
+  }
+}

@@ -1,0 +1,209 @@
+/**
+ * One subscription on Kafka: a `kafkajs` consumer in the subscription's consumer group (kafka-topology.ts),
+ * handing each message to the handler as it comes, without waiting for the one before, as on Pulsar.
+ *
+ * - Offsets are committed as messages are acknowledged, in order per partition (kafka-offsets.ts), never
+ *   automatically: an unfinished message is read again by whoever holds its partition next.
+ * - A negative acknowledgement hands the same message to the handler again after the redelivery delay: Kafka
+ *   has no per-message redelivery, and TrustGraph's own consumer would never see it again before a restart.
+ * - At `receiverQueueSize` unfinished messages the topic is paused, and resumed below it (flow control).
+ * - The subscription is ready once its group is joined and a first fetch has fixed where it reads from: a
+ *   group that starts at the latest offset would otherwise miss what is published in the meantime.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Consumer as KafkaConsumer, Kafka, KafkaMessage } from 'kafkajs';
+import type { Logger } from 'pino';
+import { deliver } from './deliver.js';
+import { roundRobinAssigner } from './kafka-assigner.js';
+import { PartitionOffsets } from './kafka-offsets.js';
+import type { KafkaGroup, KafkaTopic } from './kafka-topology.js';
+import type { IncomingMessage, SubscribeOptions } from './transport.js';
+
+/** What the subscription tells its transport about the state of its link to the broker. */
+export interface SubscriptionLink {
+  up(key: string): void;
+  down(key: string, detail: string): void;
+}
+
+/** A partition's offset, as kafkajs writes offsets (decimal strings). */
+export interface PartitionOffset {
+  partition: number;
+  offset: string;
+}
+
+export class KafkaSubscription {
+  readonly key = `consumer:${randomUUID()}`;
+  private readonly consumer: KafkaConsumer;
+  private readonly partitions = new Map<number, PartitionOffsets>();
+  private paused = false;
+  private closed = false;
+  private committing: Promise<void> | undefined;
+  private commitAgain = false;
+  private messageIds = 0;
+
+  constructor(
+    kafka: Kafka,
+    private readonly options: SubscribeOptions,
+    private readonly where: KafkaTopic,
+    readonly group: KafkaGroup,
+    private readonly link: SubscriptionLink,
+    private readonly logger: Logger,
+  ) {
+    this.consumer = kafka.consumer({
+      groupId: group.groupId,
+      partitionAssigners: [roundRobinAssigner],
+      // TrustGraph's consumer settings: a member gone for 6 s loses its partitions.
+      sessionTimeout: 6000,
+      heartbeatInterval: 1000,
+      maxWaitTimeInMs: 500,
+      allowAutoTopicCreation: false,
+      retry: { initialRetryTime: 100, maxRetryTime: 2000, retries: 5, restartOnFailure: async () => !this.closed },
+    });
+  }
+
+  /**
+   * Joins the group, within `timeoutMs`. `placement`: where a group that has never committed starts; the
+   * consumer seeks there as it joins, before its first fetch, and commits it once it runs (kafkajs drops a
+   * commit made before), so the group keeps that place even if it closes before reading anything.
+   */
+  async start(timeoutMs: number, placement: PartitionOffset[] = []): Promise<void> {
+    const { consumer } = this;
+    let joined = false;
+    consumer.on(consumer.events.GROUP_JOIN, () => {
+      if (!joined) for (const { partition, offset } of placement) consumer.seek({ topic: this.where.name, partition, offset });
+      joined = true;
+      this.link.up(this.key);
+    });
+    consumer.on(consumer.events.CRASH, (event) => {
+      const detail = `Kafka consumer of ${this.where.name} (group ${this.group.groupId}) failed: ${event.payload.error.message}`;
+      if (!this.closed) this.link.down(this.key, detail);
+    });
+    const started = (async () => {
+      await consumer.connect();
+      await consumer.subscribe({ topic: this.where.name, fromBeginning: this.group.fromBeginning });
+      // Resolves once the group is joined and the consumer runs.
+      await consumer.run({
+        autoCommit: false,
+        eachMessage: async ({ partition, message }) => this.received(partition, message),
+      });
+      await this.commitPlacement(placement);
+    })();
+    // Past the timeout the caller has its error; a later failure has nobody to tell.
+    started.catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`the consumer group ${this.group.groupId} of ${this.where.name} was not joined within ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      await Promise.race([started, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async commitPlacement(placement: PartitionOffset[]): Promise<void> {
+    if (placement.length === 0) return;
+    const offsets = placement.map(({ partition, offset }) => ({ topic: this.where.name, partition, offset }));
+    return this.consumer.commitOffsets(offsets).catch((err: unknown) => this.logger.debug({ err, topic: this.where.name }, 'Kafka group placement not committed'));
+  }
+
+  async close(deleteGroup: (groupId: string) => Promise<void>, unsubscribe: boolean): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.committing?.catch(() => undefined);
+    await this.consumer.disconnect().catch((err: unknown) => this.logger.debug({ err }, 'Kafka consumer disconnect failed'));
+    if (this.group.private || unsubscribe) await deleteGroup(this.group.groupId);
+  }
+
+  private received(partition: number, message: KafkaMessage): void {
+    if (this.closed) return;
+    let offsets = this.partitions.get(partition);
+    if (!offsets) this.partitions.set(partition, (offsets = new PartitionOffsets()));
+    const offset = Number(message.offset);
+    if (!offsets.take(offset)) return;
+    this.hand(this.incoming(partition, offset, message, 0));
+    this.flowControl();
+  }
+
+  private hand(message: IncomingMessage): void {
+    deliver(this.options.handler, message, this.logger, { topic: this.options.topic, subscription: this.options.subscription });
+  }
+
+  private incoming(partition: number, offset: number, raw: KafkaMessage, redeliveryCount: number): IncomingMessage {
+    let settled = false;
+    const delayMs = this.options.negativeAckRedeliveryDelayMs ?? 1000;
+    return {
+      messageId: `${this.where.name}:${partition}:${offset}:${++this.messageIds}`,
+      topic: this.options.topic,
+      payload: raw.value ?? Buffer.alloc(0),
+      properties: stringHeaders(raw.headers),
+      redeliveryCount,
+      ack: async () => {
+        if (settled) return;
+        settled = true;
+        this.partitions.get(partition)?.finish(offset);
+        this.flowControl();
+        this.commit();
+      },
+      nack: async () => {
+        if (settled) return;
+        settled = true;
+        setTimeout(() => {
+          if (!this.closed) this.hand(this.incoming(partition, offset, raw, redeliveryCount + 1));
+        }, delayMs).unref();
+      },
+    };
+  }
+
+  private flowControl(): void {
+    const limit = this.options.receiverQueueSize ?? 1000;
+    let held = 0;
+    for (const offsets of this.partitions.values()) held += offsets.held;
+    const topics = [{ topic: this.where.name }];
+    if (!this.paused && held >= limit) {
+      this.paused = true;
+      this.consumer.pause(topics);
+    } else if (this.paused && held < limit) {
+      this.paused = false;
+      this.consumer.resume(topics);
+    }
+  }
+
+  /** Commits what can be committed; one commit at a time, and one more if anything was finished meanwhile. */
+  private commit(): void {
+    if (this.committing) {
+      this.commitAgain = true;
+      return;
+    }
+    const due: { topic: string; partition: number; offset: string }[] = [];
+    for (const [partition, offsets] of this.partitions) {
+      const offset = offsets.toCommit();
+      if (offset !== undefined) due.push({ topic: this.where.name, partition, offset: String(offset) });
+    }
+    if (due.length === 0 || this.closed) return;
+    this.committing = this.consumer
+      .commitOffsets(due)
+      .then(() => {
+        for (const { partition, offset } of due) this.partitions.get(partition)?.committedUpTo(Number(offset));
+      })
+      // A partition given to another member meanwhile is not ours to commit; it reads from the last commit.
+      .catch((err: unknown) => this.logger.debug({ err, topic: this.where.name }, 'Kafka offset commit failed'))
+      .finally(() => {
+        this.committing = undefined;
+        if (this.commitAgain) {
+          this.commitAgain = false;
+          this.commit();
+        }
+      });
+  }
+}
+
+/** Kafka headers as TrustGraph's properties: strings. */
+function stringHeaders(headers: KafkaMessage['headers']): Record<string, string> {
+  const properties: Record<string, string> = {};
+  for (const [key, value] of Object.entries(headers ?? {})) {
+    const first = Array.isArray(value) ? value[0] : value;
+    if (first !== undefined) properties[key] = Buffer.isBuffer(first) ? first.toString('utf8') : String(first);
+  }
+  return properties;
+}

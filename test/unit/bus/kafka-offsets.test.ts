@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { PartitionOffsets } from '../../../src/bus/kafka-offsets.js';
+
+describe('offsets committed in order on a Kafka partition', () => {
+  it('commits nothing before anything was taken', () => {
+    expect(new PartitionOffsets().toCommit()).toBeUndefined();
+  });
+
+  it('never commits past a message not yet finished, whatever order the others finish in', () => {
+    const offsets = new PartitionOffsets();
+    for (const offset of [10, 11, 12, 13]) expect(offsets.take(offset)).toBe(true);
+    offsets.finish(12);
+    offsets.finish(13);
+    expect(offsets.toCommit()).toBe(10);
+    offsets.finish(10);
+    expect(offsets.toCommit()).toBe(11);
+    offsets.finish(11);
+    expect(offsets.toCommit()).toBe(14);
+    expect(offsets.held).toBe(0);
+  });
+
+  it('commits each point once', () => {
+    const offsets = new PartitionOffsets();
+    offsets.take(0);
+    offsets.finish(0);
+    expect(offsets.toCommit()).toBe(1);
+    offsets.committedUpTo(1);
+    expect(offsets.toCommit()).toBeUndefined();
+  });
+
+  it('does not hand out again what this process holds or has finished, when the client fetches from the last commit', () => {
+    const offsets = new PartitionOffsets();
+    offsets.take(5);
+    offsets.take(6);
+    offsets.finish(5);
+    expect(offsets.take(5)).toBe(false);
+    expect(offsets.take(6)).toBe(false);
+    expect(offsets.take(7)).toBe(true);
+    expect(offsets.held).toBe(2);
+  });
+});
