@@ -29,12 +29,15 @@
  * leaves out every fifth reply for 20 s), burst-1000 (1000 conversations at once beside the others), agent-kill
  * (SIGKILL one replica, its peer runs on), agent-stop-30s (SIGSTOP one replica for 30 s).
  *
- * Flags: --faults <list>  --transports websocket,native  --in-flight 16  --after 20 (s)  --timeout 60 (s)
+ * `--transports kafka` runs the same on TrustGraph's Kafka backend, on a Kafka node of its own (dev/kafka-broker.ts).
+ *
+ * Flags: --faults <list>  --transports websocket,native,kafka  --in-flight 16  --after 20 (s)  --timeout 60 (s)
  *        --max-load 1.5  --json <file>  --keep-logs
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startKafka } from '../dev/kafka-broker.js';
 import { startRestartableBroker, type RestartableBroker } from '../dev/restartable-broker.js';
 import { startReplicas, type AgentProcess } from './support/agent-process.js';
 import { buildAgent, type AgentBuild } from './support/build.js';
@@ -43,7 +46,7 @@ import { loadAverage, waitForLowLoad } from './support/proc.js';
 import { header, log, withCleanup, writeJson } from './support/run.js';
 import { benchFlags, commonOptions } from './support/options.js';
 import { ms, numberFlag, sleep, table } from './support/stats.js';
-import { availableTransports, createBenchTransport, type BenchTransportKind } from './support/transport.js';
+import { availableTransports, createBenchTransport, type BenchBrokerAddress, type BenchTransportKind } from './support/transport.js';
 import { startWorkload, type Workload } from './support/workload.js';
 
 const flags = benchFlags(import.meta.url);
@@ -56,8 +59,11 @@ const LATE_DUPLICATE_WAIT_MS = 3000;
 const REPLICAS = 2;
 const AGENT_ARGS = ['--service-timeouts', 'mcp-tool=10,prompt=10'];
 
+/** The broker of one transport, as the faults use it. */
+type FaultBroker = BenchBrokerAddress & Pick<RestartableBroker, 'crash' | 'stop' | 'start'>;
+
 interface FaultContext {
-  readonly broker: RestartableBroker;
+  readonly broker: FaultBroker;
   readonly agents: readonly AgentProcess[];
   readonly workload: Workload;
   readonly gateway: FaultGateway;
@@ -132,7 +138,7 @@ interface FaultResult {
   lostIds: string[];
 }
 
-async function runFault(build: AgentBuild, broker: RestartableBroker, kind: BenchTransportKind, fault: Fault, logDir: string): Promise<FaultResult> {
+async function runFault(build: AgentBuild, broker: FaultBroker, kind: BenchTransportKind, fault: Fault, logDir: string): Promise<FaultResult> {
   const transport = await createBenchTransport(kind, broker);
   const workload = await startWorkload({ transport });
   const gateway = await FaultGateway.start(transport, workload.topics);
@@ -171,6 +177,21 @@ async function runFault(build: AgentBuild, broker: RestartableBroker, kind: Benc
     await workload.stop();
     await transport.close();
   }
+}
+
+/** A dedicated Kafka node (dev/kafka-broker.ts) that the broker faults kill and start again, its data kept. */
+async function startFaultKafka(defer: (cleanup: () => Promise<void>) => void): Promise<FaultBroker> {
+  log('starting a dedicated Kafka broker ...');
+  const kafka = await startKafka();
+  defer(() => kafka.stop());
+  return {
+    webSocketUrl: '',
+    serviceUrl: '',
+    kafkaBootstrapServers: kafka.bootstrapServers,
+    crash: () => kafka.kill('SIGKILL'),
+    stop: () => kafka.kill('SIGTERM'),
+    start: () => kafka.start(),
+  };
 }
 
 /** Every conversation counted once; see the header for the classes. */
@@ -258,21 +279,22 @@ await withCleanup(async (defer) => {
   if (!KEEP_LOGS) defer(() => rmSync(logDir, { recursive: true, force: true }));
   const build = await buildAgent(log);
   defer(() => build.remove());
+  const kinds = TRANSPORTS_FLAG ?? (await availableTransports());
   log('starting a dedicated Pulsar broker ...');
-  const broker = await startRestartableBroker();
-  defer(() => broker.close());
+  const pulsar = await startRestartableBroker();
+  defer(() => pulsar.close());
+  const kafka = kinds.includes('kafka') ? await startFaultKafka(defer) : undefined;
   const chosen = flags.get('faults')?.split(',').filter(Boolean);
   const unknown = (chosen ?? []).filter((name) => !FAULTS.some((f) => f.name === name));
   if (unknown.length > 0) throw new Error(`unknown fault(s) ${unknown.join(', ')}; known: ${FAULTS.map((f) => f.name).join(', ')}`);
   const faults = chosen ? FAULTS.filter((f) => chosen.includes(f.name)) : FAULTS;
-  const kinds = TRANSPORTS_FLAG ?? (await availableTransports());
   const results: FaultResult[] = [];
-  for (const fault of faults) for (const kind of kinds) results.push(await runFault(build, broker, kind, fault, logDir));
+  for (const fault of faults) for (const kind of kinds) results.push(await runFault(build, kind === 'kafka' ? kafka! : pulsar, kind, fault, logDir));
 
   console.log(
     header('tg-agent fault benchmark', undefined, [
       `load average before the run: ${loadAtStart}, at the end: ${loadAverage()}`,
-      `a dedicated Pulsar standalone, fresh metadata at every start; ${REPLICAS} agent replicas (${AGENT_ARGS.join(' ')}); the gateway keeps ${IN_FLIGHT} conversations in flight, each waiting at most ${TIMEOUT_S} s; the fault 5 s in, ${AFTER_S} s more after its end`,
+      `a dedicated Pulsar standalone, fresh metadata at every start (Kafka: one KRaft node, its data kept across a restart); ${REPLICAS} agent replicas (${AGENT_ARGS.join(' ')}); the gateway keeps ${IN_FLIGHT} conversations in flight, each waiting at most ${TIMEOUT_S} s; the fault 5 s in, ${AFTER_S} s more after its end`,
       'times from the fault\'s end; "lost" split as agent ended / midway / never seen by an agent (see bench/faults.ts)',
     ]),
   );

@@ -8,7 +8,8 @@
  * Its settings are those of a one-node cluster (replication factor 1), with no rebalance delay for a new
  * consumer group, so that tests need not wait three seconds for each.
  *
- * `restart()` stops the node and starts it again on the same ports and data (the broker-restart fault).
+ * `kill()` and `start()` stop the node and start it again on the same ports and data (the broker faults of
+ * `npm run bench:faults`).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -30,8 +31,10 @@ export interface KafkaHandle {
   /** `127.0.0.1:<port>`, as `--kafka-bootstrap-servers` takes it. */
   readonly bootstrapServers: string;
   readonly description: string;
-  /** Stops the node and starts it again on the same ports and data; only for a node this process started. */
-  restart(downMs?: number): Promise<void>;
+  /** Stops the node (SIGKILL: a crash; SIGTERM: a clean stop) until `start()`; only for a node this process started. */
+  kill(signal: 'SIGKILL' | 'SIGTERM'): Promise<void>;
+  /** Starts a killed node again on the same ports and data; resolves once it listens. */
+  start(): Promise<void>;
   /** Stops the node if this process started it. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -56,8 +59,8 @@ export function kafkaUnavailable(): string | undefined {
 export async function startKafka(): Promise<KafkaHandle> {
   const given = process.env.KAFKA_BOOTSTRAP_SERVERS?.trim();
   if (given) {
-    const noRestart = async () => Promise.reject(new KafkaUnavailableError('a cluster given with KAFKA_BOOTSTRAP_SERVERS is not restarted here'));
-    return { bootstrapServers: given, description: `Kafka at ${given}`, restart: noRestart, stop: async () => undefined };
+    const notHere = async () => Promise.reject(new KafkaUnavailableError('a cluster given with KAFKA_BOOTSTRAP_SERVERS is not stopped or started here'));
+    return { bootstrapServers: given, description: `Kafka at ${given}`, kill: notHere, start: notHere, stop: async () => undefined };
   }
   const missing = kafkaUnavailable();
   if (missing) throw new KafkaUnavailableError(missing);
@@ -97,11 +100,16 @@ export async function startKafka(): Promise<KafkaHandle> {
   return {
     bootstrapServers: `127.0.0.1:${port}`,
     description: `Kafka (KRaft, Maven Central jars) on 127.0.0.1:${port}`,
-    restart: async (downMs = 0) => {
-      if (child) await ended(child, 30_000);
-      await new Promise((resolve) => setTimeout(resolve, downMs));
-      await launch();
+    kill: async (signal) => {
+      if (!child) return;
+      if (signal === 'SIGTERM') return ended(child, 30_000);
+      const gone = child;
+      if (gone.exitCode !== null || gone.signalCode !== null) return;
+      const exited = new Promise<void>((resolve) => gone.once('exit', () => resolve()));
+      gone.kill('SIGKILL');
+      await exited;
     },
+    start: launch,
     stop,
   };
 }

@@ -13,7 +13,7 @@ import type { AgentBuild } from './build.js';
 import { freePort } from './broker.js';
 import { processMemory, type ProcessMemory } from './proc.js';
 import { sleep } from './stats.js';
-import type { BenchTransportKind } from './transport.js';
+import type { BenchBrokerAddress, BenchTransportKind } from './transport.js';
 
 export interface AgentProcessOptions {
   build: AgentBuild;
@@ -31,6 +31,8 @@ export interface AgentProcessOptions {
   /** `--transport` of the agent (default websocket), and the broker's binary protocol URL for native. */
   transport?: BenchTransportKind;
   serviceUrl?: string;
+  /** With transport `kafka`: the broker, `host:port`. */
+  kafkaBootstrapServers?: string;
   /** Run the agent on these CPUs only (a taskset list, e.g. "0"; see reserveCpusForAgent). */
   cpus?: string;
 }
@@ -57,11 +59,9 @@ export class AgentProcess {
       '--import',
       options.build.probe,
       options.build.main,
-      '--pulsar-ws-url',
-      options.webSocketUrl,
-      '--transport',
-      options.transport ?? 'websocket',
-      ...(options.serviceUrl ? ['--pulsar-host', options.serviceUrl] : []),
+      ...(options.transport === 'kafka'
+        ? ['--pubsub-backend', 'kafka', '--kafka-bootstrap-servers', options.kafkaBootstrapServers ?? '']
+        : ['--pulsar-ws-url', options.webSocketUrl, '--transport', options.transport ?? 'websocket', ...(options.serviceUrl ? ['--pulsar-host', options.serviceUrl] : [])]),
       '--concurrency',
       String(options.concurrency),
       '--metrics-port',
@@ -181,8 +181,8 @@ export class AgentProcess {
   }
 }
 
-export interface ReplicaOptions extends Omit<AgentProcessOptions, 'webSocketUrl' | 'serviceUrl' | 'transport' | 'logFile'> {
-  broker: { webSocketUrl: string; serviceUrl: string };
+export interface ReplicaOptions extends Omit<AgentProcessOptions, 'webSocketUrl' | 'serviceUrl' | 'kafkaBootstrapServers' | 'transport' | 'logFile'> {
+  broker: BenchBrokerAddress;
   transport: BenchTransportKind;
   /** The log file of replica `i`. */
   logFile: (i: number) => string;
@@ -195,7 +195,8 @@ export interface ReplicaOptions extends Omit<AgentProcessOptions, 'webSocketUrl'
 export async function startReplicas(count: number, options: ReplicaOptions, into: AgentProcess[]): Promise<void> {
   const { broker, logFile, ...rest } = options;
   for (let i = 0; i < count; i++) {
-    into.push(await AgentProcess.start({ ...rest, webSocketUrl: broker.webSocketUrl, serviceUrl: broker.serviceUrl, logFile: logFile(i) }));
+    const kafka = broker.kafkaBootstrapServers ? { kafkaBootstrapServers: broker.kafkaBootstrapServers } : {};
+    into.push(await AgentProcess.start({ ...rest, webSocketUrl: broker.webSocketUrl, serviceUrl: broker.serviceUrl, ...kafka, logFile: logFile(i) }));
   }
   await Promise.all(into.map((agent) => agent.waitReady()));
 }

@@ -3,12 +3,21 @@
  * Benchmarks compare them side by side, every process of one run (agent, stand-ins, gateway, echo) on the
  * same transport, as in a deployment where everything speaks one protocol.
  */
+import { KafkaTransport } from '../../src/bus/kafka-transport.js';
 import { NativeTransport } from '../../src/bus/native-transport.js';
 import { loadPulsarClient } from '../../src/bus/pulsar-client-module.js';
 import type { Transport } from '../../src/bus/transport.js';
 import { WebSocketTransport } from '../../src/bus/websocket-transport.js';
 
-export type BenchTransportKind = 'websocket' | 'native';
+/** `kafka`: TrustGraph's Kafka backend, on a broker of its own (only when asked for with `--transports`). */
+export type BenchTransportKind = 'websocket' | 'native' | 'kafka';
+
+/** Where a benchmark's processes connect: the Pulsar broker's URLs, and the Kafka broker's when there is one. */
+export interface BenchBrokerAddress {
+  webSocketUrl: string;
+  serviceUrl: string;
+  kafkaBootstrapServers?: string;
+}
 
 /** WebSocket, plus native when the binding loads. */
 export async function availableTransports(): Promise<BenchTransportKind[]> {
@@ -20,10 +29,11 @@ export async function availableTransports(): Promise<BenchTransportKind[]> {
   }
 }
 
-export async function createBenchTransport(
-  kind: BenchTransportKind,
-  broker: { webSocketUrl: string; serviceUrl: string },
-): Promise<Transport> {
+export async function createBenchTransport(kind: BenchTransportKind, broker: BenchBrokerAddress): Promise<Transport> {
+  if (kind === 'kafka') {
+    if (!broker.kafkaBootstrapServers) throw new Error('the kafka transport needs a Kafka broker');
+    return new KafkaTransport({ brokers: [broker.kafkaBootstrapServers] });
+  }
   if (kind === 'native') return NativeTransport.create({ serviceUrl: broker.serviceUrl });
   return new WebSocketTransport({ url: broker.webSocketUrl });
 }

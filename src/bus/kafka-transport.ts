@@ -65,6 +65,8 @@ export class KafkaTransport implements Transport {
   private readonly connecting: Promise<void>;
   private established = false;
   private closed = false;
+  /** A probe is waiting for its answer (kafkajs retries a request itself; probes must not pile up). */
+  private probing = false;
 
   constructor(private readonly options: KafkaTransportOptions) {
     this.logger = options.logger ?? pino({ level: 'silent' });
@@ -194,11 +196,11 @@ export class KafkaTransport implements Transport {
 
   /** The probe: the cluster's metadata, within 3 s. */
   private async checkCluster(): Promise<void> {
-    if (this.closed || this.down.has(PRODUCER)) return;
-    const answered = await Promise.race([
-      this.admin.describeCluster().then(() => true, () => false),
-      new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 3000).unref()),
-    ]);
+    if (this.closed || this.probing || this.down.has(PRODUCER)) return;
+    this.probing = true;
+    const asked = this.admin.describeCluster().then(() => true, () => false);
+    void asked.finally(() => (this.probing = false));
+    const answered = await Promise.race([asked, new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 3000).unref())]);
     if (this.closed) return;
     if (answered) this.link.up(PROBE);
     else this.link.down(PROBE, `Kafka at ${this.options.brokers.join(',')} does not answer`);

@@ -110,12 +110,16 @@ export class RabbitMqTransport implements Transport {
       closed: false,
     };
     const model = await this.connected();
+    // Listed before it consumes: a connection lost meanwhile attaches it again with the others.
+    this.subscriptions.add(subscription);
     try {
       await this.consume(model, subscription);
     } catch (err) {
+      this.subscriptions.delete(subscription);
+      subscription.closed = true;
+      await subscription.channel?.close().catch(() => undefined);
       throw new ConnectError(`cannot subscribe to ${options.topic} as ${options.subscription}: ${errorMessage(err)}`, this.url.replace(/\/\/[^@]*@/, '//'), /ACCESS[-_]REFUSED|RESOURCE[-_]LOCKED|403|405/.test(errorMessage(err)) ? 409 : undefined, { cause: err });
     }
-    this.subscriptions.add(subscription);
     return {
       topic: options.topic,
       subscription: options.subscription,
