@@ -10,6 +10,7 @@
  */
 import type { Logger } from 'pino';
 import { errorMessage } from '../errors/error-text.js';
+import { fetchTopicStats } from './topic-stats.js';
 import { topicAdminUrl } from './topics.js';
 
 export interface SubscriberPresenceOptions {
@@ -47,16 +48,14 @@ export class SubscriberPresence implements SubscriberCheck {
   }
 
   private async look(topic: string, deadline: number): Promise<Look> {
-    const url = `${topicAdminUrl(this.options.adminUrl, topic)}/stats`;
+    const { adminUrl, token } = this.options;
+    const url = `${topicAdminUrl(adminUrl, topic)}/stats`;
     try {
-      const response = await fetch(url, {
-        headers: this.options.token ? { Authorization: `Bearer ${this.options.token}` } : {},
-        signal: AbortSignal.timeout(Math.round(Math.max(100, Math.min(5_000, deadline - performance.now())))),
-      });
-      if (response.status === 401 || response.status === 403) throw new Error(`HTTP ${response.status} from ${url}`);
+      const answer = await fetchTopicStats({ adminUrl, token, topic, timeoutMs: Math.max(100, Math.min(5_000, deadline - performance.now())) });
+      if (answer.status === 401 || answer.status === 403) throw new Error(`HTTP ${answer.status} from ${answer.url}`);
       // Not found and the like: nobody has the topic open again yet (a fresh broker, or the namespace not back).
-      if (!response.ok) return 'absent';
-      const stats = (await response.json()) as { subscriptions?: Record<string, { consumers?: { availablePermits?: number }[] }> };
+      const stats = answer.stats;
+      if (!stats) return 'absent';
       // A consumer without flow permits yet (they follow its subscribe) would have the message dropped too.
       const subscribed = Object.values(stats.subscriptions ?? {}).some((s) => (s.consumers ?? []).some((c) => (c.availablePermits ?? 1) > 0));
       this.lastProblem = undefined;

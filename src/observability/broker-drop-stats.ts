@@ -7,6 +7,7 @@
  * kind and never affects the agent.
  */
 import type { Logger } from 'pino';
+import { fetchTopicStats } from '../bus/topic-stats.js';
 import { topicAdminUrl } from '../bus/topics.js';
 import { errorMessage } from '../errors/error-text.js';
 
@@ -59,15 +60,12 @@ export class BrokerDropStats {
   }
 
   private async dropRate(watched: WatchedSubscription): Promise<number | undefined> {
-    const url = `${topicAdminUrl(this.options.adminUrl, watched.topic)}/stats`;
+    const { adminUrl, token } = this.options;
+    const url = `${topicAdminUrl(adminUrl, watched.topic)}/stats`;
     try {
-      const response = await fetch(url, {
-        headers: this.options.token ? { Authorization: `Bearer ${this.options.token}` } : {},
-        signal: AbortSignal.timeout(Math.min(10_000, this.options.intervalMs)),
-      });
-      if (!response.ok) throw new Error(`HTTP ${response.status} from ${url}`);
-      const stats = (await response.json()) as { subscriptions?: Record<string, { msgDropRate?: unknown }> };
-      const rate = stats.subscriptions?.[watched.subscription]?.msgDropRate;
+      const answer = await fetchTopicStats({ adminUrl, token, topic: watched.topic, timeoutMs: Math.min(10_000, this.options.intervalMs) });
+      if (!answer.stats) throw new Error(`HTTP ${answer.status} from ${answer.url}`);
+      const rate = answer.stats.subscriptions?.[watched.subscription]?.msgDropRate;
       this.lastProblem = undefined;
       return typeof rate === 'number' && Number.isFinite(rate) ? rate : 0;
     } catch (error) {
