@@ -188,9 +188,12 @@ export function supervisorFanInSuite(target: HarnessTarget): void {
       const results = synthesis[0]!.terms.results as { goal: string; result: string }[];
       expect(results.map((r) => r.goal).sort()).toEqual([...GOALS].sort());
       for (const r of results) expect(r.result).toMatch(/… \(\d+ characters\)$/);
-      const request = result.nextMessages.find((m) => m.value.history.some((step) => step.step_type === 'synthesise'))!;
-      // Within what the agent accepts as a request: three quarters of what one message carries, by default.
-      expect(agentRequestCodec.encode(request.value).length).toBeLessThanOrEqual(LIMIT * 0.75);
+      // The synthesis request went over the bus (the harness publishes next requests) and the agent took it: it
+      // was within what the agent accepts as a request, three quarters of what one message carries by default.
+      // (Not read off the harness's own observer of the request topic: over the WebSocket API a second
+      // subscriber's copy of a message this large can be dropped, docs/reliability.md.)
+      expect(await metricSum(h, 'tg_agent_requests_refused_total')).toBe(0);
+      expect(JSON.stringify(results).length).toBeLessThanOrEqual(LIMIT * 0.75);
       expect(await metric(h, 'tg_agent_aggregations_total', 'outcome="completed"')).toBe(1);
     });
 
