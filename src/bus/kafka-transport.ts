@@ -19,6 +19,8 @@
 import { Kafka, logLevel, Partitioners, type Admin, type KafkaConfig, type Producer as KafkaProducer } from 'kafkajs';
 import { pino, type Logger } from 'pino';
 import { errorMessage } from '../errors/error-text.js';
+import { exponentialBackoff } from '../retry/backoff.js';
+import { retry } from '../retry/retry.js';
 import { checkedProducer } from './checked-producer.js';
 import { ConnectionStatus } from './connection-status.js';
 import { ConnectError, FrameTooLargeError, NotConnectedError, TransportClosedError, TransportError } from './errors.js';
@@ -220,11 +222,8 @@ export class KafkaTransport implements Transport {
   private ensureTopic(where: KafkaTopic): Promise<void> {
     let known = this.topics.get(where.name);
     if (!known) {
-      known = this.admin
-        .createTopics({
-          waitForLeaders: true,
-          topics: [{ topic: where.name, numPartitions: 1, replicationFactor: 1, configEntries: [{ name: 'retention.ms', value: String(where.retentionMs) }] }],
-        })
+      const topics = [{ topic: where.name, numPartitions: 1, replicationFactor: 1, configEntries: [{ name: 'retention.ms', value: String(where.retentionMs) }] }];
+      known = this.adminCall(() => this.admin.createTopics({ waitForLeaders: true, topics }))
         .then(() => undefined)
         .catch((err: unknown) => {
           this.topics.delete(where.name);
@@ -243,11 +242,24 @@ export class KafkaTransport implements Transport {
    */
   private async startOfNewGroup(where: KafkaTopic, group: KafkaGroup): Promise<PartitionOffset[]> {
     if (group.fromBeginning) return [];
-    const ends = await this.admin.fetchTopicOffsets(where.name);
+    const ends = await this.adminCall(() => this.admin.fetchTopicOffsets(where.name));
     // A private group is new by its name; a shared one may have committed already.
-    const [committed] = group.private ? [] : await this.admin.fetchOffsets({ groupId: group.groupId, topics: [where.name] });
+    const [committed] = group.private ? [] : await this.adminCall(() => this.admin.fetchOffsets({ groupId: group.groupId, topics: [where.name] }));
     const unset = committed ? new Set(committed.partitions.filter((p) => p.offset === '-1').map((p) => p.partition)) : undefined;
     return ends.filter((e) => unset === undefined || unset.has(e.partition)).map((e) => ({ partition: e.partition, offset: e.high }));
+  }
+
+  /**
+   * An admin request, tried again while Kafka says the failure is passing (a broker just started is still
+   * loading its groups: GROUP_LOAD_IN_PROGRESS), within the send timeout. kafkajs retries its producer and
+   * consumer requests itself, but not these.
+   */
+  private adminCall<T>(request: () => Promise<T>): Promise<T> {
+    return retry(request, {
+      backoff: exponentialBackoff({ initialMs: 100, maxMs: 2000 }),
+      maxElapsedMs: this.sendTimeoutMs,
+      retryIf: (error) => (error as { retriable?: unknown }).retriable === true && !this.closed,
+    });
   }
 
   private async publish(where: KafkaTopic, message: OutgoingMessage, topic: string): Promise<void> {
