@@ -42,6 +42,7 @@ import { startGatewayClient, type GatewayClient } from '../support/gateway-clien
 import { brokerUrls } from '../support/transport-contract.js';
 import { testTransports } from '../support/transports.js';
 import { ORPHAN_GRACE_MS } from '../../src/flow/fan-in-consumer.js';
+import { requestLimitBytes } from '../../src/agent/message-budget.js';
 import type { ServiceStandIn, StandInHandler } from '../../dev/stand-ins/service-stand-in.js';
 
 const { webSocketUrl } = brokerUrls();
@@ -93,6 +94,9 @@ const REQUEST_REGRESSIONS: Buffer[] = [
   ...[1, 2].map(() => Buffer.from(JSON.stringify(subagentOf('fuzz-orphan-completion', true)), 'utf8')),
   // A completion whose ~500 KB correlation_id is the aggregation message's key as well as in its payload.
   Buffer.from(JSON.stringify(subagentOf(hugeString('a'), true)), 'utf8'),
+  // Truncated JSON just over WebSocket's default request limit (~589 KB): refused for its size, before it is
+  // decoded, so its error is the size's, not the decoder's.
+  Buffer.from(`{"question":"${'a'.repeat(589_700)}`, 'utf8'),
 ];
 
 /** A request as a supervisor's subagent sends it (or its completion), for a correlation nobody started. */
@@ -158,7 +162,12 @@ describe.each(testTransports())('property-based fuzz of every consumed topic (re
         expect(conversation.undecodable).toHaveLength(0);
         const last = gateway.last(id);
         const request: AgentRequest | undefined = decodes(agentRequestCodec, payload);
-        if (!request) {
+        if (payload.length > requestLimitBytes(h.transport)) {
+          // Refused by its size before it is decoded, whatever it holds.
+          expect(conversation.responses).toHaveLength(1);
+          expect(last).toMatchObject({ message_type: 'error', end_of_message: true, end_of_dialog: true });
+          expect(last.error?.message).toMatch(/^the request is \d+ bytes, over the limit of \d+ bytes \(--max-request-bytes/);
+        } else if (!request) {
           expect(conversation.responses).toHaveLength(1);
           expect(last).toMatchObject({ message_type: '', content: '', end_of_message: true, end_of_dialog: true });
           expect(last.error?.type).toBe('agent-error');
