@@ -10,6 +10,7 @@
  * what this process already holds or has finished is not handed out a second time.
  */
 export class PartitionOffsets {
+  /** Offsets taken and not finished. `take` adds only rising offsets and a Set keeps insertion order, so the first is the oldest. */
   private readonly unfinished = new Set<number>();
   private newest = -1;
   private committed = -1;
@@ -33,8 +34,8 @@ export class PartitionOffsets {
   /** The offset to commit now (the next one this group should read), or undefined when it is already committed. */
   toCommit(): number | undefined {
     if (this.newest < 0) return undefined;
-    let next = this.newest + 1;
-    for (const offset of this.unfinished) if (offset < next) next = offset;
+    const oldest = this.unfinished.values().next();
+    const next = oldest.done ? this.newest + 1 : oldest.value;
     return next > this.committed ? next : undefined;
   }
 

@@ -19,6 +19,17 @@ describe('offsets committed in order on a Kafka partition', () => {
     expect(offsets.held).toBe(0);
   });
 
+  it('follows offsets with gaps between them (control records, compaction)', () => {
+    const offsets = new PartitionOffsets();
+    for (const offset of [3, 7, 9]) offsets.take(offset);
+    offsets.finish(7);
+    expect(offsets.toCommit()).toBe(3);
+    offsets.finish(3);
+    expect(offsets.toCommit()).toBe(9);
+    offsets.finish(9);
+    expect(offsets.toCommit()).toBe(10);
+  });
+
   it('commits each point once', () => {
     const offsets = new PartitionOffsets();
     offsets.take(0);
