@@ -11,14 +11,14 @@
  * `kill()` and `start()` stop the node and start it again on the same ports and data (the broker faults of
  * `npm run bench:faults`).
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { errorMessage } from '../src/errors/error-text.js';
-import { ended, tail, untilListening } from './child-process.js';
+import { NodeProcess } from './child-process.js';
 import { freePort } from './ports.js';
 
 const TOOL_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'tools', 'kafka-kraft');
@@ -31,6 +31,8 @@ export interface KafkaHandle {
   /** `127.0.0.1:<port>`, as `--kafka-bootstrap-servers` takes it. */
   readonly bootstrapServers: string;
   readonly description: string;
+  /** The node's process id while it runs, if this process started it (for its CPU time). */
+  readonly pid: number | undefined;
   /** Stops the node (SIGKILL: a crash; SIGTERM: a clean stop) until `start()`; only for a node this process started. */
   kill(signal: 'SIGKILL' | 'SIGTERM'): Promise<void>;
   /** Starts a killed node again on the same ports and data; resolves once it listens. */
@@ -60,7 +62,7 @@ export async function startKafka(): Promise<KafkaHandle> {
   const given = process.env.KAFKA_BOOTSTRAP_SERVERS?.trim();
   if (given) {
     const notHere = async () => Promise.reject(new KafkaUnavailableError('a cluster given with KAFKA_BOOTSTRAP_SERVERS is not stopped or started here'));
-    return { bootstrapServers: given, description: `Kafka at ${given}`, kill: notHere, start: notHere, stop: async () => undefined };
+    return { bootstrapServers: given, description: `Kafka at ${given}`, pid: undefined, kill: notHere, start: notHere, stop: async () => undefined };
   }
   const missing = kafkaUnavailable();
   if (missing) throw new KafkaUnavailableError(missing);
@@ -78,21 +80,16 @@ export async function startKafka(): Promise<KafkaHandle> {
     throw new KafkaUnavailableError(`formatting the Kafka storage failed: ${(error as { stderr?: Buffer }).stderr?.toString().slice(-2000) ?? errorMessage(error)}`);
   }
 
-  let child: ChildProcess | undefined;
-  const launch = async (): Promise<void> => {
-    const started = spawn('java', java(['kafka.Kafka', join(dir, 'server.properties')]), { stdio: ['ignore', 'pipe', 'pipe'] });
-    child = started;
-    await untilListening(port, started, 'kafka', START_TIMEOUT_MS, tail(started));
-  };
+  const node = new NodeProcess(() => spawn('java', java(['kafka.Kafka', join(dir, 'server.properties')]), { stdio: ['ignore', 'pipe', 'pipe'] }), port, 'kafka', START_TIMEOUT_MS);
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;
     stopped = true;
-    if (child) await ended(child, 30_000);
+    await node.kill('SIGTERM');
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await launch();
+    await node.start();
   } catch (error) {
     await stop();
     throw new KafkaUnavailableError(`${errorMessage(error)} (log: ${join(dir, 'kafka.log')})`, { cause: error });
@@ -100,16 +97,11 @@ export async function startKafka(): Promise<KafkaHandle> {
   return {
     bootstrapServers: `127.0.0.1:${port}`,
     description: `Kafka (KRaft, Maven Central jars) on 127.0.0.1:${port}`,
-    kill: async (signal) => {
-      if (!child) return;
-      if (signal === 'SIGTERM') return ended(child, 30_000);
-      const gone = child;
-      if (gone.exitCode !== null || gone.signalCode !== null) return;
-      const exited = new Promise<void>((resolve) => gone.once('exit', () => resolve()));
-      gone.kill('SIGKILL');
-      await exited;
+    get pid() {
+      return node.pid;
     },
-    start: launch,
+    kill: (signal) => node.kill(signal),
+    start: () => node.start(),
     stop,
   };
 }

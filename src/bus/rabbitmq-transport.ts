@@ -14,6 +14,7 @@
 import amqplib, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage, type RecoveringChannelModel } from 'amqplib';
 import { pino, type Logger } from 'pino';
 import { errorMessage } from '../errors/error-text.js';
+import { whenConnected } from './when-connected.js';
 import { checkedProducer } from './checked-producer.js';
 import { ConnectionStatus } from './connection-status.js';
 import { deliver } from './deliver.js';
@@ -175,12 +176,9 @@ export class RabbitMqTransport implements Transport {
 
   /** The publishing channel once the connection is whole and settled (the first connection too), within `maxWaitMs`. */
   private async publisherWithin(maxWaitMs: number, topic: string): Promise<RabbitMqTransport['publishing']> {
-    if (!this.model) {
-      const first = this.connected().then(() => true, () => false);
-      const late = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), maxWaitMs).unref());
-      if (!(await Promise.race([first, late]))) return undefined;
-    }
-    if (!(await this.connection.settled(maxWaitMs, topic))) return undefined;
+    const deadline = performance.now() + maxWaitMs;
+    if (!this.model && !(await this.connected(maxWaitMs).then(() => true, () => false))) return undefined;
+    if (!(await this.connection.settled(Math.max(0, deadline - performance.now()), topic))) return undefined;
     return this.publishing;
   }
 
@@ -207,10 +205,13 @@ export class RabbitMqTransport implements Transport {
     this.publishing = publishing;
   }
 
-  private async connected(): Promise<ChannelModel> {
-    if (this.model) return this.model;
-    const recovering = await this.recovering;
-    await recovering.waitForConnect();
+  /**
+   * The connection once it is whole, waiting up to `maxWaitMs` for it. Waits on the transport's own status, set
+   * once a (re)connect has attached everything: amqplib's `waitForConnect()` rejects as soon as one attempt
+   * fails, which made a publish during an outage fail at once instead of waiting for the broker.
+   */
+  private async connected(maxWaitMs = this.sendTimeoutMs): Promise<ChannelModel> {
+    if (!this.model) await whenConnected(this, maxWaitMs, 'RabbitMQ');
     if (!this.model) throw new NotConnectedError('RabbitMQ connection is not ready');
     return this.model;
   }
