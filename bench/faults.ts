@@ -29,17 +29,18 @@
  * leaves out every fifth reply for 20 s), burst-1000 (1000 conversations at once beside the others), agent-kill
  * (SIGKILL one replica, its peer runs on), agent-stop-30s (SIGSTOP one replica for 30 s).
  *
- * `--transports kafka` runs the same on TrustGraph's Kafka backend, on a Kafka node of its own (dev/kafka-broker.ts).
+ * `--transports kafka,rabbitmq` runs the same on TrustGraph's Kafka and RabbitMQ backends, each on a node of its own
+ * (dev/kafka-broker.ts, dev/rabbitmq-broker.ts) whose data survives its restarts, as a broker's volume does.
  *
- * Flags: --faults <list>  --transports websocket,native,kafka  --in-flight 16  --after 20 (s)  --timeout 60 (s)
+ * Flags: --faults <list>  --transports websocket,native,kafka,rabbitmq  --in-flight 16  --after 20 (s)  --timeout 60 (s)
  *        --max-load 1.5  --json <file>  --keep-logs
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startKafka } from '../dev/kafka-broker.js';
 import { startRestartableBroker, type RestartableBroker } from '../dev/restartable-broker.js';
 import { startReplicas, type AgentProcess } from './support/agent-process.js';
+import { isBackendKind, startBackendNodes } from './support/backend-nodes.js';
 import { buildAgent, type AgentBuild } from './support/build.js';
 import { FaultGateway, type Conversation } from './support/fault-gateway.js';
 import { loadAverage, waitForLowLoad } from './support/proc.js';
@@ -179,19 +180,11 @@ async function runFault(build: AgentBuild, broker: FaultBroker, kind: BenchTrans
   }
 }
 
-/** A dedicated Kafka node (dev/kafka-broker.ts) that the broker faults kill and start again, its data kept. */
-async function startFaultKafka(defer: (cleanup: () => Promise<void>) => void): Promise<FaultBroker> {
-  log('starting a dedicated Kafka broker ...');
-  const kafka = await startKafka();
-  defer(() => kafka.stop());
-  return {
-    webSocketUrl: '',
-    serviceUrl: '',
-    kafkaBootstrapServers: kafka.bootstrapServers,
-    crash: () => kafka.kill('SIGKILL'),
-    stop: () => kafka.kill('SIGTERM'),
-    start: () => kafka.start(),
-  };
+async function startFaultPulsar(defer: (cleanup: () => Promise<void>) => void): Promise<RestartableBroker> {
+  log('starting a dedicated Pulsar broker ...');
+  const pulsar = await startRestartableBroker();
+  defer(() => pulsar.close());
+  return pulsar;
 }
 
 /** Every conversation counted once; see the header for the classes. */
@@ -280,21 +273,23 @@ await withCleanup(async (defer) => {
   const build = await buildAgent(log);
   defer(() => build.remove());
   const kinds = TRANSPORTS_FLAG ?? (await availableTransports());
-  log('starting a dedicated Pulsar broker ...');
-  const pulsar = await startRestartableBroker();
-  defer(() => pulsar.close());
-  const kafka = kinds.includes('kafka') ? await startFaultKafka(defer) : undefined;
+  const pulsar = kinds.some((kind) => !isBackendKind(kind)) ? await startFaultPulsar(defer) : undefined;
+  const nodes = await startBackendNodes(kinds, defer, log);
+  const brokerOf = (kind: BenchTransportKind): FaultBroker => {
+    const node = isBackendKind(kind) ? nodes[kind]! : undefined;
+    return node ? { webSocketUrl: '', serviceUrl: '', ...node.address, crash: () => node.crash(), stop: () => node.stop(), start: () => node.start() } : pulsar!;
+  };
   const chosen = flags.get('faults')?.split(',').filter(Boolean);
   const unknown = (chosen ?? []).filter((name) => !FAULTS.some((f) => f.name === name));
   if (unknown.length > 0) throw new Error(`unknown fault(s) ${unknown.join(', ')}; known: ${FAULTS.map((f) => f.name).join(', ')}`);
   const faults = chosen ? FAULTS.filter((f) => chosen.includes(f.name)) : FAULTS;
   const results: FaultResult[] = [];
-  for (const fault of faults) for (const kind of kinds) results.push(await runFault(build, kind === 'kafka' ? kafka! : pulsar, kind, fault, logDir));
+  for (const fault of faults) for (const kind of kinds) results.push(await runFault(build, brokerOf(kind), kind, fault, logDir));
 
   console.log(
     header('tg-agent fault benchmark', undefined, [
       `load average before the run: ${loadAtStart}, at the end: ${loadAverage()}`,
-      `a dedicated Pulsar standalone, fresh metadata at every start (Kafka: one KRaft node, its data kept across a restart); ${REPLICAS} agent replicas (${AGENT_ARGS.join(' ')}); the gateway keeps ${IN_FLIGHT} conversations in flight, each waiting at most ${TIMEOUT_S} s; the fault 5 s in, ${AFTER_S} s more after its end`,
+      `a dedicated Pulsar standalone, fresh metadata at every start (Kafka: one KRaft node, RabbitMQ: one node, each with its data kept across a restart); ${REPLICAS} agent replicas (${AGENT_ARGS.join(' ')}); the gateway keeps ${IN_FLIGHT} conversations in flight, each waiting at most ${TIMEOUT_S} s; the fault 5 s in, ${AFTER_S} s more after its end`,
       'times from the fault\'s end; "lost" split as agent ended / midway / never seen by an agent (see bench/faults.ts)',
     ]),
   );

@@ -24,15 +24,19 @@
  * (bench/support/in-process.ts) — the agent's own time and CPU per iteration with the transport taken away.
  *
  * Every transport that loads here runs in turn, side by side (`--transports websocket,native`): the agent
- * (`--transport <kind>`), the stand-ins, the gateway and the echo all on that transport.
+ * (`--transport <kind>`), the stand-ins, the gateway and the echo all on that transport. `--transports
+ * kafka,rabbitmq` adds TrustGraph's other backends, each on a node of the run's own
+ * (bench/support/backend-nodes.ts): the agent with `--pubsub-backend`, everything else on that backend too.
+ * Their brokers' CPU is measured as Pulsar's is; their per-topic traffic is not (Pulsar's admin API gives it).
  *
  * Then TrustGraph's own agent, `agent-manager-react` 2.11.1 from the venv of TrustGraph's pieces
- * (bench/support/trustgraph-agent.ts), runs the same workload on the same broker at each concurrency
- * (`--concurrency c` for it too), with the stand-ins and the gateway on the native transport when it loads
- * (TrustGraph's processors speak the binary protocol). The first tables compare: conversations/s and the
- * ratio tg-agent / TrustGraph per transport, and agent CPU, broker CPU per iteration and their ratio.
+ * (bench/support/trustgraph-agent.ts), runs the same workload on each backend at each concurrency
+ * (`--concurrency c` for it too): on Pulsar with the stand-ins and the gateway on the native transport when
+ * it loads (TrustGraph's processors speak the binary protocol), on Kafka and RabbitMQ on that backend. The
+ * first tables compare: conversations/s and the ratio tg-agent / TrustGraph per transport, and agent CPU,
+ * broker CPU per iteration and their ratio.
  *
- * Flags: --transports websocket,native  --concurrency 1,8,64  --duration 20 (s, measured)  --warmup 3  --floor 6  --idle 4  --in-process 8 (s; 0 = skip)  --max-load 1.5
+ * Flags: --transports websocket,native,kafka,rabbitmq  --concurrency 1,8,64  --duration 20 (s, measured)  --warmup 3  --floor 6  --idle 4  --in-process 8 (s; 0 = skip)  --max-load 1.5
  *        --soak <s>  --soak-concurrency 8  --sample-every 5  --warm-up-soak 60  --json <file>
  *        --trustgraph off (skip TrustGraph's agent)  --trustgraph-duration 20 (s, measured)  --trustgraph-warmup 5
  *        --cpu-prof (the agent writes a V8 CPU profile per concurrency next to its log; add --keep-logs)
@@ -45,11 +49,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Transport } from '../src/bus/transport.js';
 import { AgentProcess, startEcho } from './support/agent-process.js';
+import { isBackendKind, startBackendNodes } from './support/backend-nodes.js';
 import { buildAgent } from './support/build.js';
 import { measureInProcess, type InProcessResult } from './support/in-process.js';
-import { startBenchBroker, type BenchBroker } from './support/broker.js';
+import { startBenchBroker } from './support/broker.js';
 import { HopTimeline } from './support/timeline.js';
-import { readBrokerTraffic, trafficBetween, type TopicTraffic } from './support/broker-traffic.js';
+import { readBrokerTraffic, trafficBetween, type BrokerTraffic, type TopicTraffic } from './support/broker-traffic.js';
 import { coreShare, CpuMeter, loadAverage, processMemory, waitForLowLoad, type CpuReading } from './support/proc.js';
 import { header, log, withCleanup, writeJson } from './support/run.js';
 import { measureWindow } from './support/window.js';
@@ -66,7 +71,7 @@ import {
   type Workload,
 } from './support/workload.js';
 import type { AgentBuild } from './support/build.js';
-import { availableTransports, createBenchTransport, type BenchTransportKind } from './support/transport.js';
+import { availableTransports, createBenchTransport, type BenchBrokerAddress, type BenchTransportKind } from './support/transport.js';
 import { serveTrustGraphConfig, startTrustGraphAgent, TRUSTGRAPH_AGENT_COMMAND } from './support/trustgraph-agent.js';
 
 const flags = benchFlags(import.meta.url);
@@ -145,9 +150,17 @@ const METRICS = [
   'tg_producer_messages_total',
 ];
 
+/** The broker one transport talks to: where it listens, its process (for its CPU), its traffic counters. */
+interface Bus {
+  address: BenchBrokerAddress;
+  pid(): number | undefined;
+  /** The Pulsar admin API whose per-topic counters give the traffic; undefined on Kafka and RabbitMQ (not reported). */
+  trafficUrl: string | undefined;
+}
+
 interface Context {
   build: AgentBuild;
-  broker: BenchBroker;
+  bus: Bus;
   kind: BenchTransportKind;
   transport: Transport;
   workload: Workload;
@@ -158,9 +171,8 @@ interface Context {
 async function startAgent(ctx: Context, concurrency: number, extra: { nodeFlags?: string[]; env?: Record<string, string> } = {}): Promise<AgentProcess> {
   const agent = await AgentProcess.start({
     build: ctx.build,
-    webSocketUrl: ctx.broker.webSocketUrl,
+    ...ctx.bus.address,
     transport: ctx.kind,
-    serviceUrl: ctx.broker.serviceUrl,
     concurrency,
     configQueues: ctx.workload.configQueues,
     logFile: join(ctx.logDir, `agent-${ctx.kind}-c${concurrency}.log`),
@@ -174,7 +186,7 @@ async function measureConcurrency(ctx: Context, floor: FloorClient, echoPid: num
   const loadStart = loadAverage();
   log(`concurrency ${concurrency}: starting the agent (load average ${loadStart})`);
   const agent = await startAgent(ctx, concurrency, CPU_PROFILE ? { nodeFlags: ['--cpu-prof', '--cpu-prof-dir', ctx.logDir] } : {});
-  const pids = { agent: agent.pid, broker: ctx.broker.pid, generator: process.pid, echo: echoPid };
+  const pids = { agent: agent.pid, broker: ctx.bus.pid(), generator: process.pid, echo: echoPid };
   try {
     // The agent's own CPU with no traffic at all.
     await sleep(1000);
@@ -191,9 +203,9 @@ async function measureConcurrency(ctx: Context, floor: FloorClient, echoPid: num
       before: async () => {
         const metrics = await agent.metrics(METRICS);
         await agent.sample({ reset: true });
-        return { metrics, traffic: await readBrokerTraffic(ctx.broker.webServiceUrl) };
+        return { metrics, traffic: await trafficOf(ctx.bus) };
       },
-      after: async () => ({ traffic: await readBrokerTraffic(ctx.broker.webServiceUrl), metrics: await agent.metrics(METRICS), probe: await agent.sample() }),
+      after: async () => ({ traffic: await trafficOf(ctx.bus), metrics: await agent.metrics(METRICS), probe: await agent.sample() }),
     });
     const { records: done, cpu } = window;
     const before = window.before.metrics;
@@ -232,7 +244,7 @@ async function measureConcurrency(ctx: Context, floor: FloorClient, echoPid: num
       },
     );
     await sleep(1000);
-    const floorMeter = new CpuMeter({ broker: ctx.broker.pid, generator: process.pid, echo: echoPid });
+    const floorMeter = new CpuMeter({ broker: ctx.bus.pid(), generator: process.pid, echo: echoPid });
     floorPhase = 'measure';
     await sleep(FLOOR_S * 1000);
     const floorCpu = floorMeter.stop();
@@ -284,17 +296,28 @@ interface TrustGraphResult extends WindowFigures {
   peakRssBytes: number;
 }
 
+/** TrustGraph's agent at each concurrency, beside the stand-ins on one transport. */
+interface TrustGraphRun {
+  kind: BenchTransportKind;
+  results: TrustGraphResult[];
+}
+
+/** Which broker a transport talks to: the two Pulsar transports share one. */
+function backendOf(kind: BenchTransportKind): 'Pulsar' | 'Kafka' | 'RabbitMQ' {
+  return kind === 'kafka' ? 'Kafka' : kind === 'rabbitmq' ? 'RabbitMQ' : 'Pulsar';
+}
+
 /** The same workload against TrustGraph's `agent-manager-react --concurrency c`, on the same broker. */
 async function measureTrustGraph(ctx: Context, concurrency: number): Promise<TrustGraphResult> {
   const loadStart = loadAverage();
   log(`${TRUSTGRAPH_AGENT_COMMAND}, concurrency ${concurrency}: starting (load average ${loadStart})`);
-  const agent = await startTrustGraphAgent({ serviceUrl: ctx.broker.serviceUrl, concurrency, workload: ctx.workload, client: ctx.client, log });
+  const agent = await startTrustGraphAgent({ kind: ctx.kind, address: ctx.bus.address, concurrency, workload: ctx.workload, client: ctx.client, log });
   try {
     const { records: done, windowSeconds, cpu, after: peakRssBytes } = await measureWindow(ctx.client, {
       concurrency,
       warmupSeconds: TRUSTGRAPH_WARMUP_S,
       durationSeconds: TRUSTGRAPH_DURATION_S,
-      pids: { agent: agent.pid, broker: ctx.broker.pid, generator: process.pid },
+      pids: { agent: agent.pid, broker: ctx.bus.pid(), generator: process.pid },
       after: () => Promise.resolve(processMemory(agent.pid).peakRss),
     });
     const iterations = done.filter((r) => !r.failed).length * ITERATIONS_PER_CONVERSATION;
@@ -314,6 +337,11 @@ async function measureTrustGraph(ctx: Context, concurrency: number): Promise<Tru
   } finally {
     await agent.stop();
   }
+}
+
+/** The broker's per-topic counters now; none where the broker has no such API here (Kafka, RabbitMQ). */
+async function trafficOf(bus: Bus): Promise<BrokerTraffic> {
+  return bus.trafficUrl === undefined ? new Map() : readBrokerTraffic(bus.trafficUrl);
 }
 
 /** The in-process runs (memory transport, no broker). */
@@ -428,7 +456,7 @@ async function soak(ctx: Context): Promise<{ samples: SoakSample[]; text: string
     },
   );
   try {
-    const meter = new CpuMeter({ agent: agent.pid, broker: ctx.broker.pid, generator: process.pid });
+    const meter = new CpuMeter({ agent: agent.pid, broker: ctx.bus.pid(), generator: process.pid });
     while ((performance.now() - started) / 1000 < SOAK_S) {
       const sample = await agent.sample({ gc: true });
       const seconds = (performance.now() - started) / 1000;
@@ -519,11 +547,18 @@ await withCleanup(async (defer) => {
   log(`broker: ${broker.webSocketUrl} (pid ${broker.pid ?? 'unknown'}, Pulsar ${broker.version})`);
   const kinds = TRANSPORTS_FLAG ?? (await availableTransports());
   log(`transports: ${kinds.join(', ')}`);
+  const nodes = await startBackendNodes(kinds, defer, log);
+  const busOf = (kind: BenchTransportKind): Bus => {
+    const node = isBackendKind(kind) ? nodes[kind] : undefined;
+    if (node) return { address: { webSocketUrl: '', serviceUrl: '', ...node.address }, pid: () => node.pid, trafficUrl: undefined };
+    return { address: broker, pid: () => broker.pid, trafficUrl: broker.webServiceUrl };
+  };
 
   /** Stand-ins, gateway and (for the floor) echo on one transport; stopped by the returned function. */
   const contextFor = async (kind: BenchTransportKind): Promise<{ ctx: Context; stop(): Promise<void> }> => {
     const stops: (() => Promise<unknown>)[] = [];
-    const transport = await createBenchTransport(kind, broker);
+    const bus = busOf(kind);
+    const transport = await createBenchTransport(kind, bus.address);
     stops.push(() => transport.close());
     const workload = await startWorkload({ transport });
     stops.push(() => workload.stop());
@@ -531,7 +566,7 @@ await withCleanup(async (defer) => {
     await client.start();
     stops.push(() => client.stop());
     return {
-      ctx: { build, broker, kind, transport, workload, client, logDir },
+      ctx: { build, bus, kind, transport, workload, client, logDir },
       stop: async () => {
         for (const stop of stops.reverse()) await stop();
       },
@@ -549,16 +584,20 @@ await withCleanup(async (defer) => {
   }
 
   const runs: { kind: BenchTransportKind; results: ConcurrencyResult[]; acks: { nonPersistent: Summary; persistent: Summary } }[] = [];
-  /** TrustGraph's agent runs once, beside the stand-ins of the native run when there is one. */
-  const trustGraphKind: BenchTransportKind = kinds.includes('native') ? 'native' : (kinds[0] ?? 'websocket');
-  const trustGraph: TrustGraphResult[] = [];
+  /**
+   * TrustGraph's agent runs once per backend: on Pulsar beside the stand-ins of the native run when there is
+   * one (TrustGraph's processors speak the binary protocol), on Kafka and RabbitMQ beside that run's.
+   */
+  const pulsarKinds = kinds.filter((kind) => !isBackendKind(kind));
+  const trustGraphKinds = new Set<BenchTransportKind>([...(pulsarKinds.includes('native') ? ['native' as const] : pulsarKinds.slice(0, 1)), ...kinds.filter(isBackendKind)]);
+  const trustGraph: TrustGraphRun[] = [];
   for (const kind of kinds) {
     log(`--- ${kind} transport ---`);
     const { ctx, stop } = await contextFor(kind);
     try {
       const floor = new FloorClient(ctx.transport, ctx.workload.workspace);
       await floor.start();
-      const echo = await startEcho(build, broker, kind, floor.requestTopic, floor.responseTopic, join(logDir, `echo-${kind}.log`));
+      const echo = await startEcho(build, ctx.bus.address, kind, floor.requestTopic, floor.responseTopic, join(logDir, `echo-${kind}.log`));
       try {
         log('publish→ack latency of single sends');
         const acks = {
@@ -572,11 +611,13 @@ await withCleanup(async (defer) => {
         await echo.stop();
         await floor.close();
       }
-      if (TRUSTGRAPH && kind === trustGraphKind) {
+      if (TRUSTGRAPH && trustGraphKinds.has(kind)) {
         log(`--- ${TRUSTGRAPH_AGENT_COMMAND} (TrustGraph 2.11.1), stand-ins and gateway on ${kind} ---`);
         const config = await serveTrustGraphConfig(ctx.transport, ctx.workload);
         try {
-          for (const concurrency of CONCURRENCIES) trustGraph.push(await measureTrustGraph(ctx, concurrency));
+          const results: TrustGraphResult[] = [];
+          for (const concurrency of CONCURRENCIES) results.push(await measureTrustGraph(ctx, concurrency));
+          trustGraph.push({ kind, results });
         } finally {
           await config.stop();
         }
@@ -595,7 +636,7 @@ await withCleanup(async (defer) => {
   );
   console.log(printSideBySide(runs));
   console.log(printCpuRatio(runs));
-  if (trustGraph.length > 0) console.log(printTrustGraph(runs, trustGraph, trustGraphKind));
+  for (const run of trustGraph) console.log(printTrustGraph(runs, run));
   for (const [i, run] of runs.entries()) {
     console.log(`\n## ${run.kind} transport\n`);
     console.log(printResults(run.results, run.acks, i === 0 ? inProcess : []));
@@ -638,9 +679,10 @@ function printCpuRatio(runs: { kind: BenchTransportKind; results: ConcurrencyRes
   ].join('\n');
 }
 
-/** TrustGraph's agent on the same workload, and tg-agent's conversations/s as a multiple of it. */
-function printTrustGraph(runs: { kind: BenchTransportKind; results: ConcurrencyResult[] }[], trustGraph: TrustGraphResult[], kind: BenchTransportKind): string {
-  const rows = trustGraph.map((t) => [
+/** TrustGraph's agent on the same workload and backend, and tg-agent's conversations/s there as a multiple of it. */
+function printTrustGraph(allRuns: { kind: BenchTransportKind; results: ConcurrencyResult[] }[], { kind, results }: TrustGraphRun): string {
+  const runs = allRuns.filter((run) => backendOf(run.kind) === backendOf(kind));
+  const rows = results.map((t) => [
     String(t.concurrency),
     num(t.conversationsPerSecond, 1),
     `${ms(t.latency.p50)} / ${ms(t.latency.p99)}`,
@@ -655,7 +697,7 @@ function printTrustGraph(runs: { kind: BenchTransportKind; results: ConcurrencyR
     }),
   ]);
   return [
-    `\n### TrustGraph's ${TRUSTGRAPH_AGENT_COMMAND} 2.11.1 on the same workload and broker (stand-ins and gateway on ${kind}; --concurrency c)\n`,
+    `\n### TrustGraph's ${TRUSTGRAPH_AGENT_COMMAND} 2.11.1 on the same workload and ${backendOf(kind)} broker (stand-ins and gateway on ${kind}; --concurrency c)\n`,
     table(
       ['concurrency', 'conversations/s', 'p50 / p99', 'failed', 'agent CPU/iteration', 'broker CPU/iteration', 'CPU agent / broker', 'agent peak RSS', ...runs.map((run) => `tg-agent ${run.kind} conversations/s (ratio)`)],
       rows,

@@ -36,19 +36,6 @@ export function backendChoice(value: string | undefined): 'pulsar' | 'kafka' | '
   return choice;
 }
 
-/** The agent's command-line options for the RabbitMQ at `url` (`amqp://user:password@host:port/vhost`). */
-export function rabbitMqArgs(url: string): string[] {
-  const parsed = new URL(url);
-  return [
-    '--pubsub-backend', 'rabbitmq',
-    '--rabbitmq-host', parsed.hostname,
-    '--rabbitmq-port', parsed.port || '5672',
-    '--rabbitmq-username', decodeURIComponent(parsed.username),
-    '--rabbitmq-password', decodeURIComponent(parsed.password),
-    '--rabbitmq-vhost', decodeURIComponent(parsed.pathname.slice(1)) || '/',
-  ];
-}
-
 export async function openTransport(
   choice: TransportChoice,
   broker: { webSocketUrl: string; serviceUrl: string },

@@ -13,7 +13,7 @@ import type { AgentBuild } from './build.js';
 import { freePort } from './broker.js';
 import { processMemory, type ProcessMemory } from './proc.js';
 import { sleep } from './stats.js';
-import type { BenchBrokerAddress, BenchTransportKind } from './transport.js';
+import { agentBusArgs, type BenchBrokerAddress, type BenchTransportKind } from './transport.js';
 
 export interface AgentProcessOptions {
   build: AgentBuild;
@@ -33,6 +33,8 @@ export interface AgentProcessOptions {
   serviceUrl?: string;
   /** With transport `kafka`: the broker, `host:port`. */
   kafkaBootstrapServers?: string;
+  /** With transport `rabbitmq`: the broker, `amqp://…`. */
+  rabbitmqUrl?: string;
   /** Run the agent on these CPUs only (a taskset list, e.g. "0"; see reserveCpusForAgent). */
   cpus?: string;
 }
@@ -59,9 +61,7 @@ export class AgentProcess {
       '--import',
       options.build.probe,
       options.build.main,
-      ...(options.transport === 'kafka'
-        ? ['--pubsub-backend', 'kafka', '--kafka-bootstrap-servers', options.kafkaBootstrapServers ?? '']
-        : ['--pulsar-ws-url', options.webSocketUrl, '--transport', options.transport ?? 'websocket', ...(options.serviceUrl ? ['--pulsar-host', options.serviceUrl] : [])]),
+      ...agentBusArgs(options.transport ?? 'websocket', { ...options, serviceUrl: options.serviceUrl ?? '' }),
       '--concurrency',
       String(options.concurrency),
       '--metrics-port',
@@ -181,7 +181,7 @@ export class AgentProcess {
   }
 }
 
-export interface ReplicaOptions extends Omit<AgentProcessOptions, 'webSocketUrl' | 'serviceUrl' | 'kafkaBootstrapServers' | 'transport' | 'logFile'> {
+export interface ReplicaOptions extends Omit<AgentProcessOptions, 'webSocketUrl' | 'serviceUrl' | 'kafkaBootstrapServers' | 'rabbitmqUrl' | 'transport' | 'logFile'> {
   broker: BenchBrokerAddress;
   transport: BenchTransportKind;
   /** The log file of replica `i`. */
@@ -195,8 +195,8 @@ export interface ReplicaOptions extends Omit<AgentProcessOptions, 'webSocketUrl'
 export async function startReplicas(count: number, options: ReplicaOptions, into: AgentProcess[]): Promise<void> {
   const { broker, logFile, ...rest } = options;
   for (let i = 0; i < count; i++) {
-    const kafka = broker.kafkaBootstrapServers ? { kafkaBootstrapServers: broker.kafkaBootstrapServers } : {};
-    into.push(await AgentProcess.start({ ...rest, webSocketUrl: broker.webSocketUrl, serviceUrl: broker.serviceUrl, ...kafka, logFile: logFile(i) }));
+    const { webSocketUrl, serviceUrl, kafkaBootstrapServers, rabbitmqUrl } = broker;
+    into.push(await AgentProcess.start({ ...rest, webSocketUrl, serviceUrl, kafkaBootstrapServers, rabbitmqUrl, logFile: logFile(i) }));
   }
   await Promise.all(into.map((agent) => agent.waitReady()));
 }
@@ -204,7 +204,7 @@ export async function startReplicas(count: number, options: ReplicaOptions, into
 /** Starts the floor's echo process and waits until it is subscribed. */
 export async function startEcho(
   build: AgentBuild,
-  broker: { webSocketUrl: string; serviceUrl: string },
+  broker: BenchBrokerAddress,
   transport: BenchTransportKind,
   requestTopic: string,
   responseTopic: string,
@@ -215,8 +215,7 @@ export async function startEcho(
     stdio: ['ignore', fd, fd, 'ipc'],
     env: {
       ...process.env,
-      TG_BENCH_WS_URL: broker.webSocketUrl,
-      TG_BENCH_SERVICE_URL: broker.serviceUrl,
+      TG_BENCH_BROKER: JSON.stringify({ webSocketUrl: broker.webSocketUrl, serviceUrl: broker.serviceUrl, kafkaBootstrapServers: broker.kafkaBootstrapServers, rabbitmqUrl: broker.rabbitmqUrl }),
       TG_BENCH_TRANSPORT: transport,
       TG_BENCH_REQUEST_TOPIC: requestTopic,
       TG_BENCH_RESPONSE_TOPIC: responseTopic,

@@ -4,18 +4,18 @@
  * subscription in, one producer out, ack before reply like the agent's stand-ins). Spawned with an IPC
  * channel: it sends `{type: 'ready'}` once subscribed and exits when the parent goes away.
  *
- * Environment: TG_BENCH_WS_URL, TG_BENCH_REQUEST_TOPIC, TG_BENCH_RESPONSE_TOPIC (full Pulsar topics);
- * TG_BENCH_TRANSPORT (websocket | native, default websocket) and TG_BENCH_SERVICE_URL for native.
+ * Environment: TG_BENCH_BROKER (the broker's addresses, JSON), TG_BENCH_REQUEST_TOPIC, TG_BENCH_RESPONSE_TOPIC
+ * (full Pulsar-style topics), TG_BENCH_TRANSPORT (default websocket).
  */
-import { createBenchTransport, type BenchTransportKind } from './transport.js';
+import { createBenchTransport, type BenchBrokerAddress, type BenchTransportKind } from './transport.js';
 
 async function main(): Promise<void> {
-  const url = process.env.TG_BENCH_WS_URL;
+  const broker = process.env.TG_BENCH_BROKER;
   const requestTopic = process.env.TG_BENCH_REQUEST_TOPIC;
   const responseTopic = process.env.TG_BENCH_RESPONSE_TOPIC;
-  if (!url || !requestTopic || !responseTopic) throw new Error('TG_BENCH_WS_URL, TG_BENCH_REQUEST_TOPIC and TG_BENCH_RESPONSE_TOPIC are required');
+  if (!broker || !requestTopic || !responseTopic) throw new Error('TG_BENCH_BROKER, TG_BENCH_REQUEST_TOPIC and TG_BENCH_RESPONSE_TOPIC are required');
   const kind = (process.env.TG_BENCH_TRANSPORT ?? 'websocket') as BenchTransportKind;
-  const transport = await createBenchTransport(kind, { webSocketUrl: url, serviceUrl: process.env.TG_BENCH_SERVICE_URL ?? '' });
+  const transport = await createBenchTransport(kind, JSON.parse(broker) as BenchBrokerAddress);
   const producer = await transport.createProducer(responseTopic);
   await transport.subscribe({
     topic: requestTopic,

@@ -3,20 +3,27 @@
  * Benchmarks compare them side by side, every process of one run (agent, stand-ins, gateway, echo) on the
  * same transport, as in a deployment where everything speaks one protocol.
  */
+import { rabbitMqArgs } from '../../dev/rabbitmq-broker.js';
 import { KafkaTransport } from '../../src/bus/kafka-transport.js';
 import { NativeTransport } from '../../src/bus/native-transport.js';
 import { loadPulsarClient } from '../../src/bus/pulsar-client-module.js';
+import { RabbitMqTransport } from '../../src/bus/rabbitmq-transport.js';
 import type { Transport } from '../../src/bus/transport.js';
 import { WebSocketTransport } from '../../src/bus/websocket-transport.js';
 
-/** `kafka`: TrustGraph's Kafka backend, on a broker of its own (only when asked for with `--transports`). */
-export type BenchTransportKind = 'websocket' | 'native' | 'kafka';
+/**
+ * `kafka`, `rabbitmq`: TrustGraph's Kafka and RabbitMQ backends, each on a broker of its own (only when asked
+ * for with `--transports`).
+ */
+export type BenchTransportKind = 'websocket' | 'native' | 'kafka' | 'rabbitmq';
 
-/** Where a benchmark's processes connect: the Pulsar broker's URLs, and the Kafka broker's when there is one. */
+/** Where a benchmark's processes connect: the Pulsar broker's URLs, and the Kafka and RabbitMQ brokers' when there are. */
 export interface BenchBrokerAddress {
   webSocketUrl: string;
   serviceUrl: string;
   kafkaBootstrapServers?: string;
+  /** `amqp://user:password@host:port/vhost`. */
+  rabbitmqUrl?: string;
 }
 
 /** WebSocket, plus native when the binding loads. */
@@ -34,6 +41,17 @@ export async function createBenchTransport(kind: BenchTransportKind, broker: Ben
     if (!broker.kafkaBootstrapServers) throw new Error('the kafka transport needs a Kafka broker');
     return new KafkaTransport({ brokers: [broker.kafkaBootstrapServers] });
   }
+  if (kind === 'rabbitmq') {
+    if (!broker.rabbitmqUrl) throw new Error('the rabbitmq transport needs a RabbitMQ broker');
+    return new RabbitMqTransport({ url: broker.rabbitmqUrl });
+  }
   if (kind === 'native') return NativeTransport.create({ serviceUrl: broker.serviceUrl });
   return new WebSocketTransport({ url: broker.webSocketUrl });
+}
+
+/** The agent's command-line options that put it on this transport and broker. */
+export function agentBusArgs(kind: BenchTransportKind, broker: BenchBrokerAddress): string[] {
+  if (kind === 'kafka') return ['--pubsub-backend', 'kafka', '--kafka-bootstrap-servers', broker.kafkaBootstrapServers ?? ''];
+  if (kind === 'rabbitmq') return rabbitMqArgs(broker.rabbitmqUrl ?? '');
+  return ['--pulsar-ws-url', broker.webSocketUrl, '--transport', kind, ...(broker.serviceUrl ? ['--pulsar-host', broker.serviceUrl] : [])];
 }

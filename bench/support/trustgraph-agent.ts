@@ -4,13 +4,15 @@
  * can be measured on TrustGraph's agent in the same run.
  *
  * TrustGraph's processors ask for config on TrustGraph's fixed config queues (`request:tg:config`, …), so the
- * workload's entries are served there by a second config stand-in. The agent speaks the binary protocol
- * (`--pulsar-host`), reads its `processor:agent-manager` flow entry (the same one tg-agent reads), and gets
- * `--concurrency c` (its receiver pool then runs c handlers at once).
+ * workload's entries are served there by a second config stand-in. On Pulsar the agent speaks the binary
+ * protocol (`--pulsar-host`); on Kafka and RabbitMQ it takes `--pubsub-backend` and that backend's flags, the
+ * same as tg-agent's. It reads its `processor:agent-manager` flow entry (the same one tg-agent reads), and
+ * gets `--concurrency c` (its receiver pool then runs c handlers at once).
  */
 import { startConfigService, TRUSTGRAPH_CONFIG_QUEUES, type ConfigServiceStandIn } from '../../dev/stand-ins/config-service.js';
 import { startTrustGraphProcess, type TrustGraphProcess } from '../../dev/trustgraph-pieces.js';
 import type { Transport } from '../../src/bus/transport.js';
+import { agentBusArgs, type BenchBrokerAddress, type BenchTransportKind } from './transport.js';
 import type { ConversationClient, Workload } from './workload.js';
 
 export const TRUSTGRAPH_AGENT_COMMAND = 'agent-manager-react';
@@ -33,15 +35,15 @@ export interface TrustGraphAgent {
  * a conversation correctly (its tools are loaded).
  */
 export async function startTrustGraphAgent(options: {
-  serviceUrl: string;
+  kind: BenchTransportKind;
+  address: BenchBrokerAddress;
   concurrency: number;
   workload: Workload;
   client: ConversationClient;
   log(message: string): void;
 }): Promise<TrustGraphAgent> {
   const process: TrustGraphProcess = await startTrustGraphProcess(TRUSTGRAPH_AGENT_COMMAND, [
-    '--pulsar-host',
-    options.serviceUrl,
+    ...(options.kind === 'kafka' || options.kind === 'rabbitmq' ? agentBusArgs(options.kind, options.address) : ['--pulsar-host', options.address.serviceUrl]),
     '--no-metrics',
     '--no-loki-enabled',
     '--log-level',
