@@ -68,6 +68,9 @@ export class RabbitMqTransport implements Transport {
     this.connection = new ConnectionStatus(options.reconnectSettleMs);
     this.connection.set(false, 'connecting to RabbitMQ');
     this.recovering = amqplib.connect(this.url, {
+      // Nagle's algorithm held each small frame (a publish, a confirm, an ack) until the last one was
+      // acknowledged: ~44 ms per round trip on loopback instead of under 1 ms.
+      noDelay: true,
       recovery: {
         initialDelay: 100,
         maxDelay: 2000,
