@@ -16,7 +16,9 @@
  * and an admin client, and it works against Kafka 4's protocol. It has been in maintenance since 2024: the
  * transport uses only its long-stable core, behind the same interface as every other transport.
  */
-import { Kafka, logLevel, Partitioners, type Admin, type KafkaConfig, type Producer as KafkaProducer } from 'kafkajs';
+import { connect, isIP } from 'node:net';
+import tls from 'node:tls';
+import { Kafka, logLevel, Partitioners, type Admin, type ISocketFactory, type KafkaConfig, type Producer as KafkaProducer } from 'kafkajs';
 import { pino, type Logger } from 'pino';
 import { errorMessage } from '../errors/error-text.js';
 import { exponentialBackoff } from '../retry/backoff.js';
@@ -85,6 +87,7 @@ export class KafkaTransport implements Transport {
       retry: { initialRetryTime: 100, maxRetryTime: 2000, retries: 5 },
       logLevel: logLevel.WARN,
       logCreator: () => (entry) => this.logger.debug({ kafkajs: entry.log, level: entry.level }, `kafkajs: ${entry.log.message}`),
+      socketFactory: noDelaySockets,
     });
     this.producer = this.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
     this.admin = this.kafka.admin();
@@ -294,3 +297,14 @@ export class KafkaTransport implements Transport {
     if (this.closed) throw new TransportClosedError('kafka transport');
   }
 }
+
+/**
+ * kafkajs's own sockets, with Nagle's algorithm off: kafkajs leaves it on, so a small request written while
+ * an earlier one was unacknowledged could wait for the peer's delayed ACK (tens of milliseconds a hop).
+ */
+const noDelaySockets: ISocketFactory = ({ host, port, ssl, onConnect }) => {
+  const socket = ssl ? tls.connect({ host, port, ...(isIP(host) ? {} : { servername: host }), ...ssl }, onConnect) : connect({ host, port }, onConnect);
+  socket.setNoDelay(true);
+  socket.setKeepAlive(true, 60_000);
+  return socket;
+};
