@@ -202,7 +202,10 @@ const METRIC_ITERATIONS = 'tg_consumer_request_duration_seconds_count';
 async function measure(build: AgentBuild, broker: BenchBroker, kind: BenchTransportKind, replicas: number, logDir: string): Promise<ScaleResult> {
   const transport = await createBenchTransport(kind, broker);
   const workload: Workload = await startWorkload({ transport });
-  const { gateway, stop: stopGateway } = await CountingGateway.start(transport, workload.topics);
+  // The gateway on a connection of its own, as TrustGraph's gateway is a process of its own: on one native
+  // client its consumer's socket was read by the same I/O thread as the stand-ins' busy ones.
+  const gatewayTransport = await createBenchTransport(kind, broker);
+  const { gateway, stop: stopGateway } = await CountingGateway.start(gatewayTransport, workload.topics);
   const agents: AgentProcess[] = [];
   try {
     log(`${kind}, ${replicas} replica(s): starting (load average ${loadAverage()})`);
@@ -261,6 +264,7 @@ async function measure(build: AgentBuild, broker: BenchBroker, kind: BenchTransp
   } finally {
     await Promise.allSettled(agents.map((agent) => agent.stop()));
     await stopGateway();
+    await gatewayTransport.close();
     await workload.stop();
     await transport.close();
   }
