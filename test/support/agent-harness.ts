@@ -31,6 +31,9 @@ import { askAgent, type Gateway } from './harness/gateway-ask.js';
 import { harnessTransports } from './harness/harness-transports.js';
 import type { AgentHarness, AgentHarnessOptions, FlowBehaviour } from './harness/harness-types.js';
 import { waitUntil } from './harness/wait-until.js';
+import { logLines, subscriptionStats, type Report } from './failure-report.js';
+import { recentLines, type LogCapture } from './log-capture.js';
+import { brokerUrls } from './transport-contract.js';
 import { WorkspaceStandIns } from './harness/workspace-stand-ins.js';
 
 export * from './harness/harness-types.js';
@@ -131,7 +134,9 @@ function producerCache(transport: Transport): { producerFor(topic: string): Prom
 }
 
 export async function startAgentHarness(options: AgentHarnessOptions): Promise<AgentHarness> {
-  const logger = options.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'silent' });
+  // Without a logger of the test's own, the last lines are kept to explain an ask that times out.
+  const recent = options.logger || process.env.LOG_LEVEL ? undefined : recentLines('info');
+  const logger = options.logger ?? recent?.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'silent' });
   const workspace = options.workspace ?? uniqueWorkspace();
   const defaultFlow = options.flow ?? 'default';
   const settings = harnessSettings(options);
@@ -169,7 +174,15 @@ export async function startAgentHarness(options: AgentHarnessOptions): Promise<A
     config.available = options.configAvailable ?? true;
 
     agent = await startAgent(options, settings, agentTransport, logger.child({ side: 'agent' }));
-    const gateway: Gateway = { transport, workspace, defaultFlow, defaultSettleMs: kind === 'memory' ? 10 : 200, producerFor: producers.producerFor };
+    const running = agent;
+    const gateway: Gateway = {
+      transport,
+      workspace,
+      defaultFlow,
+      defaultSettleMs: kind === 'memory' ? 10 : 200,
+      producerFor: producers.producerFor,
+      diagnose: (id, topics) => askDiagnosis({ id, topics, kind, service: running.service, main, recent, transports: { 'stand-ins': transport, agent: agentTransport } }),
+    };
     const harness = harnessApi({ options, settings, flowConfigType, gateway, standIns, config, agent, main, stop });
     if (options.waitReady ?? true) await untilStarted(agent, harness, options.readyTimeoutMs ?? 30_000);
     return harness;
@@ -177,6 +190,37 @@ export async function startAgentHarness(options: AgentHarnessOptions): Promise<A
     await stop();
     throw new Error(`could not start the agent harness: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
+}
+
+interface AskDiagnosisParts {
+  id: string;
+  topics: { request: string; response: string };
+  kind: string;
+  service: AgentService;
+  main: AgentHarness['flows'][string];
+  recent: Pick<LogCapture, 'lines'> | undefined;
+  transports: Record<string, Transport>;
+}
+
+/**
+ * Whether the agent took a request that got no final answer: its log and the model's calls; and, on Pulsar,
+ * what the broker sent each subscription of the request, response and prompt topics (a message a
+ * non-persistent topic dropped shows as taken in and not sent).
+ */
+async function askDiagnosis({ id, topics, kind, service, main, recent, transports }: AskDiagnosisParts): Promise<Report> {
+  const report: Report = {
+    agent: [
+      `readiness: ${service.readiness().detail || 'ready'}`,
+      `model calls: ${main.prompt.calls.length}`,
+      ...Object.entries(transports).map(([name, t]) => `${name} transport: ${t.status().connected ? 'connected' : 'down'}, epoch ${t.status().epoch}`),
+    ],
+    ...(recent ? { 'agent log (warnings, errors and lines naming the id)': logLines(recent, [id], 60) } : {}),
+  };
+  if (kind !== 'native' && kind !== 'websocket') return report;
+  const { webServiceUrl } = brokerUrls();
+  const promptTopic = queueToTopic(main.topics['prompt-request'] ?? '');
+  const stats = await Promise.all([topics.request, topics.response, promptTopic].map((topic) => subscriptionStats(webServiceUrl, topic)));
+  return { ...report, 'broker (request, response and prompt topics)': stats.flat() };
 }
 
 async function untilStarted(agent: RunningAgent, harness: AgentHarness, timeoutMs: number): Promise<void> {

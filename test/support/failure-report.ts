@@ -36,7 +36,7 @@ export function recordStatus(transport: Transport, name: string): StatusHistory 
  * Log lines at warn or above, or naming one of `ids` anywhere in the line, stamped by their `time`: the
  * service's own (`from: 'service'`) or the native client's (`from: 'pulsar-client'`, whose lookups repeat).
  */
-export function logLines(capture: LogCapture, ids: readonly string[] = [], limit = 200, from: 'service' | 'pulsar-client' = 'service'): string[] {
+export function logLines(capture: Pick<LogCapture, 'lines'>, ids: readonly string[] = [], limit = 200, from: 'service' | 'pulsar-client' = 'service'): string[] {
   const picked = capture.lines.filter((line) => {
     if ((line.component === 'pulsar-client') !== (from === 'pulsar-client')) return false;
     if (typeof line.level === 'number' && line.level >= 40) return true;
@@ -58,15 +58,7 @@ export type Report = Record<string, readonly string[]>;
  * The report may be asynchronous (asking the broker's admin API, say).
  */
 export async function explained<T>(body: () => Promise<T>, report: () => Report | Promise<Report>): Promise<T> {
-  const render = async (): Promise<string> => {
-    try {
-      return Object.entries(await report())
-        .map(([title, lines]) => `--- ${title} (${lines.length})\n${lines.join('\n')}`)
-        .join('\n');
-    } catch (reportError) {
-      return `(the failure report itself failed: ${String(reportError)})`;
-    }
-  };
+  const render = (): Promise<string> => renderReport(report);
   try {
     const result = await body();
     // To see the timings of a run that passed (e.g. how long reconnecting took on a loaded machine).
@@ -79,6 +71,17 @@ export async function explained<T>(body: () => Promise<T>, report: () => Report 
       throw error;
     }
     throw new Error(`${String(error)}\n\nfailure report:\n${text}`, { cause: error });
+  }
+}
+
+/** The report's sections as text, one titled block each; a report that fails is a line saying so. */
+export async function renderReport(report: () => Report | Promise<Report>): Promise<string> {
+  try {
+    return Object.entries(await report())
+      .map(([title, lines]) => `--- ${title} (${lines.length})\n${lines.join('\n')}`)
+      .join('\n');
+  } catch (reportError) {
+    return `(the failure report itself failed: ${String(reportError)})`;
   }
 }
 

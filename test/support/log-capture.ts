@@ -31,3 +31,16 @@ export function capturingLogger(level: 'debug' | 'info' = 'info'): LogCapture {
     auditsOf: (id: string) => lines.filter((line) => isAudit(line) && line.request_id === id),
   };
 }
+
+/** The last `limit` lines a logger wrote, parsed: enough to explain a failure without keeping a long test's log. */
+export function recentLines(level: 'debug' | 'info' = 'info', limit = 500): Pick<LogCapture, 'logger' | 'lines'> {
+  const lines: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) lines.push(JSON.parse(line) as Record<string, unknown>);
+      if (lines.length > limit) lines.splice(0, lines.length - limit);
+      callback();
+    },
+  });
+  return { logger: pino({ level }, stream), lines };
+}

@@ -10,6 +10,7 @@ import { queueToTopic } from '../../../src/bus/topics.js';
 import type { Consumer, IncomingMessage, Producer, Transport } from '../../../src/bus/transport.js';
 import { agentRequestCodec, agentResponseCodec, type AgentRequest, type AgentResponse } from '../../../src/wire/index.js';
 import { agentFlowTopics } from '../../../dev/flow-config.js';
+import { renderReport, type Report } from '../failure-report.js';
 import { AskTimeoutError, type AskOptions, type AskResult, type ObservedMessage } from './harness-types.js';
 
 /** Where the gateway asks: the harness's workspace, its transport and its producers. */
@@ -20,6 +21,11 @@ export interface Gateway {
   /** How long to wait after end_of_dialog for late `next` messages, unless the ask says. */
   readonly defaultSettleMs: number;
   producerFor(topic: string): Promise<Producer>;
+  /**
+   * What the harness knows when an ask times out, while the ask's subscriptions still exist: whether the agent
+   * took the request (its log, the model's calls) and what the broker sent to each subscription.
+   */
+  diagnose?(id: string, topics: { request: string; response: string }): Report | Promise<Report>;
 }
 
 /** What arrives for one request id: its responses, undecodable payloads, and the agent's `next` messages. */
@@ -32,7 +38,7 @@ class DialogCollector {
   readonly ended = new Promise<void>((resolve) => (this.finished = resolve));
 
   constructor(
-    private readonly id: string,
+    readonly id: string,
     private readonly body: Buffer,
   ) {}
 
@@ -114,7 +120,12 @@ export async function askAgent(gateway: Gateway, payload: Buffer | string, optio
     if (options.publish) await options.publish(requestTopic, body, properties);
     else await (await gateway.producerFor(requestTopic)).send({ payload: body, properties });
 
-    if (!(await endsWithin(collector.ended, timeoutMs))) throw collector.timedOut(responseTopic, timeoutMs);
+    if (!(await endsWithin(collector.ended, timeoutMs))) {
+      const error = collector.timedOut(responseTopic, timeoutMs);
+      const { diagnose } = gateway;
+      if (diagnose) error.message += `\n${await renderReport(() => diagnose(collector.id, { request: requestTopic, response: responseTopic }))}`;
+      throw error;
+    }
     await new Promise((resolve) => setTimeout(resolve, options.settleMs ?? gateway.defaultSettleMs));
     return collector.result();
   } finally {
