@@ -17,7 +17,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { pino, type Logger } from 'pino';
-import { queueToTopic } from '../../src/bus/topics.js';
+import { flowSubscriptionName, queueToTopic } from '../../src/bus/topics.js';
 import type { Producer, Transport } from '../../src/bus/transport.js';
 import { createAgentApp, type AgentApp } from '../../src/app.js';
 import { noTelemetry } from '../../src/observability/no-telemetry.js';
@@ -33,6 +33,7 @@ import type { AgentHarness, AgentHarnessOptions, FlowBehaviour } from './harness
 import { waitUntil } from './harness/wait-until.js';
 import { logLines, subscriptionStats, type Report } from './failure-report.js';
 import { recentLines, type LogCapture } from './log-capture.js';
+import { droppedFor } from './broker-drops.js';
 import { brokerUrls } from './transport-contract.js';
 import { WorkspaceStandIns } from './harness/workspace-stand-ins.js';
 
@@ -175,13 +176,18 @@ export async function startAgentHarness(options: AgentHarnessOptions): Promise<A
 
     agent = await startAgent(options, settings, agentTransport, logger.child({ side: 'agent' }));
     const running = agent;
+    // The broker's admin API, where the agent's broker is a Pulsar one (the WebSocket service's host and port).
+    const adminUrl = (): string => (options.webSocketUrl ?? brokerUrls().webSocketUrl).replace(/^ws/, 'http');
     const gateway: Gateway = {
       transport,
       workspace,
       defaultFlow,
       defaultSettleMs: kind === 'memory' ? 10 : 200,
       producerFor: producers.producerFor,
-      diagnose: (id, topics) => askDiagnosis({ id, topics, kind, service: running.service, main, recent, transports: { 'stand-ins': transport, agent: agentTransport } }),
+      diagnose: (id, topics) => askDiagnosis({ id, topics, kind, adminUrl, service: running.service, main, recent, transports: { 'stand-ins': transport, agent: agentTransport } }),
+      ...(kind === 'native' || kind === 'websocket'
+        ? { droppedForAgent: (requestTopic: string, flow: string) => droppedFor(adminUrl(), requestTopic, flowSubscriptionName(settings.id, workspace, flow, 'request')) }
+        : {}),
     };
     const harness = harnessApi({ options, settings, flowConfigType, gateway, standIns, config, agent, main, stop });
     if (options.waitReady ?? true) await untilStarted(agent, harness, options.readyTimeoutMs ?? 30_000);
@@ -196,6 +202,7 @@ interface AskDiagnosisParts {
   id: string;
   topics: { request: string; response: string };
   kind: string;
+  adminUrl(): string;
   service: AgentService;
   main: AgentHarness['flows'][string];
   recent: Pick<LogCapture, 'lines'> | undefined;
@@ -207,7 +214,7 @@ interface AskDiagnosisParts {
  * what the broker sent each subscription of the request, response and prompt topics (a message a
  * non-persistent topic dropped shows as taken in and not sent).
  */
-async function askDiagnosis({ id, topics, kind, service, main, recent, transports }: AskDiagnosisParts): Promise<Report> {
+async function askDiagnosis({ id, topics, kind, adminUrl, service, main, recent, transports }: AskDiagnosisParts): Promise<Report> {
   const report: Report = {
     agent: [
       `readiness: ${service.readiness().detail || 'ready'}`,
@@ -217,9 +224,8 @@ async function askDiagnosis({ id, topics, kind, service, main, recent, transport
     ...(recent ? { 'agent log (warnings, errors and lines naming the id)': logLines(recent, [id], 60) } : {}),
   };
   if (kind !== 'native' && kind !== 'websocket') return report;
-  const { webServiceUrl } = brokerUrls();
   const promptTopic = queueToTopic(main.topics['prompt-request'] ?? '');
-  const stats = await Promise.all([topics.request, topics.response, promptTopic].map((topic) => subscriptionStats(webServiceUrl, topic)));
+  const stats = await Promise.all([topics.request, topics.response, promptTopic].map((topic) => subscriptionStats(adminUrl(), topic)));
   return { ...report, 'broker (request, response and prompt topics)': stats.flat() };
 }
 

@@ -20,12 +20,26 @@ interface DropStats {
  * Throws when the admin API does not answer: a count that is not known must not pass for zero.
  */
 export async function brokerDrops(webServiceUrl: string, topic: string): Promise<number> {
-  const { domain, path } = topicAdminPath(webServiceUrl, topic);
-  if (path === undefined) throw new Error(`${topic} is not a full topic name`);
-  if (domain !== 'non-persistent') return 0;
-  const response = await fetch(`${path}/stats`, { signal: AbortSignal.timeout(10_000) });
-  if (!response.ok) throw new Error(`stats of ${topic}: HTTP ${response.status} ${(await response.text()).slice(0, 200)}`);
-  const stats = (await response.json()) as DropStats;
+  const stats = await dropStats(webServiceUrl, topic);
   const received = stats.msgInCounter ?? 0;
   return Object.values(stats.subscriptions ?? {}).reduce((sum, sub) => sum + Math.max(0, received - (sub.msgOutCounter ?? 0)), 0);
+}
+
+/**
+ * Messages the broker took on `topic` but never sent to `subscription` (which must have existed before the
+ * first message): 0 when the subscription is not there. Throws when the admin API does not answer.
+ */
+export async function droppedFor(webServiceUrl: string, topic: string, subscription: string): Promise<number> {
+  const stats = await dropStats(webServiceUrl, topic);
+  const sent = stats.subscriptions?.[subscription]?.msgOutCounter;
+  return sent === undefined ? 0 : Math.max(0, (stats.msgInCounter ?? 0) - sent);
+}
+
+async function dropStats(webServiceUrl: string, topic: string): Promise<DropStats> {
+  const { domain, path } = topicAdminPath(webServiceUrl, topic);
+  if (path === undefined) throw new Error(`${topic} is not a full topic name`);
+  if (domain !== 'non-persistent') return {};
+  const response = await fetch(`${path}/stats`, { signal: AbortSignal.timeout(10_000) });
+  if (!response.ok) throw new Error(`stats of ${topic}: HTTP ${response.status} ${(await response.text()).slice(0, 200)}`);
+  return (await response.json()) as DropStats;
 }

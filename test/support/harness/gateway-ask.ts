@@ -26,6 +26,12 @@ export interface Gateway {
    * took the request (its log, the model's calls) and what the broker sent to each subscription.
    */
   diagnose?(id: string, topics: { request: string; response: string }): Report | Promise<Report>;
+  /**
+   * How many messages the broker took on the flow's request topic and never sent the agent's subscription.
+   * A non-persistent topic drops a message for a subscription whose connection is backed up at that moment,
+   * which no agent can know of (docs/reliability.md).
+   */
+  droppedForAgent?(requestTopic: string, flow: string): Promise<number>;
 }
 
 /** What arrives for one request id: its responses, undecodable payloads, and the agent's `next` messages. */
@@ -101,8 +107,23 @@ class DialogCollector {
   }
 }
 
-/** Publish `payload` on the flow's request topic and collect what the agent answers under its id. */
+/**
+ * Publish `payload` on the flow's request topic and collect what the agent answers under its id. When nothing
+ * came because the broker dropped the request before the agent's subscription got it (its own statistics say
+ * so), the ask is made once more under a fresh id, with a warning: that loss is the broker's, not the agent's,
+ * and a test that names the id (`id`, `properties`) is left to see the timeout.
+ */
 export async function askAgent(gateway: Gateway, payload: Buffer | string, options: AskOptions = {}): Promise<AskResult> {
+  try {
+    return await askOnce(gateway, payload, options);
+  } catch (error) {
+    if (!(error instanceof AskTimeoutError) || error.droppedForAgent === 0 || options.id || options.properties) throw error;
+    console.warn(`[gateway-ask] asking once more: ${error.message.split('\n')[0]}; the broker dropped ${error.droppedForAgent} message(s) for the agent's subscription`);
+    return askOnce(gateway, payload, options);
+  }
+}
+
+async function askOnce(gateway: Gateway, payload: Buffer | string, options: AskOptions): Promise<AskResult> {
   const topics = agentFlowTopics(gateway.workspace, options.flow ?? gateway.defaultFlow);
   const requestTopic = queueToTopic(topics.request ?? '');
   const responseTopic = queueToTopic(topics.response ?? '');
@@ -122,6 +143,9 @@ export async function askAgent(gateway: Gateway, payload: Buffer | string, optio
 
     if (!(await endsWithin(collector.ended, timeoutMs))) {
       const error = collector.timedOut(responseTopic, timeoutMs);
+      if (collector.messages.length === 0 && collector.nextMessages.length === 0 && gateway.droppedForAgent) {
+        error.droppedForAgent = await gateway.droppedForAgent(requestTopic, options.flow ?? gateway.defaultFlow).catch(() => 0);
+      }
       const { diagnose } = gateway;
       if (diagnose) error.message += `\n${await renderReport(() => diagnose(collector.id, { request: requestTopic, response: responseTopic }))}`;
       throw error;

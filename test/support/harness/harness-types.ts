@@ -187,6 +187,8 @@ export interface AskOptions {
 /** No end_of_dialog response in time; carries what did arrive. */
 export class AskTimeoutError extends Error {
   override readonly name = 'AskTimeoutError';
+  /** Messages the broker never sent the agent's request subscription, when nothing at all came (else 0). */
+  droppedForAgent = 0;
   constructor(
     message: string,
     readonly responses: AgentResponse[],
