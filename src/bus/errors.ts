@@ -177,8 +177,9 @@ export class RequestTimeoutError extends TransportError {
 /**
  * The broker connection was lost while a request waited for its response. Responses travel on non-persistent
  * topics, where one published while our subscription was away is gone, so the request is given up as soon as
- * the connection is whole again instead of waiting for its timeout. It is not sent again: the service may
- * have acted on it. Retriable.
+ * the connection is whole again instead of waiting for its timeout. A request to a service that only reads
+ * is sent once more first (RequestClient's `repeatable`); any other is not, since the service may have acted
+ * on it. Retriable.
  */
 export class ConnectionLostError extends TransportError {
   override readonly name = 'ConnectionLostError';
@@ -189,11 +190,14 @@ export class ConnectionLostError extends TransportError {
     readonly requestId: string,
     /** Replies received for this request before the connection was lost (streams). */
     readonly received = 0,
+    /** The request was already the second sending of one that was lost the same way. */
+    readonly repeated = false,
   ) {
     super(
       `the broker connection was lost while request ${requestId} on ${requestTopic} waited for its ` +
         `${received === 0 ? 'response' : `next response (after ${received} replies)`}; a response published ` +
-        `meanwhile is gone, so the request was given up once the connection was back (it was not sent again)`,
+        `meanwhile is gone, so the request was given up once the connection was back ` +
+        `(${repeated ? 'it was already sent a second time after an earlier loss' : 'it was not sent again'})`,
       { retriable: true },
     );
   }

@@ -12,6 +12,9 @@
  * A broker connection lost while a request waits (a broker restart) may have taken its response with it: the
  * response topic is non-persistent. So once the transport is whole again after a loss, every request that was
  * waiting before it fails at once with ConnectionLostError instead of holding its caller until the timeout.
+ * A client whose service is safe to call twice (`repeatable`: it only reads, as the prompt service and the
+ * queries do) sends such a request once more, with a fresh id, if nothing of its answer had come yet; a tool
+ * that acts (an MCP tool, a tool service, a librarian save) is never repeated.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { pino, type Logger } from 'pino';
@@ -39,6 +42,11 @@ export interface RequestClientOptions<Req, Res> {
   logger?: Logger;
   /** Told how each call ended (TrustGraph's `tg_downstream_*` metrics). */
   observer?: CallObserver<Res>;
+  /**
+   * The service may be asked twice for one answer: a request whose reply may have gone with a lost broker
+   * connection, and of which nothing came yet, is sent once more. Default false.
+   */
+  repeatable?: boolean;
 }
 
 /** How one call ended: `ok` (with the service's own error type, if its reply carried one), `timeout`, `failed`. */
@@ -82,6 +90,7 @@ export class RequestClient<Req, Res> {
   private readonly gapTimeoutMs: number;
   private readonly logger: Logger;
   private readonly observer: CallObserver<Res> | undefined;
+  private readonly repeatable: boolean;
   private readonly waiters = new Map<string, Waiter<Res>>();
   private starting: Promise<void> | undefined;
   private consumer: Consumer | undefined;
@@ -105,6 +114,7 @@ export class RequestClient<Req, Res> {
     this.gapTimeoutMs = options.gapTimeoutMs ?? options.timeoutMs;
     this.subscriptionName = options.subscriptionName ?? `rr-${randomBytes(6).toString('hex')}`;
     this.observer = options.observer;
+    this.repeatable = options.repeatable ?? false;
     this.logger = (options.logger ?? pino({ level: 'silent' })).child({
       requestTopic: this.requestTopic,
       subscription: this.subscriptionName,
@@ -138,7 +148,10 @@ export class RequestClient<Req, Res> {
   async request(request: Req, options: RequestOptions = {}): Promise<Res> {
     const started = performance.now();
     try {
-      const response = await this.requestOnce(request, options);
+      const response = await this.requestOnce(request, options).catch((error: unknown) => {
+        if (!this.repeatsAfter(error)) throw error;
+        return this.requestOnce(request, options, true);
+      });
       this.observe(started, response);
       return response;
     } catch (error) {
@@ -160,7 +173,14 @@ export class RequestClient<Req, Res> {
     this.observer.ended({ seconds, status: errorType ? 'error' : 'ok', ...(errorType ? { errorType } : {}) });
   }
 
-  private async requestOnce(request: Req, options: RequestOptions): Promise<Res> {
+  /** Whether a request that failed with `error` is sent again: a repeatable service, and nothing of the answer came. */
+  private repeatsAfter(error: unknown): boolean {
+    if (!this.repeatable || !(error instanceof ConnectionLostError) || error.received > 0 || error.repeated) return false;
+    this.logger.info({ id: error.requestId }, 'Broker connection was lost while a request waited; sending it once more');
+    return true;
+  }
+
+  private async requestOnce(request: Req, options: RequestOptions, repeated = false): Promise<Res> {
     const payload = this.requestCodec.encode(request);
     await this.start();
     const timeoutMs = options.timeoutMs ?? this.timeoutMs;
@@ -185,7 +205,7 @@ export class RequestClient<Req, Res> {
           finish();
           reject(error);
         },
-        onLost: () => waiter.onError(new ConnectionLostError(this.requestTopic, id)),
+        onLost: () => waiter.onError(new ConnectionLostError(this.requestTopic, id, 0, repeated)),
       };
       this.waiters.set(id, waiter);
       this.publish(id, payload).catch((err: unknown) => waiter.onError(asError(err)));
@@ -202,9 +222,18 @@ export class RequestClient<Req, Res> {
     let lastResponse: Res | undefined;
     let failure: unknown;
     try {
-      for await (const response of this.streamOnce(request, options)) {
-        lastResponse = response;
-        yield response;
+      let repeated = false;
+      for (;;) {
+        try {
+          for await (const response of this.streamOnce(request, options, repeated)) {
+            lastResponse = response;
+            yield response;
+          }
+          break;
+        } catch (error) {
+          if (repeated || !this.repeatsAfter(error)) throw error;
+          repeated = true;
+        }
       }
     } catch (error) {
       failure = error;
@@ -214,7 +243,7 @@ export class RequestClient<Req, Res> {
     }
   }
 
-  private async *streamOnce(request: Req, options: StreamOptions<Res>): AsyncGenerator<Res, void, undefined> {
+  private async *streamOnce(request: Req, options: StreamOptions<Res>, repeated: boolean): AsyncGenerator<Res, void, undefined> {
     const payload = this.requestCodec.encode(request);
     await this.start();
     const firstMs = options.timeoutMs ?? this.timeoutMs;
@@ -264,7 +293,7 @@ export class RequestClient<Req, Res> {
       },
       onLost: () => {
         stop();
-        push({ error: new ConnectionLostError(this.requestTopic, id, received) });
+        push({ error: new ConnectionLostError(this.requestTopic, id, received, repeated) });
       },
     });
     try {

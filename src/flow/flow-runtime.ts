@@ -45,6 +45,13 @@ export const DEFAULT_LIBRARIAN_MAX_IN_FLIGHT = 64;
 /** How long a stopping flow waits for librarian saves still in flight. */
 const DOCUMENT_DRAIN_MS = 5_000;
 
+/**
+ * The services that only read, so asking one twice for an answer whose reply a broker restart took is harmless
+ * (a second model call costs tokens, nothing else). An MCP tool, a tool service or a librarian save may act,
+ * and is never sent twice.
+ */
+const REPEATABLE_SERVICES: ReadonlySet<string> = new Set(['prompt', 'graph-rag', 'structured-query', 'embeddings', 'row-embeddings-query']);
+
 export class FlowRuntime {
   private readonly consumers: Consumer[] = [];
   private readonly producers: Producer[] = [];
@@ -185,6 +192,7 @@ export class FlowRuntime {
       requestCodec,
       responseCodec,
       ...this.waitsFor(service),
+      repeatable: REPEATABLE_SERVICES.has(service),
       logger: this.logger,
     });
     this.clients.push(client as RequestClient<unknown, unknown>);

@@ -341,6 +341,85 @@ describe('RequestClient', () => {
       expect(String(streamError)).toMatch(/next response \(after 1 replies\)/);
     });
 
+    describe('for a service that only reads (repeatable)', () => {
+      const repeatable = (): RequestClient<Ask, Answer> =>
+        new RequestClient<Ask, Answer>({
+          transport: bus,
+          requestTopic: REQUEST,
+          responseTopic: RESPONSE,
+          requestCodec: jsonCodec<Ask>('Ask'),
+          responseCodec: jsonCodec<Answer>('Answer'),
+          timeoutMs: 600_000,
+          repeatable: true,
+        });
+
+      it('sends a request lost with the connection once more, under a fresh id, and answers with its reply', async () => {
+        await client.close();
+        client = repeatable();
+        await startResponder();
+        const single = client.request({ question: 'lost' });
+        const stream = (async () => {
+          const seen: string[] = [];
+          for await (const answer of client.stream({ question: 'streamed' }, { isLast: (r) => r.end })) seen.push(answer.answer ?? '');
+          return seen;
+        })();
+        await expect.poll(() => received.length).toBe(2);
+        bus.dropConnection();
+        await turns();
+        bus.restoreConnection();
+
+        await expect.poll(() => received.length).toBe(4);
+        const [first, second] = [received.slice(0, 2), received.slice(2)];
+        expect(second.map(question).sort()).toEqual(['lost', 'streamed']);
+        expect(new Set([...first, ...second].map((m) => m.properties.id)).size).toBe(4);
+        // A late reply to the first sending is ignored: only the second's answer counts.
+        for (const m of first) await reply(m.properties.id, { answer: 'too late', end: true });
+        for (const m of second) await reply(m.properties.id, { answer: `re: ${question(m)}`, end: true });
+        await expect(single).resolves.toEqual({ answer: 're: lost', end: true });
+        await expect(stream).resolves.toEqual(['re: streamed']);
+      });
+
+      it('gives up a request lost twice, and a stream whose answer had begun, saying so', async () => {
+        await client.close();
+        client = repeatable();
+        await startResponder();
+        const single = client.request({ question: 'lost twice' }).then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+        const seen: string[] = [];
+        const stream = (async () => {
+          try {
+            for await (const answer of client.stream({ question: 'begun' }, { isLast: (r) => r.end })) seen.push(answer.answer ?? '');
+          } catch (error) {
+            return error;
+          }
+          return undefined;
+        })();
+        await expect.poll(() => received.length).toBe(2);
+        const begun = received.find((m) => question(m) === 'begun') as IncomingMessage;
+        await reply(begun.properties.id, { answer: 'part', end: false });
+        await until(() => seen.length === 1);
+        bus.dropConnection();
+        await turns();
+        bus.restoreConnection();
+        await expect.poll(() => received.length).toBe(3);
+        expect(question(received[2] as IncomingMessage)).toBe('lost twice');
+        bus.dropConnection();
+        await turns();
+        bus.restoreConnection();
+
+        const error = await single;
+        expect(error).toBeInstanceOf(ConnectionLostError);
+        expect(String(error)).toMatch(/it was already sent a second time after an earlier loss/);
+        const streamError = await stream;
+        expect(seen).toEqual(['part']);
+        expect(streamError).toBeInstanceOf(ConnectionLostError);
+        expect(String(streamError)).toMatch(/next response \(after 1 replies\).*it was not sent again/);
+        expect(received).toHaveLength(3);
+      });
+    });
+
     it('keeps requests made after the loss, and serves new ones once the connection is back', async () => {
       await startResponder(async (m) => {
         if (question(m) !== 'hold') await reply(m.properties.id, { answer: `re: ${question(m)}`, end: true });
