@@ -73,6 +73,22 @@ describe('RequestClient', () => {
     });
   const question = (m: IncomingMessage): string => (JSON.parse(m.payload.toString()) as Ask).question;
 
+  /** The request's error, or undefined when it was answered. */
+  const failureOf = (request: Promise<Answer>): Promise<unknown> =>
+    request.then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+  /** Streams `text`, pushing each answer onto `seen`; resolves with the stream's error, or undefined. */
+  const streamInto = async (seen: string[], text: string, options: { timeoutMs?: number } = {}): Promise<unknown> => {
+    try {
+      for await (const answer of client.stream({ question: text }, { ...options, isLast: (r) => r.end })) seen.push(answer.answer ?? '');
+    } catch (error) {
+      return error;
+    }
+    return undefined;
+  };
+
   beforeEach(() => {
     bus = new MemoryTransport();
     received = [];
@@ -305,19 +321,9 @@ describe('RequestClient', () => {
     it('fails every waiting request and stream once the connection is back, long before their timeout', async () => {
       const patient = { timeoutMs: 600_000 };
       await startResponder();
-      const single = client.request({ question: 'lost' }, patient).then(
-        () => undefined,
-        (error: unknown) => error,
-      );
+      const single = failureOf(client.request({ question: 'lost' }, patient));
       const seen: string[] = [];
-      const stream = (async () => {
-        try {
-          for await (const answer of client.stream({ question: 'streamed' }, { ...patient, isLast: (r) => r.end })) seen.push(answer.answer ?? '');
-        } catch (error) {
-          return error;
-        }
-        return undefined;
-      })();
+      const stream = streamInto(seen, 'streamed', patient);
       await expect.poll(() => received.length).toBe(2);
       const streamed = received.find((m) => question(m) === 'streamed') as IncomingMessage;
       await reply(streamed.properties.id, { answer: 'part', end: false });
@@ -383,19 +389,9 @@ describe('RequestClient', () => {
         await client.close();
         client = repeatable();
         await startResponder();
-        const single = client.request({ question: 'lost twice' }).then(
-          () => undefined,
-          (error: unknown) => error,
-        );
+        const single = failureOf(client.request({ question: 'lost twice' }));
         const seen: string[] = [];
-        const stream = (async () => {
-          try {
-            for await (const answer of client.stream({ question: 'begun' }, { isLast: (r) => r.end })) seen.push(answer.answer ?? '');
-          } catch (error) {
-            return error;
-          }
-          return undefined;
-        })();
+        const stream = streamInto(seen, 'begun');
         await expect.poll(() => received.length).toBe(2);
         const begun = received.find((m) => question(m) === 'begun') as IncomingMessage;
         await reply(begun.properties.id, { answer: 'part', end: false });
