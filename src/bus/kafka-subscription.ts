@@ -118,13 +118,13 @@ export class KafkaSubscription {
 
   async close(deleteGroup: (groupId: string) => Promise<void>, unsubscribe: boolean): Promise<void> {
     if (this.closed) return;
-    if (this.commitTimer) {
-      clearTimeout(this.commitTimer);
-      this.commitTimer = undefined;
-      this.commit();
-    }
     this.closed = true;
-    await this.committing?.catch(() => undefined);
+    clearTimeout(this.commitTimer);
+    this.commitTimer = undefined;
+    await this.committing;
+    // What was acknowledged since the last commit is committed before the group is left, or the member that
+    // reads the partition next would get it again.
+    await this.commitFinished();
     await this.consumer.disconnect().catch((err: unknown) => this.logger.debug({ err }, 'Kafka consumer disconnect failed'));
     if (this.group.private || unsubscribe) await deleteGroup(this.group.groupId);
   }
@@ -195,30 +195,35 @@ export class KafkaSubscription {
 
   /** Commits what can be committed; one commit at a time, and one more if anything was finished meanwhile. */
   private commit(): void {
+    if (this.closed) return;
     if (this.committing) {
       this.commitAgain = true;
       return;
     }
+    this.committing = this.commitFinished().finally(() => {
+      this.committing = undefined;
+      if (this.commitAgain) {
+        this.commitAgain = false;
+        this.commit();
+      }
+    });
+  }
+
+  /** One commit of every partition's finished offsets not committed yet; never rejects. */
+  private async commitFinished(): Promise<void> {
     const due: { topic: string; partition: number; offset: string }[] = [];
     for (const [partition, offsets] of this.partitions) {
       const offset = offsets.toCommit();
       if (offset !== undefined) due.push({ topic: this.where.name, partition, offset: String(offset) });
     }
-    if (due.length === 0 || this.closed) return;
-    this.committing = this.consumer
-      .commitOffsets(due)
-      .then(() => {
-        for (const { partition, offset } of due) this.partitions.get(partition)?.committedUpTo(Number(offset));
-      })
+    if (due.length === 0) return;
+    try {
+      await this.consumer.commitOffsets(due);
+      for (const { partition, offset } of due) this.partitions.get(partition)?.committedUpTo(Number(offset));
+    } catch (err) {
       // A partition given to another member meanwhile is not ours to commit; it reads from the last commit.
-      .catch((err: unknown) => this.logger.debug({ err, topic: this.where.name }, 'Kafka offset commit failed'))
-      .finally(() => {
-        this.committing = undefined;
-        if (this.commitAgain) {
-          this.commitAgain = false;
-          this.commit();
-        }
-      });
+      this.logger.debug({ err, topic: this.where.name }, 'Kafka offset commit failed');
+    }
   }
 }
 

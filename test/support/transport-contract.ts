@@ -396,6 +396,26 @@ export function describeTransportContract(
       expect(again.texts()).toEqual(['not acked']);
     });
 
+    contract('does not deliver again what was acknowledged right before the consumer closed', async () => {
+      const topic = persistentTopic('ct-ack-close');
+      const subscription = uniqueName('sub');
+      const inbox = new Inbox(ack);
+      const consumer = await subscribeDurable(topic, subscription, inbox);
+      const producer = await createProducer(topic);
+      const sent = Array.from({ length: 20 }, (_, i) => `m${i}`);
+      for (const text of sent) await producer.send({ payload: Buffer.from(text) });
+      await inbox.waitFor(sent.length, timeoutMs);
+      // No pause: acknowledgements a transport batches must be settled by close itself.
+      await consumer.close();
+
+      const again = new Inbox(ack);
+      await subscribe(topic, subscription, again);
+      await producer.send({ payload: Buffer.from('after') });
+      await again.waitFor(1, timeoutMs);
+      await sleep(quietMs);
+      expect(again.texts()).toEqual(['after']);
+    });
+
     contract('redelivers a nacked message after the nack delay with a higher redeliveryCount', async () => {
       const topic = persistentTopic('ct-nack');
       const inbox = new Inbox(async (m) => {
