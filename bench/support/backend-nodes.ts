@@ -23,6 +23,20 @@ export function isBackendKind(kind: BenchTransportKind): kind is BackendKind {
   return kind === 'kafka' || kind === 'rabbitmq';
 }
 
+const BACKEND_NAMES: Record<BackendKind, string> = { kafka: 'Kafka', rabbitmq: 'RabbitMQ' };
+
+/** How each backend's node is started, and where a client finds it. */
+const STARTERS: Record<BackendKind, () => Promise<{ handle: KafkaHandle | RabbitMqHandle; address: BackendNode['address'] }>> = {
+  kafka: async () => {
+    const kafka = await startKafka();
+    return { handle: kafka, address: { kafkaBootstrapServers: kafka.bootstrapServers } };
+  },
+  rabbitmq: async () => {
+    const rabbit = await startRabbitMq();
+    return { handle: rabbit, address: { rabbitmqUrl: rabbit.url } };
+  },
+};
+
 /** Starts the nodes `kinds` needs; each is stopped by a cleanup handed to `defer`. */
 export async function startBackendNodes(
   kinds: readonly BenchTransportKind[],
@@ -30,19 +44,12 @@ export async function startBackendNodes(
   log: (line: string) => void,
 ): Promise<Partial<Record<BackendKind, BackendNode>>> {
   const nodes: Partial<Record<BackendKind, BackendNode>> = {};
-  if (kinds.includes('kafka')) {
-    log('starting a Kafka node of the run\'s own ...');
-    const kafka = await startKafka();
-    defer(() => kafka.stop());
-    log(kafka.description);
-    nodes.kafka = nodeOf(kafka, { kafkaBootstrapServers: kafka.bootstrapServers });
-  }
-  if (kinds.includes('rabbitmq')) {
-    log('starting a RabbitMQ node of the run\'s own ...');
-    const rabbit = await startRabbitMq();
-    defer(() => rabbit.stop());
-    log(rabbit.description);
-    nodes.rabbitmq = nodeOf(rabbit, { rabbitmqUrl: rabbit.url });
+  for (const kind of kinds.filter(isBackendKind)) {
+    log(`starting a ${BACKEND_NAMES[kind]} node of the run's own ...`);
+    const { handle, address } = await STARTERS[kind]();
+    defer(() => handle.stop());
+    log(handle.description);
+    nodes[kind] = nodeOf(handle, address);
   }
   return nodes;
 }

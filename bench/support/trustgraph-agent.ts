@@ -12,6 +12,7 @@
 import { startConfigService, TRUSTGRAPH_CONFIG_QUEUES, type ConfigServiceStandIn } from '../../dev/stand-ins/config-service.js';
 import { startTrustGraphProcess, type TrustGraphProcess } from '../../dev/trustgraph-pieces.js';
 import type { Transport } from '../../src/bus/transport.js';
+import { isBackendKind } from './backend-nodes.js';
 import { agentBusArgs, type BenchBrokerAddress, type BenchTransportKind } from './transport.js';
 import type { ConversationClient, Workload } from './workload.js';
 
@@ -43,7 +44,7 @@ export async function startTrustGraphAgent(options: {
   log(message: string): void;
 }): Promise<TrustGraphAgent> {
   const process: TrustGraphProcess = await startTrustGraphProcess(TRUSTGRAPH_AGENT_COMMAND, [
-    ...(options.kind === 'kafka' || options.kind === 'rabbitmq' ? agentBusArgs(options.kind, options.address) : ['--pulsar-host', options.address.serviceUrl]),
+    ...(isBackendKind(options.kind) ? agentBusArgs(options.kind, options.address) : ['--pulsar-host', options.address.serviceUrl]),
     '--no-metrics',
     '--no-loki-enabled',
     '--log-level',
