@@ -142,6 +142,19 @@ export class NotConnectedError extends TransportError {
   }
 }
 
+/**
+ * The connection was lost after a message was written and before the broker acknowledged it: it may or may not
+ * have been published. Retriable, for a message that may go out twice.
+ */
+export class UnacknowledgedSendError extends TransportError {
+  override readonly name = 'UnacknowledgedSendError';
+  override readonly code = 'TG_TRANSPORT_SEND_UNACKNOWLEDGED';
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, { retriable: true, cause: options?.cause });
+  }
+}
+
 /** An operation on a transport, producer, consumer or client that has been closed. Not retriable. */
 export class TransportClosedError extends TransportError {
   override readonly name = 'TransportClosedError';
@@ -201,4 +214,15 @@ export class ConnectionLostError extends TransportError {
       { retriable: true },
     );
   }
+}
+
+/**
+ * Why a request may have been lost before any of its answer came, with the broker connection: its reply while
+ * it waited (once; a request sent a second time is not sent a third), or the request itself before the broker
+ * acknowledged it. Undefined for any other failure.
+ */
+export function lostBeforeAnswer(error: unknown): string | undefined {
+  if (error instanceof ConnectionLostError && error.received === 0 && !error.repeated) return 'Broker connection was lost while a request waited';
+  if (error instanceof UnacknowledgedSendError) return 'Broker connection was lost before it acknowledged a request';
+  return undefined;
 }

@@ -12,7 +12,7 @@
 import type { Logger } from 'pino';
 import { errorMessage } from '../errors/error-text.js';
 import type { ConnectionStatus } from './connection-status.js';
-import { FrameTooLargeError, NotConnectedError, TransportClosedError, TransportError } from './errors.js';
+import { FrameTooLargeError, NotConnectedError, TransportClosedError, TransportError, UnacknowledgedSendError } from './errors.js';
 import type { OutgoingMessage, Producer } from './transport.js';
 import type { NativeProducer } from './pulsar-client-module.js';
 
@@ -80,7 +80,7 @@ export class RecyclingNativeProducer implements Producer {
       const text = errorMessage(err);
       if (/MessageTooBig/i.test(text)) throw this.parts.tooLarge(topic, size);
       if (/AlreadyClosed/i.test(text) && !this.closed) {
-        throw new TransportError(`send on ${topic} failed: the broker connection was lost before it acknowledged the message, which may or may not have been published`, { retriable: true, cause: err });
+        throw new UnacknowledgedSendError(`send on ${topic} failed: the broker connection was lost before it acknowledged the message, which may or may not have been published`, { cause: err });
       }
       throw new TransportError(`send on ${topic} failed: ${text}`, { retriable: true, cause: err });
     } finally {

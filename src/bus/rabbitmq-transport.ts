@@ -18,7 +18,7 @@ import { whenConnected } from './when-connected.js';
 import { checkedProducer } from './checked-producer.js';
 import { ConnectionStatus } from './connection-status.js';
 import { deliver } from './deliver.js';
-import { ConnectError, FrameTooLargeError, NotConnectedError, TransportClosedError, TransportError } from './errors.js';
+import { ConnectError, FrameTooLargeError, NotConnectedError, TransportClosedError, UnacknowledgedSendError } from './errors.js';
 import { exchangeFor, queueFor, type RabbitExchange, type RabbitQueue } from './rabbitmq-topology.js';
 import type { Consumer, IncomingMessage, OutgoingMessage, Producer, ProducerOptions, StatusListener, SubscribeOptions, Transport, TransportStatus } from './transport.js';
 
@@ -304,7 +304,7 @@ export class RabbitMqTransport implements Transport {
             ...(message.properties && Object.keys(message.properties).length > 0 ? { headers: message.properties } : {}),
           },
           (err: unknown) => {
-            if (err) reject(new TransportError(`send on ${topic} failed: the broker did not confirm it (${errorMessage(err)})`, { retriable: true, cause: err }));
+            if (err) reject(new UnacknowledgedSendError(`send on ${topic} failed: the broker did not confirm it (${errorMessage(err)})`, { cause: err }));
             else resolve();
           },
         );

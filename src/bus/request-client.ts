@@ -13,14 +13,15 @@
  * response topic is non-persistent. So once the transport is whole again after a loss, every request that was
  * waiting before it fails at once with ConnectionLostError instead of holding its caller until the timeout.
  * A client whose service is safe to call twice (`repeatable`: it only reads, as the prompt service and the
- * queries do) sends such a request once more, with a fresh id, if nothing of its answer had come yet; a tool
- * that acts (an MCP tool, a tool service, a librarian save) is never repeated.
+ * queries do) sends such a request once more, with a fresh id, if nothing of its answer had come yet; so too
+ * a request the connection lost before the broker acknowledged it. A tool that acts (an MCP tool, a tool
+ * service, a librarian save) is never sent twice.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { pino, type Logger } from 'pino';
 import type { Codec } from '../wire/codec.js';
 import { WireDecodeError } from '../wire/errors.js';
-import { ConnectionLostError, RequestTimeoutError, TransportClosedError } from './errors.js';
+import { ConnectionLostError, lostBeforeAnswer, RequestTimeoutError, TransportClosedError } from './errors.js';
 import type { Consumer, IncomingMessage, Producer, Transport, TransportStatus } from './transport.js';
 import { errorMessage } from '../errors/error-text.js';
 
@@ -173,11 +174,11 @@ export class RequestClient<Req, Res> {
     this.observer.ended({ seconds, status: errorType ? 'error' : 'ok', ...(errorType ? { errorType } : {}) });
   }
 
-  /** Whether a request that failed with `error` is sent again: a repeatable service, and nothing of the answer came. */
+  /** Whether a request that failed with `error` is sent again: a repeatable service, and nothing of its answer came. */
   private repeatsAfter(error: unknown): boolean {
-    if (!this.repeatable || !(error instanceof ConnectionLostError) || error.received > 0 || error.repeated) return false;
-    this.logger.info({ id: error.requestId }, 'Broker connection was lost while a request waited; sending it once more');
-    return true;
+    const why = this.repeatable ? lostBeforeAnswer(error) : undefined;
+    if (why) this.logger.info({ err: error }, `${why}; sending it once more`);
+    return why !== undefined;
   }
 
   private async requestOnce(request: Req, options: RequestOptions, repeated = false): Promise<Res> {

@@ -4,7 +4,7 @@
  * with a retriable error, since they may or may not have been published.
  */
 import type { Logger } from 'pino';
-import { FrameTooLargeError, ProducerSendError, TransportClosedError, TransportError } from './errors.js';
+import { FrameTooLargeError, ProducerSendError, TransportClosedError, TransportError, UnacknowledgedSendError } from './errors.js';
 import type { OutgoingMessage, Producer } from './transport.js';
 import { Link, type LinkSettings } from './websocket-link.js';
 
@@ -112,10 +112,10 @@ export class WebSocketProducer implements Producer {
     const error =
       cause instanceof TransportClosedError
         ? cause
-        : new TransportError(
+        : new UnacknowledgedSendError(
             `${this.link.label}: connection lost before the broker acknowledged the message ` +
               `(it may or may not have been published): ${cause.message}`,
-            { retriable: true, cause },
+            { cause },
           );
     for (const waiter of waiters) waiter.reject(error);
   }

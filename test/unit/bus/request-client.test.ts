@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ConnectionLostError, RequestTimeoutError, TransportClosedError } from '../../../src/bus/errors.js';
+import { ConnectionLostError, RequestTimeoutError, TransportClosedError, UnacknowledgedSendError } from '../../../src/bus/errors.js';
 import { MemoryTransport } from '../../../src/bus/memory-transport.js';
 import { RequestClient } from '../../../src/bus/request-client.js';
-import type { IncomingMessage, Producer } from '../../../src/bus/transport.js';
+import type { IncomingMessage, Producer, ProducerOptions, Transport } from '../../../src/bus/transport.js';
 import { WireDecodeError } from '../../../src/wire/errors.js';
 import { jsonCodec } from '../../support/json-codec.js';
 
@@ -383,6 +383,53 @@ describe('RequestClient', () => {
         for (const m of second) await reply(m.properties.id, { answer: `re: ${question(m)}`, end: true });
         await expect(single).resolves.toEqual({ answer: 're: lost', end: true });
         await expect(stream).resolves.toEqual(['re: streamed']);
+      });
+
+      it('sends once more a request whose acknowledgement the connection lost; a service that may act is not asked twice', async () => {
+        await startResponder(async (m) => reply(m.properties.id, { answer: `re: ${question(m)}`, end: true }));
+        // The bus takes the first request of each client, and its acknowledgement is lost with the connection.
+        const ackLost = (transport: Transport): Transport => {
+          let sends = 0;
+          return new Proxy(transport, {
+            get(target, key) {
+              if (key !== 'createProducer') {
+                const value: unknown = Reflect.get(target, key, target);
+                return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+              }
+              return async (topic: string, options?: ProducerOptions): Promise<Producer> => {
+                const producer = await target.createProducer(topic, options);
+                return {
+                  topic: producer.topic,
+                  close: () => producer.close(),
+                  send: async (message) => {
+                    await producer.send(message);
+                    if (sends++ === 0) throw new UnacknowledgedSendError(`send on ${topic} failed: the connection was lost before the broker acknowledged it`);
+                  },
+                };
+              };
+            },
+          });
+        };
+        const clientOn = (repeatable: boolean): RequestClient<Ask, Answer> =>
+          new RequestClient<Ask, Answer>({
+            transport: ackLost(bus),
+            requestTopic: REQUEST,
+            responseTopic: RESPONSE,
+            requestCodec: jsonCodec<Ask>('Ask'),
+            responseCodec: jsonCodec<Answer>('Answer'),
+            timeoutMs: 5000,
+            repeatable,
+          });
+        const reader = clientOn(true);
+        const actor = clientOn(false);
+        try {
+          await expect(reader.request({ question: 'read' })).resolves.toEqual({ answer: 're: read', end: true });
+          expect(received.map(question)).toEqual(['read', 'read']);
+          await expect(actor.request({ question: 'act' })).rejects.toBeInstanceOf(UnacknowledgedSendError);
+          await expect.poll(() => received.map(question)).toEqual(['read', 'read', 'act']);
+        } finally {
+          await Promise.all([reader.close(), actor.close()]);
+        }
       });
 
       it('gives up a request lost twice, and a stream whose answer had begun, saying so', async () => {

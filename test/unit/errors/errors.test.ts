@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DialogError, MaxIterationsError, PromptServiceError } from '../../../src/agent/errors.js';
-import { ConnectionLostError, NotConnectedError, TopicError, TransportError } from '../../../src/bus/errors.js';
+import { ConnectionLostError, NotConnectedError, TopicError, TransportError, UnacknowledgedSendError } from '../../../src/bus/errors.js';
 import { ConfigServiceError } from '../../../src/config/errors.js';
 import { CodedError } from '../../../src/errors/coded-error.js';
 import { clipText, errorMessage } from '../../../src/errors/error-text.js';
@@ -19,6 +19,7 @@ describe('the error modules', () => {
       [new DialogError('x'), 'TG_AGENT_DIALOG'],
       [new MaxIterationsError(), 'TG_AGENT_MAX_ITERATIONS'],
       [new PromptServiceError('x'), 'TG_AGENT_PROMPT_SERVICE'],
+      [new UnacknowledgedSendError('x'), 'TG_TRANSPORT_SEND_UNACKNOWLEDGED'],
     ];
     for (const [error, code] of errors) {
       expect(error).toBeInstanceOf(CodedError);
