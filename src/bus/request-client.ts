@@ -23,6 +23,7 @@ import type { Codec } from '../wire/codec.js';
 import { WireDecodeError } from '../wire/errors.js';
 import { ConnectionLostError, lostBeforeAnswer, RequestTimeoutError, TransportClosedError } from './errors.js';
 import type { Consumer, IncomingMessage, Producer, Transport, TransportStatus } from './transport.js';
+import { replyTimer, type ReplyTimer } from './reply-timer.js';
 import { errorMessage } from '../errors/error-text.js';
 
 export interface RequestClientOptions<Req, Res> {
@@ -189,13 +190,13 @@ export class RequestClient<Req, Res> {
     const epoch = this.transport.status().epoch;
     return new Promise<Res>((resolve, reject) => {
       const finish = (): void => {
-        clearTimeout(timer);
+        timer.cancel();
         this.waiters.delete(id);
       };
-      const timer = setTimeout(() => {
+      const timer = replyTimer(() => this.transport.status(), epoch, timeoutMs, () => waiter.onLost(), () => {
         finish();
         reject(new RequestTimeoutError(this.requestTopic, timeoutMs, id));
-      }, timeoutMs);
+      });
       const waiter: Waiter<Res> = {
         epoch,
         onResponse: (response) => {
@@ -254,23 +255,27 @@ export class RequestClient<Req, Res> {
     const queue: QueueItem<Res>[] = [];
     let wake: (() => void) | undefined;
     let received = 0;
-    let timer: NodeJS.Timeout | undefined;
+    let timer: ReplyTimer | undefined;
     const push = (item: QueueItem<Res>): void => {
       queue.push(item);
       wake?.();
       wake = undefined;
     };
     const stop = (): void => {
-      clearTimeout(timer);
+      timer?.cancel();
       this.waiters.delete(id);
     };
+    const lost = (): void => {
+      stop();
+      push({ error: new ConnectionLostError(this.requestTopic, id, received, repeated) });
+    };
     const arm = (): void => {
-      clearTimeout(timer);
+      timer?.cancel();
       const waitMs = received === 0 ? firstMs : gapMs;
-      timer = setTimeout(() => {
+      timer = replyTimer(() => this.transport.status(), epoch, waitMs, lost, () => {
         stop();
         push({ error: new RequestTimeoutError(this.requestTopic, waitMs, id, received) });
-      }, waitMs);
+      });
     };
     this.waiters.set(id, {
       epoch,
@@ -292,10 +297,7 @@ export class RequestClient<Req, Res> {
         stop();
         push({ error });
       },
-      onLost: () => {
-        stop();
-        push({ error: new ConnectionLostError(this.requestTopic, id, received, repeated) });
-      },
+      onLost: lost,
     });
     try {
       arm();

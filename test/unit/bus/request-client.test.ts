@@ -463,6 +463,30 @@ describe('RequestClient', () => {
       });
     });
 
+    it('does not call a wait that runs out while the connection is down a timeout: the request is given up as lost once it is back', async () => {
+      await onFakeClock(async (requested) => {
+        const waiting = failureOf(client.request({ question: 'cut off' }, { timeoutMs: 1000 }));
+        await requested();
+        bus.dropConnection();
+        await vi.advanceTimersByTimeAsync(1500);
+        let settled = false;
+        void waiting.then(() => (settled = true));
+        await turns();
+        // Its reply may have gone with the connection: that says nothing of the service, so it waits on.
+        expect(settled).toBe(false);
+        bus.restoreConnection();
+        const error = await waiting;
+        expect(error).toBeInstanceOf(ConnectionLostError);
+
+        // A connection that stays down ends the wait one more period later, as a timeout.
+        const abandoned = failureOf(client.request({ question: 'never back' }, { timeoutMs: 1000 }));
+        await expect.poll(() => received.length).toBe(2);
+        bus.dropConnection();
+        await vi.advanceTimersByTimeAsync(2000);
+        expect(await abandoned).toBeInstanceOf(RequestTimeoutError);
+      });
+    });
+
     it('keeps requests made after the loss, and serves new ones once the connection is back', async () => {
       await startResponder(async (m) => {
         if (question(m) !== 'hold') await reply(m.properties.id, { answer: `re: ${question(m)}`, end: true });
