@@ -18,9 +18,12 @@
  *    sending (the MCP tool was called once, never twice). The agent shares its transport with its stand-ins, so it counts as
  *    reconnected only once they are too (otherwise its next prompt call could be published before the prompt
  *    stand-in is back, and be lost, which no agent can prevent);
- *  - agent "hasty" (request timeout 6 s, send timeout 2 s): conversations whose MCP tool never answers time out
- *    DURING the outage, so the agent must publish the observation while the broker is away and go on with the
- *    next iteration (kept on the agent, as by default): it retries the publishes until the broker is back;
+ *  - agent "hasty" (request timeout 6 s, send timeout 2 s): conversations whose MCP tool never answers run out
+ *    of their wait DURING the outage. A wait that runs out while the connection is down is extended once (the
+ *    reply may have gone with the connection): the call is given up as lost when the broker is back, or times
+ *    out if the outage outlasts a second wait. Either way the agent must then publish the observation, maybe
+ *    while the broker is away, and go on with the next iteration (kept on the agent, as by default): it
+ *    retries the publishes until the broker is back;
  *  - a tool added while the broker is down, whose push is lost, reaches the agent (the configuration is read
  *    again after a reconnect);
  *  - readiness goes not-ready during the outage and ready after.
