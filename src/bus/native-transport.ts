@@ -170,7 +170,11 @@ export class NativeTransport implements Transport {
         topic,
         // Batching off: with it a publish waits up to batchingMaxPublishDelayMs (10 ms) for company, which is
         // most of a request/response round trip. Chunking off: TrustGraph's consumers must not need it.
-        create: () => this.client.createProducer({ topic, batchingEnabled: false, chunkingEnabled: false, sendTimeoutMs: this.sendTimeoutMs }),
+        // LZ4: every Pulsar client (TrustGraph's Python one, the broker's WebSocket service) decompresses on its
+        // own, and fewer bytes keep a busy reader's connection writable; a non-persistent topic drops what a
+        // connection with more than 64 KiB waiting in the broker cannot take (docs/reliability.md).
+        create: () =>
+          this.client.createProducer({ topic, batchingEnabled: false, chunkingEnabled: false, compressionType: 'LZ4', sendTimeoutMs: this.sendTimeoutMs }),
         connection: this.connection,
         awaitSubscriber: options.awaitSubscriber ?? false,
         sendTimeoutMs: this.sendTimeoutMs,

@@ -53,6 +53,7 @@ export interface NativeProducerConfig {
   batchingEnabled?: boolean;
   sendTimeoutMs?: number;
   chunkingEnabled?: boolean;
+  compressionType?: 'None' | 'Zlib' | 'LZ4' | 'ZSTD' | 'SNAPPY';
 }
 
 export type NativeLogLevel = 0 | 1 | 2 | 3;
