@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConnectionLostError, RequestTimeoutError, TransportClosedError, UnacknowledgedSendError } from '../../../src/bus/errors.js';
 import { MemoryTransport } from '../../../src/bus/memory-transport.js';
-import { RequestClient } from '../../../src/bus/request-client.js';
+import { RequestClient, type RequestClientOptions } from '../../../src/bus/request-client.js';
 import type { IncomingMessage, Producer, ProducerOptions, Transport } from '../../../src/bus/transport.js';
 import { WireDecodeError } from '../../../src/wire/errors.js';
 import { jsonCodec } from '../../support/json-codec.js';
@@ -73,6 +73,18 @@ describe('RequestClient', () => {
     });
   const question = (m: IncomingMessage): string => (JSON.parse(m.payload.toString()) as Ask).question;
 
+  /** A client of the echo service on `bus`, with a 1 s timeout unless `options` say otherwise. */
+  const echoClient = (options: Partial<RequestClientOptions<Ask, Answer>> = {}): RequestClient<Ask, Answer> =>
+    new RequestClient<Ask, Answer>({
+      transport: bus,
+      requestTopic: REQUEST,
+      responseTopic: RESPONSE,
+      requestCodec: jsonCodec<Ask>('Ask'),
+      responseCodec: jsonCodec<Answer>('Answer'),
+      timeoutMs: 1000,
+      ...options,
+    });
+
   /** The request's error, or undefined when it was answered. */
   const failureOf = (request: Promise<Answer>): Promise<unknown> =>
     request.then(
@@ -92,14 +104,7 @@ describe('RequestClient', () => {
   beforeEach(() => {
     bus = new MemoryTransport();
     received = [];
-    client = new RequestClient<Ask, Answer>({
-      transport: bus,
-      requestTopic: REQUEST,
-      responseTopic: RESPONSE,
-      requestCodec: jsonCodec<Ask>('Ask'),
-      responseCodec: jsonCodec<Answer>('Answer'),
-      timeoutMs: 1000,
-    });
+    client = echoClient();
   });
 
   afterEach(async () => {
@@ -272,29 +277,13 @@ describe('RequestClient', () => {
 
   it('checks its timeout where it is configured', () => {
     expect(
-      () =>
-        new RequestClient({
-          transport: bus,
-          requestTopic: REQUEST,
-          responseTopic: RESPONSE,
-          requestCodec: jsonCodec<Ask>('Ask'),
-          responseCodec: jsonCodec<Answer>('Answer'),
-          timeoutMs: 0,
-        }),
+      () => echoClient({ timeoutMs: 0 }),
     ).toThrow(/timeoutMs must be a finite number greater than 0/);
   });
 
   it('tells its observer how each call ended: ok, the reply\'s own error type, or a timeout', async () => {
     const ended: { status: string; errorType?: string; seconds: number }[] = [];
-    const observed = new RequestClient<Ask, Answer>({
-      transport: bus,
-      requestTopic: REQUEST,
-      responseTopic: RESPONSE,
-      requestCodec: jsonCodec<Ask>('Ask'),
-      responseCodec: jsonCodec<Answer>('Answer'),
-      timeoutMs: 1000,
-      observer: { errorOf: (r) => (r.answer === null ? 'no-answer' : undefined), ended: (o) => ended.push(o) },
-    });
+    const observed = echoClient({ observer: { errorOf: (r) => (r.answer === null ? 'no-answer' : undefined), ended: (o) => ended.push(o) } });
     await startResponder(async (m) => {
       const q = question(m);
       if (q === 'silent') return;
@@ -348,16 +337,7 @@ describe('RequestClient', () => {
     });
 
     describe('for a service that only reads (repeatable)', () => {
-      const repeatable = (): RequestClient<Ask, Answer> =>
-        new RequestClient<Ask, Answer>({
-          transport: bus,
-          requestTopic: REQUEST,
-          responseTopic: RESPONSE,
-          requestCodec: jsonCodec<Ask>('Ask'),
-          responseCodec: jsonCodec<Answer>('Answer'),
-          timeoutMs: 600_000,
-          repeatable: true,
-        });
+      const repeatable = (): RequestClient<Ask, Answer> => echoClient({ timeoutMs: 600_000, repeatable: true });
 
       it('sends a request lost with the connection once more, under a fresh id, and answers with its reply', async () => {
         await client.close();
@@ -410,16 +390,7 @@ describe('RequestClient', () => {
             },
           });
         };
-        const clientOn = (repeatable: boolean): RequestClient<Ask, Answer> =>
-          new RequestClient<Ask, Answer>({
-            transport: ackLost(bus),
-            requestTopic: REQUEST,
-            responseTopic: RESPONSE,
-            requestCodec: jsonCodec<Ask>('Ask'),
-            responseCodec: jsonCodec<Answer>('Answer'),
-            timeoutMs: 5000,
-            repeatable,
-          });
+        const clientOn = (repeatable: boolean): RequestClient<Ask, Answer> => echoClient({ transport: ackLost(bus), timeoutMs: 5000, repeatable });
         const reader = clientOn(true);
         const actor = clientOn(false);
         try {
