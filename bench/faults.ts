@@ -15,7 +15,9 @@
  *  - answered: one final message with the answer; error: one final message with an error;
  *  - duplicated: more than one final message;
  *  - lost: none, told apart from the agents' audit lines: `agent ended` (an agent sent its final message, which
- *    never reached the gateway: the gateway's subscription was away or the broker dropped it), `midway` (an
+ *    never reached the gateway: the gateway's subscription was away or the broker dropped it; "before the
+ *    fault" counts those whose last iteration ended before the fault began: a broker took the final message
+ *    and died before it reached the gateway), `midway` (an
  *    agent ran an iteration, and the conversation stopped after it), `never seen` (no agent ran it: the request
  *    was dropped before any agent saw it, or died inside a killed replica);
  *  - unsent: the gateway's own publish failed (the request never reached the broker).
@@ -128,6 +130,8 @@ interface FaultResult {
   errors: number;
   duplicated: number;
   lost: { agentEnded: number; midway: number; neverSeen: number };
+  /** Of `lost.agentEnded`: the conversations whose last iteration ended before the fault began. */
+  agentEndedBeforeFault: number;
   /** Of the conversations started before the fault's end: the longest wait from the fault's end to a final message. */
   longestAfterFaultMs: number;
   /** Conversations started before the fault's end that got no final message within 30 s of it (lost ones included). */
@@ -166,7 +170,7 @@ async function runFault(build: AgentBuild, broker: FaultBroker, kind: BenchTrans
     await sleep(LATE_DUPLICATE_WAIT_MS);
     const result = tally(fault.name, kind, gateway.all(), { faultStart, faultEnd }, agents.map((a) => a.logFile));
     log(
-      `${kind}: ${fault.name}: started ${result.started}, answered ${result.answered}, errors ${result.errors}, lost ${JSON.stringify(result.lost)}, ` +
+      `${kind}: ${fault.name}: started ${result.started}, answered ${result.answered}, errors ${result.errors}, lost ${JSON.stringify(result.lost)} (agent ended before the fault: ${result.agentEndedBeforeFault}), ` +
         `duplicated ${result.duplicated}, unsent ${result.unsent}` +
         (result.lostIds.length > 0 ? `; lost ids ${result.lostIds.join(', ')}` : ''),
     );
@@ -206,6 +210,7 @@ function tally(
     errors: 0,
     duplicated: 0,
     lost: { agentEnded: 0, midway: 0, neverSeen: 0 },
+    agentEndedBeforeFault: 0,
     longestAfterFaultMs: 0,
     over30s: 0,
     freshAnsweredAfterMs: Number.NaN,
@@ -222,9 +227,11 @@ function tally(
     if (before && (c.end === undefined || c.end - window.faultEnd > 30_000)) result.over30s++;
     if (c.end === undefined) {
       if (result.lostIds.length < 5) result.lostIds.push(c.id);
-      const outcomes = audits.get(c.id) ?? [];
-      if (outcomes.some((o) => o === 'answer' || o === 'error' || o === 'refused')) result.lost.agentEnded++;
-      else if (outcomes.length > 0) result.lost.midway++;
+      const { outcomes, lastAt } = audits.get(c.id) ?? { outcomes: [], lastAt: 0 };
+      if (outcomes.some((o) => o === 'answer' || o === 'error' || o === 'refused')) {
+        result.lost.agentEnded++;
+        if (lastAt < performance.timeOrigin + window.faultStart) result.agentEndedBeforeFault++;
+      } else if (outcomes.length > 0) result.lost.midway++;
       else result.lost.neverSeen++;
       continue;
     }
@@ -242,9 +249,9 @@ function tally(
   return result;
 }
 
-/** request id → the outcomes of its audited iterations, from the agents' JSON logs. */
-function auditedOutcomes(logFiles: readonly string[]): Map<string, string[]> {
-  const outcomes = new Map<string, string[]>();
+/** request id → the outcomes of its audited iterations and when the last was logged (epoch ms), from the agents' JSON logs. */
+function auditedOutcomes(logFiles: readonly string[]): Map<string, { outcomes: string[]; lastAt: number }> {
+  const audited = new Map<string, { outcomes: string[]; lastAt: number }>();
   for (const file of logFiles) {
     let text = '';
     try {
@@ -255,14 +262,16 @@ function auditedOutcomes(logFiles: readonly string[]): Map<string, string[]> {
     for (const line of text.split('\n')) {
       if (!line.includes('"agent-iteration"')) continue;
       try {
-        const record = JSON.parse(line) as { request_id?: string; outcome?: string };
-        if (record.request_id && record.outcome) outcomes.set(record.request_id, [...(outcomes.get(record.request_id) ?? []), record.outcome]);
+        const record = JSON.parse(line) as { request_id?: string; outcome?: string; time?: number };
+        if (!record.request_id || !record.outcome) continue;
+        const seen = audited.get(record.request_id) ?? { outcomes: [], lastAt: 0 };
+        audited.set(record.request_id, { outcomes: [...seen.outcomes, record.outcome], lastAt: Math.max(seen.lastAt, record.time ?? 0) });
       } catch {
         // a line cut by a SIGKILL
       }
     }
   }
-  return outcomes;
+  return audited;
 }
 
 await withCleanup(async (defer) => {
@@ -290,7 +299,7 @@ await withCleanup(async (defer) => {
     header('tg-agent fault benchmark', undefined, [
       `load average before the run: ${loadAtStart}, at the end: ${loadAverage()}`,
       `a dedicated Pulsar standalone, fresh metadata at every start (Kafka: one KRaft node, RabbitMQ: one node, each with its data kept across a restart); ${REPLICAS} agent replicas (${AGENT_ARGS.join(' ')}); the gateway keeps ${IN_FLIGHT} conversations in flight, each waiting at most ${TIMEOUT_S} s; the fault 5 s in, ${AFTER_S} s more after its end`,
-      'times from the fault\'s end; "lost" split as agent ended / midway / never seen by an agent (see bench/faults.ts)',
+      'times from the fault\'s end; "lost" split as agent ended (of those, how many before the fault began) / midway / never seen by an agent (see bench/faults.ts)',
     ]),
   );
   console.log(
@@ -303,7 +312,7 @@ await withCleanup(async (defer) => {
         String(r.started),
         String(r.answered),
         String(r.errors),
-        `${r.lost.agentEnded} / ${r.lost.midway} / ${r.lost.neverSeen}`,
+        `${r.lost.agentEnded}${r.agentEndedBeforeFault > 0 ? ` (${r.agentEndedBeforeFault} before the fault)` : ''} / ${r.lost.midway} / ${r.lost.neverSeen}`,
         String(r.duplicated),
         String(r.unsent),
         ms(r.longestAfterFaultMs),
