@@ -265,7 +265,9 @@ function auditedOutcomes(logFiles: readonly string[]): Map<string, { outcomes: s
         const record = JSON.parse(line) as { request_id?: string; outcome?: string; time?: number };
         if (!record.request_id || !record.outcome) continue;
         const seen = audited.get(record.request_id) ?? { outcomes: [], lastAt: 0 };
-        audited.set(record.request_id, { outcomes: [...seen.outcomes, record.outcome], lastAt: Math.max(seen.lastAt, record.time ?? 0) });
+        seen.outcomes.push(record.outcome);
+        seen.lastAt = Math.max(seen.lastAt, record.time ?? 0);
+        audited.set(record.request_id, seen);
       } catch {
         // a line cut by a SIGKILL
       }

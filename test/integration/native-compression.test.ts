@@ -39,7 +39,7 @@ describe.runIf(testTransports().includes('native'))('the native transport as a p
     expect(examined.headers.get('x-pulsar-compression')).toBe('LZ4');
     expect(Number(examined.headers.get('x-pulsar-uncompressed-size'))).toBe(Buffer.byteLength(text));
     expect(JSON.parse(examined.headers.get('x-pulsar-property') ?? '{}')).toEqual({ id: 'compressed-1' });
-    await examined.arrayBuffer();
+    await examined.arrayBuffer(); // drain the body so the connection is released
 
     const inbox = new Inbox((m) => m.ack());
     const consumer = await transport.subscribe({ topic, subscription: 'kept', subscriptionType: 'Exclusive', handler: inbox.handler });

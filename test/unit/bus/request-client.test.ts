@@ -276,9 +276,7 @@ describe('RequestClient', () => {
   });
 
   it('checks its timeout where it is configured', () => {
-    expect(
-      () => echoClient({ timeoutMs: 0 }),
-    ).toThrow(/timeoutMs must be a finite number greater than 0/);
+    expect(() => echoClient({ timeoutMs: 0 })).toThrow(/timeoutMs must be a finite number greater than 0/);
   });
 
   it('tells its observer how each call ended: ok, the reply\'s own error type, or a timeout', async () => {
