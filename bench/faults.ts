@@ -16,8 +16,9 @@
  *  - duplicated: more than one final message;
  *  - lost: none, told apart from the agents' audit lines: `agent ended` (an agent sent its final message, which
  *    never reached the gateway: the gateway's subscription was away or the broker dropped it; "before the
- *    fault" counts those whose last iteration ended before the fault began: a broker took the final message
- *    and died before it reached the gateway), `midway` (an
+ *    fault" counts those whose last iteration was audited before the fault took effect, for a broker fault
+ *    before the gateway's own connection dropped: the broker had acknowledged the final message and went
+ *    away holding it, which no client can tell from a delivered one), `midway` (an
  *    agent ran an iteration, and the conversation stopped after it), `never seen` (no agent ran it: the request
  *    was dropped before any agent saw it, or died inside a killed replica);
  *  - unsent: the gateway's own publish failed (the request never reached the broker).
@@ -130,7 +131,11 @@ interface FaultResult {
   errors: number;
   duplicated: number;
   lost: { agentEnded: number; midway: number; neverSeen: number };
-  /** Of `lost.agentEnded`: the conversations whose last iteration ended before the fault began. */
+  /**
+   * Of `lost.agentEnded`: the conversations whose last iteration was audited before the fault took effect (for
+   * a broker fault: before the gateway's broker connection dropped). The broker had acknowledged their final
+   * message and held it when it went away.
+   */
   agentEndedBeforeFault: number;
   /** Of the conversations started before the fault's end: the longest wait from the fault's end to a final message. */
   longestAfterFaultMs: number;
@@ -159,7 +164,16 @@ async function runFault(build: AgentBuild, broker: FaultBroker, kind: BenchTrans
     await sleep(BEFORE_FAULT_MS);
     log(`${kind}: ${fault.name} (load average ${loadAverage()})`);
     const faultStart = performance.now();
+    // Wall-clock, as the agents' log lines are: when the fault began, and when the gateway's own broker
+    // connection dropped (a broker fault takes effect then; a SIGKILLed broker's acknowledgements end there).
+    let tookEffectAt = Date.now();
+    const stopWatching = transport.onStatus((status) => {
+      if (status.connected) return;
+      tookEffectAt = Date.now();
+      stopWatching();
+    });
     await fault.apply({ broker, agents, workload, gateway });
+    stopWatching();
     const faultEnd = performance.now();
     await sleep(AFTER_S * 1000);
     done = true;
@@ -168,7 +182,7 @@ async function runFault(build: AgentBuild, broker: FaultBroker, kind: BenchTrans
     const waiting = (): boolean => gateway.all().some((c) => c.unsent === undefined && c.end === undefined && performance.now() - c.start < TIMEOUT_S * 1000);
     while (waiting()) await sleep(500);
     await sleep(LATE_DUPLICATE_WAIT_MS);
-    const result = tally(fault.name, kind, gateway.all(), { faultStart, faultEnd }, agents.map((a) => a.logFile));
+    const result = tally(fault.name, kind, gateway.all(), { faultStart, faultEnd, tookEffectAt }, agents.map((a) => a.logFile));
     log(
       `${kind}: ${fault.name}: started ${result.started}, answered ${result.answered}, errors ${result.errors}, lost ${JSON.stringify(result.lost)} (agent ended before the fault: ${result.agentEndedBeforeFault}), ` +
         `duplicated ${result.duplicated}, unsent ${result.unsent}` +
@@ -196,7 +210,7 @@ function tally(
   fault: string,
   transport: BenchTransportKind,
   conversations: readonly Conversation[],
-  window: { faultStart: number; faultEnd: number },
+  window: { faultStart: number; faultEnd: number; tookEffectAt: number },
   logFiles: readonly string[],
 ): FaultResult {
   const audits = auditedOutcomes(logFiles);
@@ -230,7 +244,7 @@ function tally(
       const { outcomes, lastAt } = audits.get(c.id) ?? { outcomes: [], lastAt: 0 };
       if (outcomes.some((o) => o === 'answer' || o === 'error' || o === 'refused')) {
         result.lost.agentEnded++;
-        if (lastAt < performance.timeOrigin + window.faultStart) result.agentEndedBeforeFault++;
+        if (lastAt <= window.tookEffectAt) result.agentEndedBeforeFault++;
       } else if (outcomes.length > 0) result.lost.midway++;
       else result.lost.neverSeen++;
       continue;
@@ -301,7 +315,7 @@ await withCleanup(async (defer) => {
     header('tg-agent fault benchmark', undefined, [
       `load average before the run: ${loadAtStart}, at the end: ${loadAverage()}`,
       `a dedicated Pulsar standalone, fresh metadata at every start (Kafka: one KRaft node, RabbitMQ: one node, each with its data kept across a restart); ${REPLICAS} agent replicas (${AGENT_ARGS.join(' ')}); the gateway keeps ${IN_FLIGHT} conversations in flight, each waiting at most ${TIMEOUT_S} s; the fault 5 s in, ${AFTER_S} s more after its end`,
-      'times from the fault\'s end; "lost" split as agent ended (of those, how many before the fault began) / midway / never seen by an agent (see bench/faults.ts)',
+      'times from the fault\'s end; "lost" split as agent ended (of those, how many before the fault took effect: the broker held their final message) / midway / never seen by an agent (see bench/faults.ts)',
     ]),
   );
   console.log(

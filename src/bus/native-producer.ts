@@ -1,5 +1,5 @@
 /**
- * One producer of the native transport, whose C++ producer is replaced when the broker connection drops while
+ * One producer of the native transport, whose C++ producer is replaced when its broker connection drops while
  * sends are in flight.
  *
  * Why: the C++ client keeps every message it has not had a receipt for, and writes them all the instant it
@@ -15,6 +15,9 @@ import type { ConnectionStatus } from './connection-status.js';
 import { FrameTooLargeError, NotConnectedError, TransportClosedError, TransportError, UnacknowledgedSendError } from './errors.js';
 import type { OutgoingMessage, Producer } from './transport.js';
 import type { NativeProducer } from './pulsar-client-module.js';
+
+/** How often a producer with sends in flight looks whether it is cut off, after another link was. */
+const CUT_OFF_LOOK_MS = 50;
 
 export interface NativeProducerParts {
   topic: string;
@@ -36,6 +39,8 @@ export class RecyclingNativeProducer implements Producer {
   private live: NativeProducer | undefined;
   private inFlight = 0;
   private closed = false;
+  /** While sends are in flight after a new epoch: the next look at whether this producer is cut off. */
+  private watch: NodeJS.Timeout | undefined;
   private readonly stopListening: () => void;
 
   private constructor(
@@ -49,7 +54,7 @@ export class RecyclingNativeProducer implements Producer {
     this.stopListening = parts.connection.on((status) => {
       if (status.epoch === epoch) return;
       epoch = status.epoch;
-      if (this.inFlight > 0) this.recycle();
+      this.recycleOnceCutOff();
     });
   }
 
@@ -97,9 +102,31 @@ export class RecyclingNativeProducer implements Producer {
     if (this.closed) return;
     this.closed = true;
     this.stopListening();
+    clearTimeout(this.watch);
     const native = await this.current.catch(() => undefined);
     this.live = undefined;
     await native?.close();
+  }
+
+  /**
+   * A new epoch means some producer or consumer of the transport lost its connection, not necessarily this one:
+   * a broker stopping cleanly unloads its topics one by one. Only a producer that is cut off itself is replaced.
+   * One whose connection stands still gets the receipts of its sends; failing them would publish them twice.
+   */
+  private recycleOnceCutOff(): void {
+    if (this.watch !== undefined) return;
+    const look = (): void => {
+      this.watch = undefined;
+      // No sends waiting, or a new C++ producer on its way: nothing to fail.
+      if (this.closed || this.inFlight === 0 || !this.live) return;
+      if (!this.live.isConnected()) {
+        this.recycle();
+        return;
+      }
+      this.watch = setTimeout(look, CUT_OFF_LOOK_MS);
+      this.watch.unref();
+    };
+    look();
   }
 
   /** Closes the C++ producer, failing its unacknowledged sends, and starts a new one for the sends to come. */

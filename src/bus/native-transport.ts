@@ -64,7 +64,10 @@ export interface NativeTransportOptions {
   maxMessageBytes?: number;
   /** How long a publish may wait for the broker's receipt, reconnects included. Default 30000 (the client's). */
   sendTimeoutMs?: number;
-  /** Seconds for lookups, producer and consumer creation (the client's default is 30). */
+  /**
+   * Seconds for lookups, producer and consumer creation. Default 10 (the client's is 30): it also bounds how far
+   * apart the C++ client's lookups grow while the broker is away (see DEFAULT_OPERATION_TIMEOUT_SECONDS).
+   */
   operationTimeoutSeconds?: number;
   /** The broker listener to use (`advertisedListeners`), TrustGraph's `--pulsar-listener`. */
   listenerName?: string;
@@ -95,6 +98,16 @@ const SUBSCRIPTION_TYPES: Record<SubscriptionType, NativeSubscriptionType> = {
  * reconnect both within one sample go unseen (docs/reliability.md, Broker loss).
  */
 const STATUS_SAMPLE_MS = 250;
+/**
+ * The C++ client retries a failed lookup with a backoff of its own, 100 ms doubling, for as long as the operation
+ * timeout allows, whatever `maxBackoffIntervalMs` says; only then does the producer's or consumer's reconnect
+ * backoff (at most 2 s, below) start a new lookup. With the client's 30 s, lookups during an outage end up 6 to 13 s
+ * apart, and the first one after the broker is back can come that late; with 10 s they are at most 3.7 s apart.
+ * Creating a producer or consumer takes well under a second on a broker that answers.
+ */
+const DEFAULT_OPERATION_TIMEOUT_SECONDS = 10;
+/** How long the first connection waits for the broker's port to open. */
+const FIRST_REACH_TIMEOUT_MS = 30_000;
 /** `status()` samples again only when the last sample is older than this. */
 const STATUS_FRESH_MS = 20;
 
@@ -130,7 +143,7 @@ export class NativeTransport implements Transport {
     }
     this.serviceUrl = options.serviceUrl;
     this.connection = new ConnectionStatus(options.reconnectSettleMs, options.subscribers);
-    this.operationTimeoutSeconds = options.operationTimeoutSeconds ?? 30;
+    this.operationTimeoutSeconds = options.operationTimeoutSeconds ?? DEFAULT_OPERATION_TIMEOUT_SECONDS;
     this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     this.sendTimeoutMs = options.sendTimeoutMs ?? 30_000;
     const logger = (this.logger = options.logger ?? pino({ level: 'silent' }));
@@ -335,7 +348,7 @@ export class NativeTransport implements Transport {
 
   /** Before the first connection only: wait for the broker's port to open (service-url-reachable.ts says why). */
   private untilReached(): Promise<void> {
-    this.reached ??= untilServiceUrlReachable(this.serviceUrl, this.operationTimeoutSeconds * 1000).catch((error: unknown) => {
+    this.reached ??= untilServiceUrlReachable(this.serviceUrl, FIRST_REACH_TIMEOUT_MS).catch((error: unknown) => {
       this.reached = undefined;
       throw error;
     });

@@ -21,6 +21,7 @@
 #   PULSAR_JAVA            java binary                         (default: java on PATH, or $JAVA_HOME/bin/java)
 #   PULSAR_MVN             mvn binary                          (default: mvn)
 #   PULSAR_JAVA_OPTS       extra JVM options
+#   PULSAR_KEEP_RUN_DIR    1: stop keeps the run dir (its pulsar.log) instead of removing it (default 0)
 #   PULSAR_WATCH_PID       start only: stop the broker when this process exits (used by the test harness)
 #   PULSAR_AUTH            none (default) | token: token authentication with a secret key made for this run;
 #                          `start` prints PULSAR_TOKEN=<a JWT for the role "admin"> (authorization stays off)
@@ -166,6 +167,10 @@ read_state() {
 # Remove a run dir, but only one of ours (under $STATE_DIR, named run-*).
 remove_run_dir() {
   local dir="$1"
+  if [[ "${PULSAR_KEEP_RUN_DIR:-0}" == 1 && -d "$dir" ]]; then
+    log "keeping $dir (PULSAR_KEEP_RUN_DIR=1): its pulsar.log is the broker's log of that run"
+    return 0
+  fi
   [[ -n "$dir" && "$dir" == "$STATE_DIR"/run-* && -d "$dir" ]] && rm -rf -- "$dir"
   return 0
 }

@@ -1,0 +1,117 @@
+/**
+ * RecyclingNativeProducer: which C++ producer is replaced when the transport's connection epoch changes. The C++
+ * producers here are stand-ins whose receipts and connection the test controls (the binding itself is exercised
+ * against a real broker in test/integration/native-*.test.ts).
+ */
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConnectionStatus } from '../../../src/bus/connection-status.js';
+import { FrameTooLargeError, UnacknowledgedSendError } from '../../../src/bus/errors.js';
+import { RecyclingNativeProducer } from '../../../src/bus/native-producer.js';
+import type { NativeProducer } from '../../../src/bus/pulsar-client-module.js';
+
+/** A C++ producer whose sends wait until `receipt()` or `close()`, as the real one's wait for the broker. */
+class StandInProducer implements NativeProducer {
+  connected = true;
+  closed = false;
+  private readonly waiting: { resolve: () => void; reject: (error: Error) => void }[] = [];
+
+  send(): Promise<unknown> {
+    if (this.closed) return Promise.reject(new Error('Failed to send message: AlreadyClosed'));
+    return new Promise((resolve, reject) => this.waiting.push({ resolve: () => resolve(undefined), reject }));
+  }
+
+  /** The broker's receipts for every send so far. */
+  receipt(): void {
+    for (const w of this.waiting.splice(0)) w.resolve();
+  }
+
+  close(): Promise<null> {
+    this.closed = true;
+    for (const w of this.waiting.splice(0)) w.reject(new Error('Failed to send message: AlreadyClosed'));
+    return Promise.resolve(null);
+  }
+
+  isConnected(): boolean {
+    return this.connected && !this.closed;
+  }
+}
+
+const TOPIC = 'non-persistent://tg/response/agent:default';
+
+function producerParts(connection: ConnectionStatus, created: StandInProducer[]) {
+  return {
+    topic: TOPIC,
+    create: () => {
+      const native = new StandInProducer();
+      created.push(native);
+      return Promise.resolve(native);
+    },
+    connection,
+    awaitSubscriber: false,
+    sendTimeoutMs: 5000,
+    maxMessageBytes: 1024,
+    tooLarge: (topic: string, size: number) => new FrameTooLargeError(topic, size, 1024, size),
+    logger: pino({ level: 'silent' }),
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('RecyclingNativeProducer', () => {
+  let producer: RecyclingNativeProducer | undefined;
+
+  /** A producer on a transport whose connection the test changes; `created` lists its C++ producers in order. */
+  async function openProducer(): Promise<{ connection: ConnectionStatus; created: StandInProducer[] }> {
+    const connection = new ConnectionStatus(0);
+    const created: StandInProducer[] = [];
+    producer = await RecyclingNativeProducer.open(producerParts(connection, created));
+    return { connection, created };
+  }
+
+  afterEach(async () => {
+    await producer?.close();
+  });
+
+  it('keeps a producer whose own connection stands when another link of the transport drops: its receipts still come', async () => {
+    const { connection, created } = await openProducer();
+    const sent = producer!.send({ payload: Buffer.from('final'), properties: { id: 'a' } });
+    await sleep(10);
+
+    connection.lost('another topic was unloaded');
+    await sleep(150);
+    created[0]!.receipt();
+
+    await expect(sent).resolves.toBeUndefined();
+    expect(created).toHaveLength(1);
+    expect(created[0]!.closed).toBe(false);
+  });
+
+  it('replaces a producer that is cut off itself, failing its unacknowledged sends so that they are sent again', async () => {
+    const { connection, created } = await openProducer();
+    const sent = producer!.send({ payload: Buffer.from('final'), properties: { id: 'b' } });
+    await sleep(10);
+
+    connection.lost('the broker went away');
+    await sleep(120);
+    expect(created[0]!.closed).toBe(false);
+    // The broker unloads this producer's topic a little later.
+    created[0]!.connected = false;
+
+    await expect(sent).rejects.toBeInstanceOf(UnacknowledgedSendError);
+    await sleep(10);
+    expect(created).toHaveLength(2);
+    expect(created[0]!.closed).toBe(true);
+  });
+
+  it('replaces nothing when no send is in flight at the new epoch', async () => {
+    const { connection, created } = await openProducer();
+    created[0]!.connected = false;
+
+    connection.lost('the broker went away');
+    await sleep(120);
+
+    expect(created).toHaveLength(1);
+    expect(created[0]!.closed).toBe(false);
+  });
+});
