@@ -9,7 +9,8 @@
  * created again), as a standalone broker without a volume restarts. Per fault and transport: two agent replicas
  * (real processes, `--service-timeouts mcp-tool=10,prompt=10`) share the flow, the gateway keeps `--in-flight`
  * conversations going (bench/support/fault-gateway.ts), the fault is applied 5 s in, and the gateway goes on
- * asking for `--after` s after the fault's end. Each conversation waits at most `--timeout` s for its final
+ * asking for `--after` s after the fault's end, with a fresh set of `--in-flight` workers: those of before the
+ * fault finish their last conversation and stop. Each conversation waits at most `--timeout` s for its final
  * message. Then every conversation is counted:
  *
  *  - answered: one final message with the answer; error: one final message with an error;
@@ -159,8 +160,11 @@ async function runFault(build: AgentBuild, broker: FaultBroker, kind: BenchTrans
       { build, broker, transport: kind, concurrency: 64, configQueues: workload.configQueues, logFile: (i) => join(logDir, `${fault.name}-${kind}-${i}.log`), args: AGENT_ARGS },
       agents,
     );
+    // A set of workers until the fault's end, a fresh set after it: a conversation that waits for a lost message
+    // holds back only its own worker, as a gateway's users go on asking whatever an earlier request waits for.
+    let faultEnded = false;
     let done = false;
-    const running = gateway.run(IN_FLIGHT, () => done, TIMEOUT_S * 1000);
+    const duringFault = gateway.run(IN_FLIGHT, () => faultEnded, TIMEOUT_S * 1000);
     await sleep(BEFORE_FAULT_MS);
     log(`${kind}: ${fault.name} (load average ${loadAverage()})`);
     const faultStart = performance.now();
@@ -175,9 +179,11 @@ async function runFault(build: AgentBuild, broker: FaultBroker, kind: BenchTrans
     await fault.apply({ broker, agents, workload, gateway });
     stopWatching();
     const faultEnd = performance.now();
+    faultEnded = true;
+    const afterFault = gateway.run(IN_FLIGHT, () => done, TIMEOUT_S * 1000);
     await sleep(AFTER_S * 1000);
     done = true;
-    await running;
+    await Promise.all([duringFault, afterFault]);
     // The burst's and the last conversations may still wait: each ends or has its full timeout.
     const waiting = (): boolean => gateway.all().some((c) => c.unsent === undefined && c.end === undefined && performance.now() - c.start < TIMEOUT_S * 1000);
     while (waiting()) await sleep(500);
@@ -314,7 +320,7 @@ await withCleanup(async (defer) => {
   console.log(
     header('tg-agent fault benchmark', undefined, [
       `load average before the run: ${loadAtStart}, at the end: ${loadAverage()}`,
-      `a dedicated Pulsar standalone, fresh metadata at every start (Kafka: one KRaft node, RabbitMQ: one node, each with its data kept across a restart); ${REPLICAS} agent replicas (${AGENT_ARGS.join(' ')}); the gateway keeps ${IN_FLIGHT} conversations in flight, each waiting at most ${TIMEOUT_S} s; the fault 5 s in, ${AFTER_S} s more after its end`,
+      `a dedicated Pulsar standalone, fresh metadata at every start (Kafka: one KRaft node, RabbitMQ: one node, each with its data kept across a restart); ${REPLICAS} agent replicas (${AGENT_ARGS.join(' ')}); the gateway keeps ${IN_FLIGHT} conversations in flight, each waiting at most ${TIMEOUT_S} s; the fault 5 s in, ${AFTER_S} s more after its end by a fresh set of workers`,
       'times from the fault\'s end; "lost" split as agent ended (of those, how many before the fault took effect: the broker held their final message) / midway / never seen by an agent (see bench/faults.ts)',
     ]),
   );

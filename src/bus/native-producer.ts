@@ -16,9 +16,6 @@ import { FrameTooLargeError, NotConnectedError, TransportClosedError, TransportE
 import type { OutgoingMessage, Producer } from './transport.js';
 import type { NativeProducer } from './pulsar-client-module.js';
 
-/** How often a producer with sends in flight looks whether it is cut off, after another link was. */
-const CUT_OFF_LOOK_MS = 50;
-
 export interface NativeProducerParts {
   topic: string;
   /** Creates the C++ producer (the broker must answer). */
@@ -39,9 +36,6 @@ export class RecyclingNativeProducer implements Producer {
   private live: NativeProducer | undefined;
   private inFlight = 0;
   private closed = false;
-  /** While sends are in flight after a new epoch: the next look at whether this producer is cut off. */
-  private watch: NodeJS.Timeout | undefined;
-  private readonly stopListening: () => void;
 
   private constructor(
     private readonly parts: NativeProducerParts,
@@ -50,12 +44,6 @@ export class RecyclingNativeProducer implements Producer {
     this.topic = parts.topic;
     this.current = Promise.resolve(first);
     this.live = first;
-    let epoch = parts.connection.get().epoch;
-    this.stopListening = parts.connection.on((status) => {
-      if (status.epoch === epoch) return;
-      epoch = status.epoch;
-      this.recycleOnceCutOff();
-    });
   }
 
   static async open(parts: NativeProducerParts): Promise<RecyclingNativeProducer> {
@@ -93,48 +81,33 @@ export class RecyclingNativeProducer implements Producer {
     }
   }
 
-  /** False while the C++ producer reconnects, or while a new one is being created. */
-  isConnected(): boolean {
-    return this.live?.isConnected() ?? false;
+  /**
+   * Whether the C++ producer is connected: false while it reconnects, or while a new one is being created. The
+   * transport's status sampler asks every producer; one found cut off with sends in flight is replaced then.
+   * Only a producer cut off itself is: a broker stopping cleanly unloads its topics one by one, and a producer
+   * whose connection still stands gets the receipts of its sends, which failing them would publish twice.
+   */
+  sampleConnection(): boolean {
+    const connected = this.live?.isConnected() ?? false;
+    if (!connected && this.live && this.inFlight > 0 && !this.closed) this.recycle();
+    return connected;
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.stopListening();
-    clearTimeout(this.watch);
     const native = await this.current.catch(() => undefined);
     this.live = undefined;
     await native?.close();
   }
 
-  /**
-   * A new epoch means some producer or consumer of the transport lost its connection, not necessarily this one:
-   * a broker stopping cleanly unloads its topics one by one. Only a producer that is cut off itself is replaced.
-   * One whose connection stands still gets the receipts of its sends; failing them would publish them twice.
-   */
-  private recycleOnceCutOff(): void {
-    if (this.watch !== undefined) return;
-    const look = (): void => {
-      this.watch = undefined;
-      // No sends waiting, or a new C++ producer on its way: nothing to fail.
-      if (this.closed || this.inFlight === 0 || !this.live) return;
-      if (!this.live.isConnected()) {
-        this.recycle();
-        return;
-      }
-      this.watch = setTimeout(look, CUT_OFF_LOOK_MS);
-      this.watch.unref();
-    };
-    look();
-  }
-
   /** Closes the C++ producer, failing its unacknowledged sends, and starts a new one for the sends to come. */
   private recycle(): void {
+    // Not connected from now on, so the sampler does not replace it twice.
+    this.live = undefined;
     const previous = this.current;
     this.current = (async () => {
       const old = await previous;
-      this.live = undefined;
       await old.close().catch((err: unknown) => this.parts.logger.debug({ err, topic: this.topic }, 'closing a producer cut off by the broker failed'));
       this.parts.logger.info({ topic: this.topic }, 'Replaced a producer cut off with sends in flight; they are sent again once the broker is back');
       return this.createUntilUp();

@@ -309,7 +309,8 @@ export class NativeTransport implements Transport {
 
   /**
    * The binding has no connection events, so `isConnected()` of every producer and consumer is sampled; a
-   * sample that finds one down after all were up is a lost connection (a new epoch).
+   * sample that finds one down after all were up is a lost connection (a new epoch). A producer found cut off
+   * with sends in flight is replaced by the same sample (native-producer.ts).
    */
   private sampleStatus(): void {
     this.sampledAt = performance.now();
@@ -317,7 +318,7 @@ export class NativeTransport implements Transport {
       this.connection.set(false, 'native transport closed');
       return;
     }
-    const down = [...this.producers, ...this.consumers].filter((c) => !c.isConnected()).length;
+    const down = [...this.producers].filter((p) => !p.sampleConnection()).length + [...this.consumers].filter((c) => !c.isConnected()).length;
     if (down === 0) this.connection.set(true);
     else if (this.connection.get().connected) this.connection.lost(`${down} producers/consumers reconnecting`);
     else this.connection.set(false, `${down} producers/consumers reconnecting`);

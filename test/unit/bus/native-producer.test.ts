@@ -1,5 +1,5 @@
 /**
- * RecyclingNativeProducer: which C++ producer is replaced when the transport's connection epoch changes. The C++
+ * RecyclingNativeProducer: which C++ producer is replaced when the transport's status sampler finds it cut off. The C++
  * producers here are stand-ins whose receipts and connection the test controls (the binding itself is exercised
  * against a real broker in test/integration/native-*.test.ts).
  */
@@ -61,25 +61,23 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 describe('RecyclingNativeProducer', () => {
   let producer: RecyclingNativeProducer | undefined;
 
-  /** A producer on a transport whose connection the test changes; `created` lists its C++ producers in order. */
-  async function openProducer(): Promise<{ connection: ConnectionStatus; created: StandInProducer[] }> {
-    const connection = new ConnectionStatus(0);
+  /** A producer whose C++ producers the test controls; `created` lists them in order. */
+  async function openProducer(): Promise<StandInProducer[]> {
     const created: StandInProducer[] = [];
-    producer = await RecyclingNativeProducer.open(producerParts(connection, created));
-    return { connection, created };
+    producer = await RecyclingNativeProducer.open(producerParts(new ConnectionStatus(0), created));
+    return created;
   }
 
   afterEach(async () => {
     await producer?.close();
   });
 
-  it('keeps a producer whose own connection stands when another link of the transport drops: its receipts still come', async () => {
-    const { connection, created } = await openProducer();
+  it('keeps a producer with sends in flight whose own connection stands: its receipts still come', async () => {
+    const created = await openProducer();
     const sent = producer!.send({ payload: Buffer.from('final'), properties: { id: 'a' } });
     await sleep(10);
 
-    connection.lost('another topic was unloaded');
-    await sleep(150);
+    expect(producer!.sampleConnection()).toBe(true);
     created[0]!.receipt();
 
     await expect(sent).resolves.toBeUndefined();
@@ -87,29 +85,43 @@ describe('RecyclingNativeProducer', () => {
     expect(created[0]!.closed).toBe(false);
   });
 
-  it('replaces a producer that is cut off itself, failing its unacknowledged sends so that they are sent again', async () => {
-    const { connection, created } = await openProducer();
+  it('replaces a producer found cut off with sends in flight, failing them so that they are sent again', async () => {
+    const created = await openProducer();
     const sent = producer!.send({ payload: Buffer.from('final'), properties: { id: 'b' } });
     await sleep(10);
 
-    connection.lost('the broker went away');
-    await sleep(120);
-    expect(created[0]!.closed).toBe(false);
-    // The broker unloads this producer's topic a little later.
+    // The broker unloads this producer's topic.
     created[0]!.connected = false;
+    expect(producer!.sampleConnection()).toBe(false);
 
     await expect(sent).rejects.toBeInstanceOf(UnacknowledgedSendError);
     await sleep(10);
     expect(created).toHaveLength(2);
     expect(created[0]!.closed).toBe(true);
+    expect(producer!.sampleConnection()).toBe(true);
   });
 
-  it('replaces nothing when no send is in flight at the new epoch', async () => {
-    const { connection, created } = await openProducer();
+  it('replaces a cut-off producer once, however often it is sampled while the new one is created', async () => {
+    const created = await openProducer();
+    const sent = producer!.send({ payload: Buffer.from('final'), properties: { id: 'c' } });
+    await sleep(10);
+
+    created[0]!.connected = false;
+    expect(producer!.sampleConnection()).toBe(false);
+    expect(producer!.sampleConnection()).toBe(false);
+
+    await expect(sent).rejects.toBeInstanceOf(UnacknowledgedSendError);
+    await sleep(10);
+    expect(created).toHaveLength(2);
+    expect(created[1]!.closed).toBe(false);
+  });
+
+  it('replaces nothing that is cut off with no send in flight: the C++ producer reconnects by itself', async () => {
+    const created = await openProducer();
     created[0]!.connected = false;
 
-    connection.lost('the broker went away');
-    await sleep(120);
+    expect(producer!.sampleConnection()).toBe(false);
+    await sleep(10);
 
     expect(created).toHaveLength(1);
     expect(created[0]!.closed).toBe(false);
