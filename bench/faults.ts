@@ -16,10 +16,10 @@
  *  - answered: one final message with the answer; error: one final message with an error;
  *  - duplicated: more than one final message;
  *  - lost: none, told apart from the agents' audit lines: `agent ended` (an agent sent its final message, which
- *    never reached the gateway: the gateway's subscription was away or the broker dropped it; "before the
- *    fault" counts those whose last iteration was audited before the fault took effect, for a broker fault
- *    before the gateway's own connection dropped: the broker had acknowledged the final message and went
- *    away holding it, which no client can tell from a delivered one), `midway` (an
+ *    never reached the gateway: the gateway's subscription was away or the broker dropped it; "held by the
+ *    broker" counts those whose last iteration was audited before the broker was back, for other faults
+ *    before the fault began: the broker had acknowledged the final message and went away holding it, which no
+ *    client can tell from a delivered one), `midway` (an
  *    agent ran an iteration, and the conversation stopped after it), `never seen` (no agent ran it: the request
  *    was dropped before any agent saw it, or died inside a killed replica);
  *  - unsent: the gateway's own publish failed (the request never reached the broker).
@@ -76,12 +76,15 @@ interface FaultContext {
 
 interface Fault {
   readonly name: string;
+  /** The broker is away from its start to its end (a kill or a stop, then a start). */
+  readonly brokerAway?: boolean;
   /** Applies the fault; resolves at its end (the broker answering again, the stand-in answering, the signal sent). */
   apply(context: FaultContext): Promise<void>;
 }
 
 const brokerOutage = (name: string, pauseMs: number, how: 'crash' | 'stop'): Fault => ({
   name,
+  brokerAway: true,
   async apply({ broker }) {
     await (how === 'crash' ? broker.crash() : broker.stop());
     await sleep(pauseMs);
@@ -133,11 +136,11 @@ interface FaultResult {
   duplicated: number;
   lost: { agentEnded: number; midway: number; neverSeen: number };
   /**
-   * Of `lost.agentEnded`: the conversations whose last iteration was audited before the fault took effect (for
-   * a broker fault: before the gateway's broker connection dropped). The broker had acknowledged their final
-   * message and held it when it went away.
+   * Of `lost.agentEnded`: the conversations whose last iteration was audited before the broker was back (other
+   * faults: before the fault began). The broker had acknowledged their final message and held it when it went
+   * away: no publish is acknowledged while it is away, and the audit line follows the acknowledgement.
    */
-  agentEndedBeforeFault: number;
+  agentEndedHeldByBroker: number;
   /** Of the conversations started before the fault's end: the longest wait from the fault's end to a final message. */
   longestAfterFaultMs: number;
   /** Conversations started before the fault's end that got no final message within 30 s of it (lost ones included). */
@@ -168,17 +171,12 @@ async function runFault(build: AgentBuild, broker: FaultBroker, kind: BenchTrans
     await sleep(BEFORE_FAULT_MS);
     log(`${kind}: ${fault.name} (load average ${loadAverage()})`);
     const faultStart = performance.now();
-    // Wall-clock, as the agents' log lines are: when the fault began, and when the gateway's own broker
-    // connection dropped (a broker fault takes effect then; a SIGKILLed broker's acknowledgements end there).
-    let tookEffectAt = Date.now();
-    const stopWatching = transport.onStatus((status) => {
-      if (status.connected) return;
-      tookEffectAt = Date.now();
-      stopWatching();
-    });
+    const startedAt = Date.now();
     await fault.apply({ broker, agents, workload, gateway });
-    stopWatching();
     const faultEnd = performance.now();
+    // Wall-clock, as the agents' audit lines are. No publish is acknowledged while the broker is away, so a final
+    // message audited (after its acknowledgement) before the broker is back was taken by the broker that went away.
+    const heldUntil = fault.brokerAway ? Date.now() : startedAt;
     faultEnded = true;
     const afterFault = gateway.run(IN_FLIGHT, () => done, TIMEOUT_S * 1000);
     await sleep(AFTER_S * 1000);
@@ -188,9 +186,9 @@ async function runFault(build: AgentBuild, broker: FaultBroker, kind: BenchTrans
     const waiting = (): boolean => gateway.all().some((c) => c.unsent === undefined && c.end === undefined && performance.now() - c.start < TIMEOUT_S * 1000);
     while (waiting()) await sleep(500);
     await sleep(LATE_DUPLICATE_WAIT_MS);
-    const result = tally(fault.name, kind, gateway.all(), { faultStart, faultEnd, tookEffectAt }, agents.map((a) => a.logFile));
+    const result = tally(fault.name, kind, gateway.all(), { faultStart, faultEnd, heldUntil }, agents.map((a) => a.logFile));
     log(
-      `${kind}: ${fault.name}: started ${result.started}, answered ${result.answered}, errors ${result.errors}, lost ${JSON.stringify(result.lost)} (agent ended before the fault: ${result.agentEndedBeforeFault}), ` +
+      `${kind}: ${fault.name}: started ${result.started}, answered ${result.answered}, errors ${result.errors}, lost ${JSON.stringify(result.lost)} (agent ended, held by the broker: ${result.agentEndedHeldByBroker}), ` +
         `duplicated ${result.duplicated}, unsent ${result.unsent}` +
         (result.lostIds.length > 0 ? `; lost ids ${result.lostIds.join(', ')}` : ''),
     );
@@ -216,7 +214,7 @@ function tally(
   fault: string,
   transport: BenchTransportKind,
   conversations: readonly Conversation[],
-  window: { faultStart: number; faultEnd: number; tookEffectAt: number },
+  window: { faultStart: number; faultEnd: number; heldUntil: number },
   logFiles: readonly string[],
 ): FaultResult {
   const audits = auditedOutcomes(logFiles);
@@ -230,7 +228,7 @@ function tally(
     errors: 0,
     duplicated: 0,
     lost: { agentEnded: 0, midway: 0, neverSeen: 0 },
-    agentEndedBeforeFault: 0,
+    agentEndedHeldByBroker: 0,
     longestAfterFaultMs: 0,
     over30s: 0,
     freshAnsweredAfterMs: Number.NaN,
@@ -250,7 +248,7 @@ function tally(
       const { outcomes, lastAt } = audits.get(c.id) ?? { outcomes: [], lastAt: 0 };
       if (outcomes.some((o) => o === 'answer' || o === 'error' || o === 'refused')) {
         result.lost.agentEnded++;
-        if (lastAt <= window.tookEffectAt) result.agentEndedBeforeFault++;
+        if (lastAt <= window.heldUntil) result.agentEndedHeldByBroker++;
       } else if (outcomes.length > 0) result.lost.midway++;
       else result.lost.neverSeen++;
       continue;
@@ -321,7 +319,7 @@ await withCleanup(async (defer) => {
     header('tg-agent fault benchmark', undefined, [
       `load average before the run: ${loadAtStart}, at the end: ${loadAverage()}`,
       `a dedicated Pulsar standalone, fresh metadata at every start (Kafka: one KRaft node, RabbitMQ: one node, each with its data kept across a restart); ${REPLICAS} agent replicas (${AGENT_ARGS.join(' ')}); the gateway keeps ${IN_FLIGHT} conversations in flight, each waiting at most ${TIMEOUT_S} s; the fault 5 s in, ${AFTER_S} s more after its end by a fresh set of workers`,
-      'times from the fault\'s end; "lost" split as agent ended (of those, how many before the fault took effect: the broker held their final message) / midway / never seen by an agent (see bench/faults.ts)',
+      'times from the fault\'s end; "lost" split as agent ended (of those, how many the broker held when it went away: audited before it was back) / midway / never seen by an agent (see bench/faults.ts)',
     ]),
   );
   console.log(
@@ -334,7 +332,7 @@ await withCleanup(async (defer) => {
         String(r.started),
         String(r.answered),
         String(r.errors),
-        `${r.lost.agentEnded}${r.agentEndedBeforeFault > 0 ? ` (${r.agentEndedBeforeFault} before the fault)` : ''} / ${r.lost.midway} / ${r.lost.neverSeen}`,
+        `${r.lost.agentEnded}${r.agentEndedHeldByBroker > 0 ? ` (${r.agentEndedHeldByBroker} held by the broker)` : ''} / ${r.lost.midway} / ${r.lost.neverSeen}`,
         String(r.duplicated),
         String(r.unsent),
         ms(r.longestAfterFaultMs),

@@ -4,7 +4,7 @@
  * with a retriable error, since they may or may not have been published.
  */
 import type { Logger } from 'pino';
-import { FrameTooLargeError, ProducerSendError, TransportClosedError, TransportError, UnacknowledgedSendError } from './errors.js';
+import { FrameTooLargeError, NotConnectedError, ProducerSendError, TransportClosedError, TransportError, UnacknowledgedSendError } from './errors.js';
 import type { OutgoingMessage, Producer } from './transport.js';
 import { Link, type LinkSettings } from './websocket-link.js';
 
@@ -58,8 +58,11 @@ export class WebSocketProducer implements Producer {
     if (frameBytes > this.maxFrameBytes) {
       throw new FrameTooLargeError(this.topic, frameBytes, this.maxFrameBytes, message.payload.length);
     }
-    // The whole transport back and settled (connection-status.ts), not only this link.
-    await this.settings.settled(this.sendTimeoutMs, this.awaitSubscriber ? this.topic : undefined);
+    // The whole transport back and settled (connection-status.ts), not only this link: a link that is back
+    // before the others, and before the settle, would publish before the topic's subscribers are back.
+    if (!(await this.settings.settled(this.sendTimeoutMs, this.awaitSubscriber ? this.topic : undefined))) {
+      throw new NotConnectedError(`producer for ${this.topic} is not connected after ${this.sendTimeoutMs} ms (${this.link.downDetail() ?? 'another link is reconnecting'})`);
+    }
     const ws = await this.link.whenOpen(this.sendTimeoutMs);
     return new Promise<void>((resolve, reject) => {
       this.pending.set(context, { resolve, reject });

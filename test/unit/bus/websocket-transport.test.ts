@@ -305,6 +305,27 @@ describe('WebSocketTransport (against a scripted broker)', () => {
     expect(broker.sessions).toHaveLength(2);
   });
 
+  it('holds a send while another link of the transport is down, and fails it as never written after the send timeout', async () => {
+    await transport.close();
+    transport = new WebSocketTransport({ ...fast, reconnect: { ...fast.reconnect, settleMs: 50 }, url, sendTimeoutMs: 200 });
+    const producer = await transport.createProducer('persistent://tg/flow/out');
+    const producerSession = broker.last();
+    await subscribeAcking('other', 'Exclusive', []);
+    // The consumer's link drops and cannot come back yet; the producer's own link stays open.
+    let away = true;
+    broker.refuse = (u) => (away && u.startsWith('/ws/v2/consumer/') ? 503 : undefined);
+    broker.last().ws.terminate();
+    await vi.waitFor(() => expect(transport.status()).toMatchObject({ connected: false, epoch: 1 }));
+
+    await expect(producer.send({ payload: Buffer.from('too early') })).rejects.toMatchObject({ code: 'TG_TRANSPORT_NOT_CONNECTED', retriable: true });
+    expect(producerSession.frames).toEqual([]);
+
+    away = false;
+    await vi.waitFor(() => expect(transport.status().connected).toBe(true));
+    await expect(producer.send({ payload: Buffer.from('now') })).resolves.toBeUndefined();
+    expect(producerSession.frames).toHaveLength(1);
+  });
+
   it('drops and replaces a connection whose pings go unanswered', async () => {
     await transport.close();
     await broker.close();
