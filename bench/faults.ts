@@ -332,7 +332,7 @@ await withCleanup(async (defer) => {
         String(r.started),
         String(r.answered),
         String(r.errors),
-        `${r.lost.agentEnded}${r.agentEndedHeldByBroker > 0 ? ` (${r.agentEndedHeldByBroker} held by the broker)` : ''} / ${r.lost.midway} / ${r.lost.neverSeen}`,
+        `${r.lost.agentEnded}${r.agentEndedHeldByBroker > 0 ? ` (${r.agentEndedHeldByBroker} ${FAULTS.find((f) => f.name === r.fault)?.brokerAway ? 'held by the broker' : 'before the fault'})` : ''} / ${r.lost.midway} / ${r.lost.neverSeen}`,
         String(r.duplicated),
         String(r.unsent),
         ms(r.longestAfterFaultMs),
