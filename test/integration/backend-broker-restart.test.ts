@@ -4,12 +4,17 @@
  * `/readyz` reports), is connected again once the broker is back, and a message published while the broker
  * was away is delivered once it is back.
  */
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kafkaUnavailable, startKafka } from '../../dev/kafka-broker.js';
 import { rabbitMqUnavailable, startRabbitMq } from '../../dev/rabbitmq-broker.js';
 import { KafkaTransport } from '../../src/bus/kafka-transport.js';
 import { RabbitMqTransport } from '../../src/bus/rabbitmq-transport.js';
 import type { IncomingMessage, Transport } from '../../src/bus/transport.js';
+
+/** What the transports logged (debug and up), told when a wait fails: the reconnect as the transport saw it. */
+const transportLog: string[] = [];
+const logger = pino({ level: 'debug' }, { write: (line: string) => void transportLog.push(line.slice(0, 300)) });
 
 /** A node of the test's own, and a transport to it. */
 interface Backend {
@@ -24,7 +29,7 @@ const BACKENDS: Backend[] = [
     missing: kafkaUnavailable(),
     async start() {
       const kafka = await startKafka();
-      return Object.assign(kafka, { connect: (settleMs?: number) => new KafkaTransport({ brokers: [kafka.bootstrapServers], ...(settleMs === undefined ? {} : { reconnectSettleMs: settleMs }) }) });
+      return Object.assign(kafka, { connect: (settleMs?: number) => new KafkaTransport({ logger, brokers: [kafka.bootstrapServers], ...(settleMs === undefined ? {} : { reconnectSettleMs: settleMs }) }) });
     },
   },
   {
@@ -32,7 +37,7 @@ const BACKENDS: Backend[] = [
     missing: rabbitMqUnavailable(),
     async start() {
       const rabbit = await startRabbitMq();
-      return Object.assign(rabbit, { connect: (settleMs?: number) => new RabbitMqTransport({ url: rabbit.url, ...(settleMs === undefined ? {} : { reconnectSettleMs: settleMs }) }) });
+      return Object.assign(rabbit, { connect: (settleMs?: number) => new RabbitMqTransport({ logger, url: rabbit.url, ...(settleMs === undefined ? {} : { reconnectSettleMs: settleMs }) }) });
     },
   },
 ];
@@ -55,7 +60,9 @@ describe.each(BACKENDS)('the $name transport across a broker crash', ({ missing,
   async function poll(condition: () => boolean, what: string, timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!condition()) {
-      if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms (status ${JSON.stringify(transport.status())})`);
+      if (Date.now() > deadline) {
+        throw new Error(`${what}: not within ${timeoutMs} ms (status ${JSON.stringify(transport.status())}); the transports' last log lines:\n${transportLog.slice(-20).join('')}`);
+      }
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
@@ -102,7 +109,7 @@ describe.each(BACKENDS)('the $name transport across a broker crash', ({ missing,
     }
     await poll(() => transport.status().connected, 'the transport connected again', 60_000);
     await sent;
-    await poll(() => received.includes('while away') && received.includes('to the latecomer'), 'the messages published while the broker was away and after', 30_000);
+    await poll(() => received.includes('while away') && received.includes('to the latecomer'), `the messages published while the broker was away and after (received ${JSON.stringify(received)})`, 30_000);
     // The last two once each, in either order (the first transport publishes once it has rejoined and settled).
     // 'before' may come a second time: delivery is at least once, and its acknowledgement (a committed offset,
     // an AMQP ack, neither confirmed by the broker) may not have been stored before the crash.
