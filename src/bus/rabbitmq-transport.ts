@@ -14,6 +14,8 @@
 import amqplib, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage, type RecoveringChannelModel } from 'amqplib';
 import { pino, type Logger } from 'pino';
 import { errorMessage } from '../errors/error-text.js';
+import { exponentialBackoff } from '../retry/backoff.js';
+import { retry } from '../retry/retry.js';
 import { whenConnected } from './when-connected.js';
 import { checkedProducer } from './checked-producer.js';
 import { ConnectionStatus } from './connection-status.js';
@@ -255,12 +257,32 @@ export class RabbitMqTransport implements Transport {
   private received(subscription: Subscription, channel: Channel, raw: ConsumeMessage | null): void {
     const { options } = subscription;
     if (raw === null) {
-      // Cancelled by the broker (its queue deleted): said once, and taken up again at the next reconnect.
-      if (!subscription.closed) this.logger.warn({ topic: options.topic, subscription: options.subscription }, 'RabbitMQ cancelled a consumer');
+      if (subscription.closed || subscription.channel !== channel) return;
+      this.logger.warn({ topic: options.topic, subscription: options.subscription }, 'RabbitMQ cancelled a consumer (its queue was deleted or restarted); consuming again');
+      this.consumeAgain(subscription, channel);
       return;
     }
     if (subscription.closed || subscription.channel !== channel) return;
     deliver(options.handler, this.incoming(subscription, channel, raw), this.logger, { topic: options.topic, subscription: options.subscription });
+  }
+
+  /**
+   * A consumer the broker cancelled (`basic.cancel`: its queue deleted, or restarted) gets nothing more on that
+   * channel, though the connection stands and no reconnect would attach it again: the queue is declared and
+   * consumed again on a new channel, retried while the connection lasts (a reconnect takes over after that).
+   */
+  private consumeAgain(subscription: Subscription, cancelled: Channel): void {
+    subscription.channel = undefined;
+    void cancelled.close().catch(() => undefined);
+    const model = this.model;
+    if (!model) return;
+    const current = (): boolean => !subscription.closed && !this.closed && this.model === model;
+    retry(
+      async () => {
+        if (current() && !subscription.channel) await this.consume(model, subscription);
+      },
+      { backoff: exponentialBackoff({ initialMs: 100, maxMs: 2000, jitter: 'equal' }), retryIf: current },
+    ).catch((err: unknown) => this.logger.warn({ err, topic: subscription.options.topic }, 'Could not consume again after RabbitMQ cancelled a consumer; the next reconnect will'));
   }
 
   private incoming(subscription: Subscription, channel: Channel, raw: ConsumeMessage): IncomingMessage {
