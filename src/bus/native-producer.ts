@@ -13,6 +13,7 @@ import type { Logger } from 'pino';
 import { errorMessage } from '../errors/error-text.js';
 import type { ConnectionStatus } from './connection-status.js';
 import { FrameTooLargeError, NotConnectedError, TransportClosedError, TransportError, UnacknowledgedSendError } from './errors.js';
+import { createUntilUp } from './native-create-until-up.js';
 import type { OutgoingMessage, Producer } from './transport.js';
 import type { NativeProducer } from './pulsar-client-module.js';
 
@@ -20,6 +21,8 @@ export interface NativeProducerParts {
   topic: string;
   /** Creates the C++ producer (the broker must answer). */
   create(): Promise<NativeProducer>;
+  /** How long one attempt to create it again may take (native-create-until-up.ts). */
+  attemptTimeoutMs: number;
   connection: ConnectionStatus;
   /** After a reconnect, wait for the topic to have a subscriber (connection-status.ts). */
   awaitSubscriber: boolean;
@@ -31,17 +34,21 @@ export interface NativeProducerParts {
 
 export class RecyclingNativeProducer implements Producer {
   readonly topic: string;
+  readonly name: string;
   private current: Promise<NativeProducer>;
   /** The C++ producer in use; undefined while a new one is being created. */
   private live: NativeProducer | undefined;
   private inFlight = 0;
   private closed = false;
+  /** Aborted by `close`: ends the creation of a replacement at once. */
+  private readonly closing = new AbortController();
 
   private constructor(
     private readonly parts: NativeProducerParts,
     first: NativeProducer,
   ) {
     this.topic = parts.topic;
+    this.name = `producer for ${parts.topic}`;
     this.current = Promise.resolve(first);
     this.live = first;
   }
@@ -89,47 +96,47 @@ export class RecyclingNativeProducer implements Producer {
    */
   sampleConnection(): boolean {
     const connected = this.live?.isConnected() ?? false;
-    if (!connected && this.live && this.inFlight > 0 && !this.closed) this.recycle();
+    if (!connected && this.live && this.inFlight > 0 && !this.closed) {
+      this.parts.logger.info({ topic: this.topic }, 'Replacing a producer cut off with sends in flight; they are sent again once the broker is back');
+      this.replace();
+    }
     return connected;
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    const native = await this.current.catch(() => undefined);
-    this.live = undefined;
-    await native?.close();
-  }
-
-  /** Closes the C++ producer, failing its unacknowledged sends, and starts a new one for the sends to come. */
-  private recycle(): void {
+  /**
+   * Closes the C++ producer, failing its unacknowledged sends, and creates a new one for the sends to come. The
+   * transport also calls it for a producer that stays down while the broker answers (native-stuck-watch.ts).
+   * A producer already being replaced is left to it.
+   */
+  replace(): void {
+    if (this.closed || !this.live) return;
     // Not connected from now on, so the sampler does not replace it twice.
     this.live = undefined;
     const previous = this.current;
     this.current = (async () => {
       const old = await previous;
       await old.close().catch((err: unknown) => this.parts.logger.debug({ err, topic: this.topic }, 'closing a producer cut off by the broker failed'));
-      this.parts.logger.info({ topic: this.topic }, 'Replaced a producer cut off with sends in flight; they are sent again once the broker is back');
-      return this.createUntilUp();
+      const native = await createUntilUp({
+        create: () => this.parts.create(),
+        dispose: (late) => late.close(),
+        attemptTimeoutMs: this.parts.attemptTimeoutMs,
+        signal: this.closing.signal,
+        what: this.name,
+        logger: this.parts.logger,
+      });
+      this.live = native;
+      return native;
     })();
+    // A send awaits it and gets its failure; this line only keeps an unwatched failure (a close) quiet.
+    this.current.catch(() => undefined);
   }
 
-  /** A new C++ producer, retried while the broker is away (its creation times out after the operation timeout). */
-  private async createUntilUp(): Promise<NativeProducer> {
-    for (;;) {
-      try {
-        const native = await this.parts.create();
-        if (this.closed) {
-          await native.close().catch(() => undefined);
-          throw new TransportClosedError(`producer for ${this.topic}`);
-        }
-        this.live = native;
-        return native;
-      } catch (err) {
-        if (this.closed || err instanceof TransportClosedError) throw err;
-        this.parts.logger.warn({ err, topic: this.topic }, 'Could not create a producer again yet; retrying');
-        await new Promise((resolve) => setTimeout(resolve, 1000));
-      }
-    }
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.closing.abort();
+    const native = await this.current.catch(() => undefined);
+    this.live = undefined;
+    await native?.close();
   }
 }

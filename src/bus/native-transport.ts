@@ -19,6 +19,9 @@
 import { pino, type Logger } from 'pino';
 import { deliver } from './deliver.js';
 import { RecyclingNativeProducer } from './native-producer.js';
+import { RecyclingNativeConsumer } from './native-consumer.js';
+import { plainIncoming, wrappedIncoming } from './native-incoming.js';
+import { StuckWatch } from './native-stuck-watch.js';
 import { untilServiceUrlReachable } from './service-url-reachable.js';
 import { ConnectionStatus } from './connection-status.js';
 import type { SubscriberCheck } from './subscriber-presence.js';
@@ -29,7 +32,6 @@ import {
 } from './errors.js';
 import type {
   Consumer,
-  IncomingMessage,
   Producer,
   ProducerOptions,
   StatusListener,
@@ -43,10 +45,7 @@ import {
   isPlain,
   loadPulsarClient,
   type NativeClient,
-  type NativeConsumer,
-  type NativeMessage,
   type NativeSubscriptionType,
-  type PlainNativeMessage,
   type PulsarClientModule,
 } from './pulsar-client-module.js';
 
@@ -106,6 +105,14 @@ const STATUS_SAMPLE_MS = 250;
  * Creating a producer or consumer takes well under a second on a broker that answers.
  */
 const DEFAULT_OPERATION_TIMEOUT_SECONDS = 10;
+/**
+ * A producer or consumer down this much longer than one creation attempt, while another has been connected for
+ * STUCK_OTHERS_UP_MS, is replaced (native-stuck-watch.ts says why and how these were chosen).
+ */
+const STUCK_AFTER_ATTEMPT_MS = 4000;
+const STUCK_OTHERS_UP_MS = 8000;
+/** A creation attempt of our own may take this much longer than the client's operation timeout. */
+const ATTEMPT_MARGIN_MS = 1000;
 /** How long the first connection waits for the broker's port to open. */
 const FIRST_REACH_TIMEOUT_MS = 30_000;
 /** `status()` samples again only when the last sample is older than this. */
@@ -122,7 +129,8 @@ export class NativeTransport implements Transport {
   private readonly maxMessageBytes: number;
   private readonly sendTimeoutMs: number;
   private readonly producers = new Set<RecyclingNativeProducer>();
-  private readonly consumers = new Set<NativeConsumer>();
+  private readonly consumers = new Set<RecyclingNativeConsumer>();
+  private readonly stuck: StuckWatch;
   private readonly connection: ConnectionStatus;
   private readonly statusTimer: NodeJS.Timeout;
   private readonly operationTimeoutSeconds: number;
@@ -144,6 +152,7 @@ export class NativeTransport implements Transport {
     this.serviceUrl = options.serviceUrl;
     this.connection = new ConnectionStatus(options.reconnectSettleMs, options.subscribers);
     this.operationTimeoutSeconds = options.operationTimeoutSeconds ?? DEFAULT_OPERATION_TIMEOUT_SECONDS;
+    this.stuck = new StuckWatch({ stuckMs: this.attemptTimeoutMs() + STUCK_AFTER_ATTEMPT_MS, othersUpMs: STUCK_OTHERS_UP_MS });
     this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     this.sendTimeoutMs = options.sendTimeoutMs ?? 30_000;
     const logger = (this.logger = options.logger ?? pino({ level: 'silent' }));
@@ -188,6 +197,7 @@ export class NativeTransport implements Transport {
         // connection with more than 64 KiB waiting in the broker cannot take (docs/reliability.md).
         create: () =>
           this.client.createProducer({ topic, batchingEnabled: false, chunkingEnabled: false, compressionType: 'LZ4', sendTimeoutMs: this.sendTimeoutMs }),
+        attemptTimeoutMs: this.attemptTimeoutMs(),
         connection: this.connection,
         awaitSubscriber: options.awaitSubscriber ?? false,
         sendTimeoutMs: this.sendTimeoutMs,
@@ -214,85 +224,43 @@ export class NativeTransport implements Transport {
     const { topic, subscription, handler } = options;
     const nonPersistent = topic.startsWith('non-persistent://');
     let closed = false;
-    let native: NativeConsumer;
+    let consumer: RecyclingNativeConsumer;
     try {
       await this.untilReached();
-      native = await this.client.subscribe({
+      consumer = await RecyclingNativeConsumer.open({
         topic,
         subscription,
-        subscriptionType: SUBSCRIPTION_TYPES[options.subscriptionType],
-        receiverQueueSize: options.receiverQueueSize ?? 1000,
-        nAckRedeliverTimeoutMs: options.negativeAckRedeliveryDelayMs ?? 1000,
-        // A non-persistent topic needs no acknowledgement, so nothing needs the native message once it is read:
-        // a plain copy spares the event loop a finalizer per message after every full collection.
-        plainMessages: nonPersistent,
-        listener: (raw, consumer) => {
-          if (closed) return;
-          const message = isPlain(raw) ? this.plainIncoming(raw, topic) : this.wrappedIncoming(raw, consumer, nonPersistent, { topic, subscription });
-          deliver(handler, message, this.logger, { topic, subscription });
-        },
+        attemptTimeoutMs: this.attemptTimeoutMs(),
+        logger: this.logger,
+        subscribe: () =>
+          this.client.subscribe({
+            topic,
+            subscription,
+            subscriptionType: SUBSCRIPTION_TYPES[options.subscriptionType],
+            receiverQueueSize: options.receiverQueueSize ?? 1000,
+            nAckRedeliverTimeoutMs: options.negativeAckRedeliveryDelayMs ?? 1000,
+            // A non-persistent topic needs no acknowledgement, so nothing needs the native message once it is read:
+            // a plain copy spares the event loop a finalizer per message after every full collection.
+            plainMessages: nonPersistent,
+            listener: (raw, native) => {
+              if (closed) return;
+              const message = isPlain(raw) ? plainIncoming(raw, topic) : wrappedIncoming(raw, native, nonPersistent, { topic, subscription }, this.logger);
+              deliver(handler, message, this.logger, { topic, subscription });
+            },
+          }),
       });
     } catch (err) {
       throw this.connectError(`cannot subscribe to ${topic} as ${subscription}`, err);
     }
-    this.consumers.add(native);
+    this.consumers.add(consumer);
     return {
       topic,
       subscription,
       close: async (closeOptions?: { unsubscribe?: boolean }): Promise<void> => {
         if (closed) return;
         closed = true;
-        this.consumers.delete(native);
-        if (closeOptions?.unsubscribe) {
-          await native.unsubscribe().catch((err: unknown) => this.logger.debug({ err, topic, subscription }, 'unsubscribe failed'));
-        }
-        await native.close().catch((err: unknown) => this.logger.debug({ err, topic, subscription }, 'close failed'));
-      },
-    };
-  }
-
-  /** A message from a non-persistent topic, already copied: acknowledging it is a no-op, as on the broker. */
-  private plainIncoming(raw: PlainNativeMessage, topic: string): IncomingMessage {
-    return {
-      messageId: raw.messageId,
-      topic,
-      payload: raw.data,
-      properties: raw.properties,
-      redeliveryCount: raw.redeliveryCount,
-      ack: async () => undefined,
-      nack: async () => undefined,
-    };
-  }
-
-  private wrappedIncoming(raw: NativeMessage, consumer: NativeConsumer, nonPersistent: boolean, where: { topic: string; subscription: string }): IncomingMessage {
-    let settled = false;
-    return {
-      // Read only when asked for (a failure's log line): two N-API calls and an object per message.
-      get messageId() {
-        return raw.getMessageId().toString();
-      },
-      topic: where.topic,
-      payload: raw.getData(),
-      properties: plainProperties(raw.getProperties()),
-      redeliveryCount: raw.getRedeliveryCount(),
-      // Handed to the client, not awaited: its callback comes back from a client thread in any order,
-      // so code that acks first and then records a message would reorder messages (the WebSocket
-      // transport's ack also resolves once the ack is sent, without an answer from the broker). An ack
-      // that never reaches the broker only means a redelivery.
-      ack: async () => {
-        if (settled) return;
-        settled = true;
-        // The broker keeps nothing to acknowledge on a non-persistent topic; the binding's ack would
-        // still cost a thread-safe callback per message.
-        if (nonPersistent) return;
-        consumer
-          .acknowledge(raw)
-          .catch((err: unknown) => this.logger.warn({ err, ...where }, 'acknowledge failed: the broker will redeliver'));
-      },
-      nack: async () => {
-        if (settled) return;
-        settled = true;
-        consumer.negativeAcknowledge(raw);
+        this.consumers.delete(consumer);
+        await consumer.close(closeOptions);
       },
     };
   }
@@ -318,10 +286,16 @@ export class NativeTransport implements Transport {
       this.connection.set(false, 'native transport closed');
       return;
     }
-    const down = [...this.producers].filter((p) => !p.sampleConnection()).length + [...this.consumers].filter((c) => !c.isConnected()).length;
-    if (down === 0) this.connection.set(true);
-    else if (this.connection.get().connected) this.connection.lost(`${down} producers/consumers reconnecting`);
-    else this.connection.set(false, `${down} producers/consumers reconnecting`);
+    const states = [...[...this.producers].map((p) => [p, p.sampleConnection()] as const), ...[...this.consumers].map((c) => [c, c.isConnected()] as const)];
+    for (const handler of this.stuck.sample(states, this.sampledAt)) {
+      this.logger.warn({ handler: handler.name }, `The ${handler.name} has not reconnected though the broker answers the others; creating it anew`);
+      handler.replace();
+    }
+    const down = states.filter(([, up]) => !up).map(([handler]) => handler.name);
+    if (down.length === 0) return this.connection.set(true);
+    const detail = `${down.length} producers/consumers reconnecting: ${down.slice(0, 3).join('; ')}${down.length > 3 ? '; …' : ''}`;
+    if (this.connection.get().connected) this.connection.lost(detail);
+    else this.connection.set(false, detail);
   }
 
   async close(): Promise<void> {
@@ -347,6 +321,11 @@ export class NativeTransport implements Transport {
     );
   }
 
+  /** How long one attempt of our own to create a producer or consumer again may take (native-create-until-up.ts). */
+  private attemptTimeoutMs(): number {
+    return this.operationTimeoutSeconds * 1000 + ATTEMPT_MARGIN_MS;
+  }
+
   /** Before the first connection only: wait for the broker's port to open (service-url-reachable.ts says why). */
   private untilReached(): Promise<void> {
     this.reached ??= untilServiceUrlReachable(this.serviceUrl, FIRST_REACH_TIMEOUT_MS).catch((error: unknown) => {
@@ -367,9 +346,4 @@ export class NativeTransport implements Transport {
       retriable: !PERMANENT.test(text),
     });
   }
-}
-
-/** The binding's array-like properties object as a plain string map. */
-export function plainProperties(raw: Record<string, unknown>): Record<string, string> {
-  return Object.fromEntries(Object.entries(raw).map(([key, value]) => [key, String(value)]));
 }

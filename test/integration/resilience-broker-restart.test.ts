@@ -83,6 +83,7 @@ describe.each(testTransports())('broker stopped and restarted mid-conversation (
   const patientLog = capturingLogger('debug');
   const hastyLog = capturingLogger('debug');
   const statuses: StatusHistory[] = [];
+  const transportsNow: [string, () => Transport][] = [];
 
   /**
    * The model: "use <tool>" calls the tool once, then answers with its observation; "think" answers at once
@@ -150,16 +151,23 @@ describe.each(testTransports())('broker stopped and restarted mid-conversation (
       agentNativeTransportOptions: { sendTimeoutMs: 2000 },
       wrapAgentTransport: (agentTransport) => {
         statuses.push(recordStatus(agentTransport, 'hasty agent'));
+        transportsNow.push(['hasty agent', () => agentTransport]);
         return agentTransport;
       },
     });
     patientGateway = await startGatewayClient({ transport: patient.transport, workspace: patient.workspace });
     hastyGateway = await startGatewayClient({ transport: hasty.transport, workspace: hasty.workspace });
     statuses.push(recordStatus(patient.transport, 'patient'), recordStatus(hasty.transport, 'hasty stand-ins'));
+    transportsNow.push(['patient', () => (patient as AgentHarness).transport], ['hasty stand-ins', () => (hasty as AgentHarness).transport]);
   }, 180_000);
 
   afterAll(async () => {
     for (const history of statuses) history.stop();
+    // A native link the C++ client did not bring back, replaced by the transport (native-stuck-watch.ts): worth
+    // seeing in a passing run too.
+    for (const line of [...patientLog.lines, ...hastyLog.lines].filter((l) => String(l.msg).includes('creating it anew'))) {
+      console.warn(`[resilience-broker-restart ${transportKind}] ${String(line.msg)}`);
+    }
     slowTool.open();
     slowPrompt.open();
     await patientGateway?.close();
@@ -187,6 +195,7 @@ describe.each(testTransports())('broker stopped and restarted mid-conversation (
     return {
       events,
       'status history': statuses.flatMap((s) => s.lines),
+      'status at this report': transportsNow.map(([name, transport]) => `${name}: ${JSON.stringify(transport().status())}`),
       'patient gateway': patientGateway ? view(patientGateway) : [],
       'hasty gateway': hastyGateway ? view(hastyGateway) : [],
       'patient stand-in calls': calls(p),

@@ -47,6 +47,7 @@ function producerParts(connection: ConnectionStatus, created: StandInProducer[])
       created.push(native);
       return Promise.resolve(native);
     },
+    attemptTimeoutMs: 1000,
     connection,
     awaitSubscriber: false,
     sendTimeoutMs: 5000,
@@ -125,5 +126,22 @@ describe('RecyclingNativeProducer', () => {
 
     expect(created).toHaveLength(1);
     expect(created[0]!.closed).toBe(false);
+  });
+
+  it('creates a new producer in place of one the transport finds stuck, with no send in flight', async () => {
+    const created = await openProducer();
+    created[0]!.connected = false;
+
+    producer!.replace();
+    expect(producer!.sampleConnection()).toBe(false);
+    await sleep(10);
+
+    expect(created).toHaveLength(2);
+    expect(created[0]!.closed).toBe(true);
+    expect(producer!.sampleConnection()).toBe(true);
+    const sent = producer!.send({ payload: Buffer.from('next') });
+    await sleep(10);
+    created[1]!.receipt();
+    await expect(sent).resolves.toBeUndefined();
   });
 });
