@@ -48,7 +48,7 @@ import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { queueToTopic } from '../src/bus/topics.js';
-import { WebSocketTransport } from '../src/bus/websocket-transport.js';
+import { WebSocketTransport } from '../src/bus/pulsar/websocket/websocket-transport.js';
 import { AgentMetrics } from '../src/observability/metrics.js';
 import { buildRegistry } from '../src/tools/registry/registry.js';
 import { configResponseCodec, makeConfigResponse } from '../src/wire/index.js';

@@ -5,17 +5,17 @@
  */
 import type { Logger } from 'pino';
 import { brokerAdminUrlFor, webSocketUrlFor, type Settings } from './settings.js';
-import { checkNativeCredentials, checkWebSocketCredentials, type CredentialsVerdict } from './bus/credentials-check.js';
+import { checkNativeCredentials, checkWebSocketCredentials, type CredentialsVerdict } from './bus/pulsar/credentials-check.js';
 import { CredentialsRefusedError } from './bus/errors.js';
-import { NativeTransport } from './bus/native-transport.js';
-import { SubscriberPresence } from './bus/subscriber-presence.js';
-import { KafkaTransport } from './bus/kafka-transport.js';
-import { kafkaBrokers, kafkaSecurity } from './bus/kafka-topology.js';
-import { RabbitMqTransport } from './bus/rabbitmq-transport.js';
-import { rabbitMqUrl } from './bus/rabbitmq-topology.js';
-import { loadPulsarClient } from './bus/pulsar-client-module.js';
+import { NativeTransport } from './bus/pulsar/native/native-transport.js';
+import { SubscriberPresence } from './bus/pulsar/subscriber-presence.js';
+import { KafkaTransport } from './bus/kafka/kafka-transport.js';
+import { kafkaBrokers, kafkaSecurity } from './bus/kafka/topology.js';
+import { RabbitMqTransport } from './bus/rabbitmq/rabbitmq-transport.js';
+import { rabbitMqUrl } from './bus/rabbitmq/topology.js';
+import { loadPulsarClient } from './bus/pulsar/native/pulsar-client-module.js';
 import type { Transport } from './bus/transport.js';
-import { WebSocketTransport } from './bus/websocket-transport.js';
+import { WebSocketTransport } from './bus/pulsar/websocket/websocket-transport.js';
 import { errorMessage } from './errors/error-text.js';
 
 export async function createTransport(settings: Settings, logger: Logger): Promise<Transport> {

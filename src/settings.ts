@@ -11,7 +11,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { CodedError } from './errors/coded-error.js';
 import { DEFAULT_AGGREGATION_TOPIC } from './bus/topics.js';
-import { kafkaSecurity } from './bus/kafka-topology.js';
+import { kafkaSecurity } from './bus/kafka/topology.js';
 import { DEFAULT_STREAM_GAP_SECONDS, parseServiceTimeouts } from './flow/service-timeouts.js';
 import { errorMessage } from './errors/error-text.js';
 

@@ -13,7 +13,7 @@
  * publish to a non-persistent topic in the minute after a reconnect also waits until the topic has a subscriber
  * again (subscriber-presence.ts), once per topic and reconnect.
  */
-import type { SubscriberCheck } from './subscriber-presence.js';
+import type { SubscriberCheck } from './pulsar/subscriber-presence.js';
 import type { StatusListener, TransportStatus } from './transport.js';
 import { whenConnected } from './when-connected.js';
 

@@ -7,7 +7,7 @@
  * kind and never affects the agent.
  */
 import type { Logger } from 'pino';
-import { fetchTopicStats } from '../bus/topic-stats.js';
+import { fetchTopicStats } from '../bus/pulsar/topic-stats.js';
 import { topicAdminUrl } from '../bus/topics.js';
 import { errorMessage } from '../errors/error-text.js';
 

@@ -30,8 +30,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Transport } from '../../src/bus/transport.js';
-import { NativeTransport } from '../../src/bus/native-transport.js';
-import { WebSocketTransport } from '../../src/bus/websocket-transport.js';
+import { NativeTransport } from '../../src/bus/pulsar/native/native-transport.js';
+import { WebSocketTransport } from '../../src/bus/pulsar/websocket/websocket-transport.js';
 import { startAgentHarness, waitUntil, type AgentHarness } from '../support/agent-harness.js';
 import { elapsed, explained, logLines, recordStatus, type StatusHistory } from '../support/failure-report.js';
 import { capturingLogger } from '../support/log-capture.js';

@@ -5,9 +5,9 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { SubscriberPresence } from '../../src/bus/subscriber-presence.js';
+import { SubscriberPresence } from '../../src/bus/pulsar/subscriber-presence.js';
 import type { Consumer, Transport } from '../../src/bus/transport.js';
-import { WebSocketTransport } from '../../src/bus/websocket-transport.js';
+import { WebSocketTransport } from '../../src/bus/pulsar/websocket/websocket-transport.js';
 import { brokerUrls, uniqueName } from '../support/transport-contract.js';
 
 const { webSocketUrl, webServiceUrl } = brokerUrls();

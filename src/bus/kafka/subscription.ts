@@ -14,11 +14,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Consumer as KafkaConsumer, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from 'pino';
-import { deliver } from './deliver.js';
-import { roundRobinAssigner } from './kafka-assigner.js';
-import { PartitionOffsets } from './kafka-offsets.js';
-import type { KafkaGroup, KafkaTopic } from './kafka-topology.js';
-import type { IncomingMessage, SubscribeOptions } from './transport.js';
+import { deliver } from '../deliver.js';
+import { roundRobinAssigner } from './assigner.js';
+import { PartitionOffsets } from './offsets.js';
+import type { KafkaGroup, KafkaTopic } from './topology.js';
+import type { IncomingMessage, SubscribeOptions } from '../transport.js';
 
 /**
  * How long an acknowledgement may wait to be committed with the ones after it. A commit per message cost the

@@ -4,9 +4,9 @@
  * with a retriable error, since they may or may not have been published.
  */
 import type { Logger } from 'pino';
-import { FrameTooLargeError, NotConnectedError, ProducerSendError, TransportClosedError, TransportError, UnacknowledgedSendError } from './errors.js';
-import type { OutgoingMessage, Producer } from './transport.js';
-import { Link, type LinkSettings } from './websocket-link.js';
+import { FrameTooLargeError, NotConnectedError, ProducerSendError, TransportClosedError, TransportError, UnacknowledgedSendError } from '../../errors.js';
+import type { OutgoingMessage, Producer } from '../../transport.js';
+import { Link, type LinkSettings } from './link.js';
 
 /** `{"payload":"` */
 const FRAME_HEAD_BYTES = 12;

@@ -13,7 +13,7 @@
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { connect as tlsConnect } from 'node:tls';
-import { errorMessage } from '../errors/error-text.js';
+import { errorMessage } from '../../errors/error-text.js';
 
 export type CredentialsVerdict = { accepted: true } | { accepted: false; reason: string } | { accepted: undefined; reason: string };
 

@@ -7,7 +7,7 @@
  * never back would leave its topic unread and `/readyz` not ready for good.
  */
 import type { Logger } from 'pino';
-import { createUntilUp } from './native-create-until-up.js';
+import { createUntilUp } from './create-until-up.js';
 import type { NativeConsumer } from './pulsar-client-module.js';
 
 export interface NativeConsumerParts {

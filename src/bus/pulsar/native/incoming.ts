@@ -1,6 +1,6 @@
 /** The messages a native consumer delivers, as the transport's IncomingMessage. */
 import type { Logger } from 'pino';
-import type { IncomingMessage } from './transport.js';
+import type { IncomingMessage } from '../../transport.js';
 import type { NativeConsumer, NativeMessage, PlainNativeMessage } from './pulsar-client-module.js';
 
 /** A message from a non-persistent topic, already copied: acknowledging it is a no-op, as on the broker. */

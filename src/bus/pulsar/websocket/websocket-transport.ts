@@ -11,13 +11,13 @@
  * until `close()`.
  */
 import { pino, type Logger } from 'pino';
-import { ConnectionStatus } from './connection-status.js';
-import type { SubscriberCheck } from './subscriber-presence.js';
-import { ConnectError, TransportClosedError } from './errors.js';
-import type { Consumer, Producer, ProducerOptions, Properties, StatusListener, SubscribeOptions, Transport, TransportStatus } from './transport.js';
-import { WebSocketConsumer } from './websocket-consumer.js';
-import type { LinkSettings } from './websocket-link.js';
-import { WebSocketProducer } from './websocket-producer.js';
+import { ConnectionStatus } from '../../connection-status.js';
+import type { SubscriberCheck } from '../subscriber-presence.js';
+import { ConnectError, TransportClosedError } from '../../errors.js';
+import type { Consumer, Producer, ProducerOptions, Properties, StatusListener, SubscribeOptions, Transport, TransportStatus } from '../../transport.js';
+import { WebSocketConsumer } from './consumer.js';
+import type { LinkSettings } from './link.js';
+import { WebSocketProducer } from './producer.js';
 
 export interface ReconnectOptions {
   /** Delay before the first retry. Default 200 ms. */

@@ -25,7 +25,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { KafkaConfig, SASLOptions } from 'kafkajs';
-import { QUEUE_CLASSES, splitPulsarTopic, type QueueClass } from './topics.js';
+import { QUEUE_CLASSES, splitPulsarTopic, type QueueClass } from '../topics.js';
 
 /** TrustGraph's retention of `flow` topics (LONG_RETENTION_MS) and of every other class (SHORT_RETENTION_MS). */
 export const KAFKA_LONG_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;

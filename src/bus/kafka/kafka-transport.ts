@@ -20,15 +20,15 @@ import { connect, isIP } from 'node:net';
 import tls from 'node:tls';
 import { Kafka, logLevel, Partitioners, type Admin, type ISocketFactory, type KafkaConfig, type Producer as KafkaProducer } from 'kafkajs';
 import { pino, type Logger } from 'pino';
-import { errorMessage } from '../errors/error-text.js';
-import { exponentialBackoff } from '../retry/backoff.js';
-import { retry } from '../retry/retry.js';
-import { checkedProducer } from './checked-producer.js';
-import { ConnectionStatus } from './connection-status.js';
-import { ConnectError, FrameTooLargeError, NotConnectedError, TransportClosedError, TransportError } from './errors.js';
-import { kafkaGroupFor, kafkaTopicFor, type KafkaGroup, type KafkaTopic } from './kafka-topology.js';
-import { KafkaSubscription, type PartitionOffset } from './kafka-subscription.js';
-import type { Consumer, OutgoingMessage, Producer, ProducerOptions, StatusListener, SubscribeOptions, Transport, TransportStatus } from './transport.js';
+import { errorMessage } from '../../errors/error-text.js';
+import { exponentialBackoff } from '../../retry/backoff.js';
+import { retry } from '../../retry/retry.js';
+import { checkedProducer } from '../checked-producer.js';
+import { ConnectionStatus } from '../connection-status.js';
+import { ConnectError, FrameTooLargeError, NotConnectedError, TransportClosedError, TransportError } from '../errors.js';
+import { kafkaGroupFor, kafkaTopicFor, type KafkaGroup, type KafkaTopic } from './topology.js';
+import { KafkaSubscription, type PartitionOffset } from './subscription.js';
+import type { Consumer, OutgoingMessage, Producer, ProducerOptions, StatusListener, SubscribeOptions, Transport, TransportStatus } from '../transport.js';
 
 export interface KafkaTransportOptions {
   brokers: string[];

@@ -3,8 +3,8 @@
  * reason the broker gave, read from its error page.
  */
 import WebSocket from 'ws';
-import { isRetriableStatus } from './errors.js';
-import { errorMessage } from '../errors/error-text.js';
+import { isRetriableStatus } from '../../errors.js';
+import { errorMessage } from '../../../errors/error-text.js';
 
 export interface UpgradeSettings {
   readonly token: string | undefined;

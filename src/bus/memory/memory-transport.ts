@@ -20,9 +20,9 @@
  *   or in flight meanwhile (persistent ones keep their backlog).
  */
 import { pino, type Logger } from 'pino';
-import { deliver } from './deliver.js';
-import { ConnectionStatus } from './connection-status.js';
-import { ConnectError, TransportClosedError, TransportError } from './errors.js';
+import { deliver } from '../deliver.js';
+import { ConnectionStatus } from '../connection-status.js';
+import { ConnectError, TransportClosedError, TransportError } from '../errors.js';
 import type {
   Consumer,
   IncomingMessage,
@@ -35,7 +35,7 @@ import type {
   SubscriptionType,
   Transport,
   TransportStatus,
-} from './transport.js';
+} from '../transport.js';
 
 export interface MemoryTransportOptions {
   /** Default: silent. */

@@ -9,9 +9,9 @@
  * one subscription with a consumer that has flow permits. A broker whose admin API cannot be asked is not waited for.
  */
 import type { Logger } from 'pino';
-import { errorMessage } from '../errors/error-text.js';
+import { errorMessage } from '../../errors/error-text.js';
 import { fetchTopicStats } from './topic-stats.js';
-import { topicAdminUrl } from './topics.js';
+import { topicAdminUrl } from '../topics.js';
 
 export interface SubscriberPresenceOptions {
   /** e.g. `http://pulsar:8080`. */

@@ -3,11 +3,11 @@
  * link's current socket. After a reconnect it subscribes again under the same subscription name.
  */
 import type { Logger } from 'pino';
-import { deliver } from './deliver.js';
-import type { Consumer, IncomingMessage, SubscribeOptions } from './transport.js';
-import type { DecodedFrame, MessageFrame } from './websocket-frame.js';
-import { FrameDecoder } from './websocket-frame-decoder.js';
-import { Link, type LinkSettings } from './websocket-link.js';
+import { deliver } from '../../deliver.js';
+import type { Consumer, IncomingMessage, SubscribeOptions } from '../../transport.js';
+import type { DecodedFrame, MessageFrame } from './frame.js';
+import { FrameDecoder } from './frame-decoder.js';
+import { Link, type LinkSettings } from './link.js';
 
 export class WebSocketConsumer implements Consumer {
   readonly topic: string;

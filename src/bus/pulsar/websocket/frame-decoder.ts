@@ -6,8 +6,8 @@
  * a large frame that arrives before the worker has started, which starts it.
  */
 import type { Logger } from 'pino';
-import { siblingModule, WorkerClient } from '../threads/worker-client.js';
-import { decodeFrame, type DecodedFrame } from './websocket-frame.js';
+import { siblingModule, WorkerClient } from '../../../threads/worker-client.js';
+import { decodeFrame, type DecodedFrame } from './frame.js';
 
 /** Frames of at least this many bytes are decoded in the worker. */
 export const OFF_THREAD_FRAME_BYTES = 256 * 1024;
@@ -16,7 +16,7 @@ export const OFF_THREAD_FRAME_BYTES = 256 * 1024;
 let shared: WorkerClient<Uint8Array, DecodedFrame> | undefined;
 
 function sharedWorker(): WorkerClient<Uint8Array, DecodedFrame> {
-  shared ??= new WorkerClient(siblingModule(import.meta.url, 'websocket-frame-worker'), 'WebSocket frame decoding');
+  shared ??= new WorkerClient(siblingModule(import.meta.url, 'frame-worker'), 'WebSocket frame decoding');
   return shared;
 }
 

@@ -1,6 +1,6 @@
 /** The worker thread of websocket-frame-decoder.ts: bytes of one text frame in, the decoded frame out (its payload moved, not copied). */
-import { serveCalls } from '../threads/serve-calls.js';
-import { decodeFrame, type DecodedFrame } from './websocket-frame.js';
+import { serveCalls } from '../../../threads/serve-calls.js';
+import { decodeFrame, type DecodedFrame } from './frame.js';
 
 serveCalls<Uint8Array, DecodedFrame>((bytes) => {
   const decoded = decodeFrame(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));

@@ -8,9 +8,9 @@
  * nothing to say so. One that settles after its deadline is closed at once.
  */
 import type { Logger } from 'pino';
-import { exponentialBackoff } from '../retry/backoff.js';
-import { retry } from '../retry/retry.js';
-import { TransportClosedError, TransportError } from './errors.js';
+import { exponentialBackoff } from '../../../retry/backoff.js';
+import { retry } from '../../../retry/retry.js';
+import { TransportClosedError, TransportError } from '../../errors.js';
 
 export interface CreateUntilUpOptions<T> {
   /** One attempt (the broker must answer). */

@@ -17,19 +17,19 @@
  * this file works the same with the unpatched binding (a prebuilt one), only at a higher CPU cost.
  */
 import { pino, type Logger } from 'pino';
-import { deliver } from './deliver.js';
-import { RecyclingNativeProducer } from './native-producer.js';
-import { RecyclingNativeConsumer } from './native-consumer.js';
-import { plainIncoming, wrappedIncoming } from './native-incoming.js';
-import { StuckWatch } from './native-stuck-watch.js';
+import { deliver } from '../../deliver.js';
+import { RecyclingNativeProducer } from './producer.js';
+import { RecyclingNativeConsumer } from './consumer.js';
+import { plainIncoming, wrappedIncoming } from './incoming.js';
+import { StuckWatch } from './stuck-watch.js';
 import { untilServiceUrlReachable } from './service-url-reachable.js';
-import { ConnectionStatus } from './connection-status.js';
-import type { SubscriberCheck } from './subscriber-presence.js';
+import { ConnectionStatus } from '../../connection-status.js';
+import type { SubscriberCheck } from '../subscriber-presence.js';
 import {
   ConnectError,
   FrameTooLargeError,
   TransportClosedError,
-} from './errors.js';
+} from '../../errors.js';
 import type {
   Consumer,
   Producer,
@@ -39,8 +39,8 @@ import type {
   SubscriptionType,
   Transport,
   TransportStatus,
-} from './transport.js';
-import { errorMessage } from '../errors/error-text.js';
+} from '../../transport.js';
+import { errorMessage } from '../../../errors/error-text.js';
 import {
   isPlain,
   loadPulsarClient,

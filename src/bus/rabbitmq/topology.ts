@@ -16,8 +16,8 @@
  *
  * A topic outside TrustGraph's four classes (our own, or a test's) is durable when it is `persistent://`.
  */
-import { splitPulsarTopic, type QueueClass, QUEUE_CLASSES } from './topics.js';
-import type { SubscriptionType } from './transport.js';
+import { splitPulsarTopic, type QueueClass, QUEUE_CLASSES } from '../topics.js';
+import type { SubscriptionType } from '../transport.js';
 
 export interface RabbitExchange {
   /** `topicspace.class.topic`. */

@@ -2,8 +2,8 @@
  * The optional `pulsar-client` package as the native transport sees it: the few parts of its API used (declared
  * here from the package's `index.d.ts`, 1.18.0, since the package and its types may be absent), and loading it.
  */
-import { TransportUnavailableError } from './errors.js';
-import { errorMessage } from '../errors/error-text.js';
+import { TransportUnavailableError } from '../../errors.js';
+import { errorMessage } from '../../../errors/error-text.js';
 
 export type NativeSubscriptionType = 'Exclusive' | 'Shared' | 'Failover' | 'KeyShared';
 

@@ -3,7 +3,7 @@
  * (the subscriber check after a reconnect, the drop-rate metric) ask for them: with the token, within a
  * time limit. What a status other than 200 means is the caller's to say.
  */
-import { topicAdminUrl } from './topics.js';
+import { topicAdminUrl } from '../topics.js';
 
 /** The parts of Pulsar's topic stats that tg-agent reads. */
 export interface TopicStats {

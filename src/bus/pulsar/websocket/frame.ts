@@ -3,7 +3,7 @@
  * carries none. The same function runs on the event loop for the usual small frames and in a worker thread
  * for large ones (websocket-frame-decoder.ts).
  */
-import type { Properties } from './transport.js';
+import type { Properties } from '../../transport.js';
 
 export interface MessageFrame {
   readonly messageId: string;

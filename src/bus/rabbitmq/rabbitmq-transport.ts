@@ -13,16 +13,16 @@
  */
 import amqplib, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage, type RecoveringChannelModel } from 'amqplib';
 import { pino, type Logger } from 'pino';
-import { errorMessage } from '../errors/error-text.js';
-import { exponentialBackoff } from '../retry/backoff.js';
-import { retry } from '../retry/retry.js';
-import { whenConnected } from './when-connected.js';
-import { checkedProducer } from './checked-producer.js';
-import { ConnectionStatus } from './connection-status.js';
-import { deliver } from './deliver.js';
-import { ConnectError, FrameTooLargeError, NotConnectedError, TransportClosedError, UnacknowledgedSendError } from './errors.js';
-import { exchangeFor, queueFor, type RabbitExchange, type RabbitQueue } from './rabbitmq-topology.js';
-import type { Consumer, IncomingMessage, OutgoingMessage, Producer, ProducerOptions, StatusListener, SubscribeOptions, Transport, TransportStatus } from './transport.js';
+import { errorMessage } from '../../errors/error-text.js';
+import { exponentialBackoff } from '../../retry/backoff.js';
+import { retry } from '../../retry/retry.js';
+import { whenConnected } from '../when-connected.js';
+import { checkedProducer } from '../checked-producer.js';
+import { ConnectionStatus } from '../connection-status.js';
+import { deliver } from '../deliver.js';
+import { ConnectError, FrameTooLargeError, NotConnectedError, TransportClosedError, UnacknowledgedSendError } from '../errors.js';
+import { exchangeFor, queueFor, type RabbitExchange, type RabbitQueue } from './topology.js';
+import type { Consumer, IncomingMessage, OutgoingMessage, Producer, ProducerOptions, StatusListener, SubscribeOptions, Transport, TransportStatus } from '../transport.js';
 
 export interface RabbitMqTransportOptions {
   /** `amqp://user:password@host:port/vhost` (rabbitmq-topology.ts: rabbitMqUrl). */
