@@ -41,9 +41,9 @@ import { act, stringifyArguments, type ActionOutcome } from './tool-action.js';
 import { reason } from './reasoning.js';
 import { ThoughtStream } from './thought-stream.js';
 import { answerResponse, errorResponse, explainResponse, observationResponse, thoughtResponse } from './responses.js';
-import { UsageTracker } from './patterns/usage.js';
-import { isSubagent, nextAgentRequest, SUBAGENT_COMPLETION, subagentCompletion, type OrchestrationContext } from './patterns/orchestration.js';
-import type { FanInKind } from './patterns/fan-in-messages.js';
+import { UsageTracker } from './usage.js';
+import { isSubagent, nextAgentRequest, SUBAGENT_COMPLETION, subagentCompletion, type OrchestrationContext } from './orchestration-fields.js';
+import type { FanInKind } from './orchestrator/fan-in-messages.js';
 
 /** Where one iteration's messages go; the caller adds the `id` property (and any signature). */
 export interface IterationOutput {

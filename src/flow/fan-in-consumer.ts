@@ -7,8 +7,8 @@
  * rebuilds the same state from them.
  */
 import type { Consumer, IncomingMessage, Transport } from '../bus/transport.js';
-import { FanIn, REJECTED, type FanInStep } from '../agent/patterns/fan-in.js';
-import { FAN_IN_PROPERTY, fanInKindOf, readFanInMessage, type DecodedFanIn } from '../agent/patterns/fan-in-messages.js';
+import { FanIn, REJECTED, type FanInStep } from '../agent/orchestrator/fan-in.js';
+import { FAN_IN_PROPERTY, fanInKindOf, readFanInMessage, type DecodedFanIn } from '../agent/orchestrator/fan-in-messages.js';
 import { agentRequestCodec, type AgentRequest } from '../wire/index.js';
 import { emitFanIn } from '../agent/patterns/supervisor.js';
 import { errorResponse } from '../agent/responses.js';

@@ -9,7 +9,7 @@ import type { FlowDefinition } from '../config/flows.js';
 import { conversationDocuments, type DocumentSink } from '../agent/agent-documents.js';
 import type { IterationOutput } from '../agent/iteration.js';
 import { budgetFor, checkFits, fitResponse, fitTriples, nextRequestBudget, type MessageBudget } from '../agent/message-budget.js';
-import { fanInMessage, type FanInKind } from '../agent/patterns/fan-in-messages.js';
+import { fanInMessage, type FanInKind } from '../agent/orchestrator/fan-in-messages.js';
 import { agentRequestCodec, triplesCodec, type AgentRequest, type AgentResponse } from '../wire/index.js';
 import { settle, track, type DialogState } from './dialog.js';
 import { offCriticalPath } from './off-critical-path.js';

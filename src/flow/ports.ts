@@ -5,7 +5,7 @@
  * types; the flow imports no implementation of them.
  */
 import type { ServiceTimeoutSettings } from './service-timeouts.js';
-import type { PatternCatalog } from '../agent/patterns/catalog.js';
+import type { PatternCatalog } from '../agent/orchestrator/catalog.js';
 import type { Logger } from 'pino';
 import type { Properties, Transport } from '../bus/transport.js';
 import type { FlowDefinition } from '../config/flows.js';
@@ -15,7 +15,7 @@ import type { ToolServiceClients } from './tool-service-clients.js';
 import type { ToolRegistry } from '../tools/registry/registry.js';
 import type { AgentAsk, RequestedGroups } from '../tools/registry/selection.js';
 import type { ToolWithdrawal, Withdrawal } from '../security/group-availability.js';
-import type { FanInKind } from '../agent/patterns/fan-in-messages.js';
+import type { FanInKind } from '../agent/orchestrator/fan-in-messages.js';
 import type { ConcurrencyLimit } from './concurrency-limit.js';
 import type { DocumentSaveOutcome } from './document-saver.js';
 

@@ -13,7 +13,7 @@ import type { IncomingMessage } from '../bus/transport.js';
 import { describeFailure, type Failure } from '../agent/failure.js';
 import type { IterationOutput, IterationResult } from '../agent/iteration.js';
 import { runAgentRequest } from '../agent/patterns/dispatch.js';
-import { isSubagent, subagentCompletion } from '../agent/patterns/orchestration.js';
+import { isSubagent, subagentCompletion } from '../agent/orchestration-fields.js';
 import { budgetFor, requestLimitBytes } from '../agent/message-budget.js';
 import { errorResponse } from '../agent/responses.js';
 import type { ToolClients } from '../tools/run/tool-clients.js';

@@ -16,7 +16,7 @@ import type { TypeValues } from '../config/workspace-config.js';
 import { describeValue, quote } from '../tools/describe-value.js';
 import { DEFAULT_GROUP, WILDCARD, type AgentAsk, type RequestedGroups } from '../tools/registry/selection.js';
 import { expandGroupHierarchy, isWithin } from '../tools/registry/group-hierarchy.js';
-import { PATTERN_IDS } from '../agent/patterns/catalog.js';
+import { PATTERN_IDS } from '../agent/orchestrator/catalog.js';
 import { DEFAULT_ALLOWED_PATTERNS, type AllowedPatterns } from './pattern-policy.js';
 import {
   AvailabilityRuleSchema,

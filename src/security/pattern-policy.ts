@@ -14,7 +14,7 @@
  * was let start with. Like `initial-states`, this holds against a client writing its own history only with
  * `--signing-key`.
  */
-import type { PatternCatalog } from '../agent/patterns/catalog.js';
+import type { PatternCatalog } from '../agent/orchestrator/catalog.js';
 import { quote } from '../tools/describe-value.js';
 import type { AgentRequest } from '../wire/index.js';
 

@@ -13,7 +13,7 @@ import type { AggregationCheck, GateVerdict, RequestGate, UnknownGroups } from '
 import type { ToolRegistry } from '../tools/registry/registry.js';
 import type { AgentAsk } from '../tools/registry/selection.js';
 import type { AgentRequest } from '../wire/index.js';
-import type { FanInKind } from '../agent/patterns/fan-in-messages.js';
+import type { FanInKind } from '../agent/orchestrator/fan-in-messages.js';
 import {
   checkGroups,
   checkInitialState,
@@ -31,7 +31,7 @@ import type { LoadReader } from './group-availability.js';
 import { fallbackCandidates, splitOptIn, type RecommendationReader } from './group-fallback.js';
 import { normalizeRequestGroups, WILDCARD } from '../tools/registry/selection.js';
 import { checkPattern, DEFAULT_ALLOWED_PATTERNS } from './pattern-policy.js';
-import type { PatternCatalog } from '../agent/patterns/catalog.js';
+import type { PatternCatalog } from '../agent/orchestrator/catalog.js';
 
 export interface SecurityGateOptions {
   policyConfigType: string;

@@ -18,14 +18,14 @@ import { makeAgentRequest, type AgentRequest } from '../../wire/index.js';
 import { DialogError } from '../errors.js';
 import { sessionUriKey, provenanceUris } from '../explainability.js';
 import { explain, runIteration, withErrorResponse, type IterationContext, type IterationResult } from '../iteration.js';
-import { buildPatternCatalog, isPatternId, type PatternCatalog, type PatternId } from './catalog.js';
-import { routeQuestion } from './meta-router.js';
-import { SUBAGENT_COMPLETION, type OrchestrationContext } from './orchestration.js';
-import { patternDecisionTriples, patternUris } from './pattern-explain.js';
-import type { PatternContext } from './pattern-context.js';
+import { buildPatternCatalog, isPatternId, type PatternCatalog, type PatternId } from '../orchestrator/catalog.js';
+import { routeQuestion } from '../orchestrator/meta-router.js';
+import { SUBAGENT_COMPLETION, type OrchestrationContext } from '../orchestration-fields.js';
+import { patternDecisionTriples, patternUris } from '../orchestrator/pattern-explain.js';
+import type { PatternContext } from './pattern.js';
 import { runPlanIteration } from './plan-then-execute.js';
 import { runSupervisorIteration } from './supervisor.js';
-import { UsageTracker } from './usage.js';
+import { UsageTracker } from '../usage.js';
 
 const DEFAULT_CATALOG = buildPatternCatalog();
 

@@ -30,12 +30,12 @@ import { provenanceUris, sessionTriples, sessionUriKey } from '../explainability
 import { explain, saveDocument, type IterationResult } from '../iteration.js';
 import { act, stringifyArguments } from '../tool-action.js';
 import { answerResponse, observationResponse, thoughtResponse } from '../responses.js';
-import { patternLimits } from './catalog.js';
-import { plannableTools } from './plannable-tools.js';
-import { isSubagent, nextAgentRequest, subagentCompletion } from './orchestration.js';
-import type { PatternContext } from './pattern-context.js';
-import { patternDocumentIds, patternUris, planRefusalTriples, planTriples, stepResultTriples, synthesisTriples } from './pattern-explain.js';
-import { callTemplate, callTemplateText } from './template-prompt.js';
+import { patternLimits } from '../orchestrator/catalog.js';
+import { plannableTools } from '../orchestrator/plannable-tools.js';
+import { isSubagent, nextAgentRequest, subagentCompletion } from '../orchestration-fields.js';
+import type { PatternContext } from './pattern.js';
+import { patternDocumentIds, patternUris, planRefusalTriples, planTriples, stepResultTriples, synthesisTriples } from '../orchestrator/pattern-explain.js';
+import { callTemplate, callTemplateText } from '../orchestrator/template-prompt.js';
 
 export const PLAN_CREATE_TEMPLATE = 'plan-create';
 export const PLAN_STEP_EXECUTE_TEMPLATE = 'plan-step-execute';

@@ -19,11 +19,11 @@ import { provenanceUris, sessionTriples, sessionUriKey } from '../explainability
 import { DialogError } from '../errors.js';
 import { explain, saveDocument, type IterationContext, type IterationResult } from '../iteration.js';
 import { answerResponse, thoughtResponse } from '../responses.js';
-import { patternLimits } from './catalog.js';
-import type { FanOutRecord, SiblingResult } from './fan-in.js';
-import type { PatternContext } from './pattern-context.js';
-import { decompositionTriples, findingTriples, patternDocumentIds, patternUris, synthesisTriples } from './pattern-explain.js';
-import { callTemplate, callTemplateText } from './template-prompt.js';
+import { patternLimits } from '../orchestrator/catalog.js';
+import type { FanOutRecord, SiblingResult } from '../orchestrator/fan-in.js';
+import type { PatternContext } from './pattern.js';
+import { decompositionTriples, findingTriples, patternDocumentIds, patternUris, synthesisTriples } from '../orchestrator/pattern-explain.js';
+import { callTemplate, callTemplateText } from '../orchestrator/template-prompt.js';
 
 export const SUPERVISOR_DECOMPOSE_TEMPLATE = 'supervisor-decompose';
 export const SUPERVISOR_SYNTHESISE_TEMPLATE = 'supervisor-synthesise';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildPatternCatalog } from '../../../src/agent/patterns/catalog.js';
+import { buildPatternCatalog } from '../../../src/agent/orchestrator/catalog.js';
 import { parsePolicy } from '../../../src/security/group-policy.js';
 import { checkPattern } from '../../../src/security/pattern-policy.js';
 import { makeAgentRequest, makeAgentStep } from '../../../src/wire/index.js';

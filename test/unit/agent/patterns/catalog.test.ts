@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildPatternCatalog, patternLimits } from '../../../../src/agent/patterns/catalog.js';
-import { UsageTracker } from '../../../../src/agent/patterns/usage.js';
+import { buildPatternCatalog, patternLimits } from '../../../../src/agent/orchestrator/catalog.js';
+import { UsageTracker } from '../../../../src/agent/usage.js';
 
 describe('the pattern catalog from agent-pattern / agent-task-type', () => {
   it('falls back to react / general when nothing is configured', () => {

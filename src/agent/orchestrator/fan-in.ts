@@ -24,7 +24,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { AgentRequest } from '../../wire/index.js';
-import { SUBAGENT_COMPLETION } from './orchestration.js';
+import { SUBAGENT_COMPLETION } from '../orchestration-fields.js';
 
 /** What the supervisor keeps of its conversation for the synthesis: TrustGraph's request template. */
 export interface FanOutRecord {

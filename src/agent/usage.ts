@@ -3,7 +3,7 @@
  * step, synthesis) adds its `in_token` / `out_token`; the last `model` wins. The dialog's final message carries
  * the sums, as TrustGraph's orchestrator writes them (absent when no call reported any).
  */
-import type { AgentResponse, PromptResponse } from '../../wire/index.js';
+import type { AgentResponse, PromptResponse } from '../wire/index.js';
 
 export class UsageTracker {
   private totalIn = 0;

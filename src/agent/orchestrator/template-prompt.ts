@@ -6,7 +6,7 @@
 import type { RequestClient } from '../../bus/request-client.js';
 import { makePromptRequest, pythonJsonDumps, type PromptRequest, type PromptResponse } from '../../wire/index.js';
 import { PromptServiceError } from '../errors.js';
-import type { UsageTracker } from './usage.js';
+import type { UsageTracker } from '../usage.js';
 
 export type PromptClient = RequestClient<PromptRequest, PromptResponse>;
 

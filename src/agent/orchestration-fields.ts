@@ -3,7 +3,7 @@
  * `correlation_id`, `parent_session_id`, `subagent_goal`, `expected_siblings`): every `next` request carries
  * them on unchanged, as TrustGraph's orchestrator does, so any replica can take the next iteration.
  */
-import { agentRequestOf, makeAgentStep, type AgentRequest, type AgentRequestInput, type AgentStep } from '../../wire/index.js';
+import { agentRequestOf, makeAgentStep, type AgentRequest, type AgentRequestInput, type AgentStep } from '../wire/index.js';
 import type { UsageTracker } from './usage.js';
 
 export type OrchestrationFields = Pick<
