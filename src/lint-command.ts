@@ -12,7 +12,7 @@ import { ConfigClient } from './config/config-client.js';
 import type { TypeValues } from './config/workspace-config.js';
 import { createTransport } from './create-transport.js';
 import { errorMessage } from './errors/error-text.js';
-import { parsePolicy } from './security/group-policy.js';
+import { parsePolicy } from './groups/policy.js';
 import { loadSettings } from './settings.js';
 import { buildRegistry } from './tools/registry/registry.js';
 import { lintWorkflow, type Finding } from './workflow/workflow-lint.js';

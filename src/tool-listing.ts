@@ -7,9 +7,9 @@
  */
 import type { McpDiscovery } from './mcp/discovery.js';
 import type { SecurityGate } from './security/request-gate.js';
-import { effectiveGroups } from './security/group-policy.js';
+import { effectiveGroups } from './groups/policy.js';
 import { withoutTools } from './tools/registry/without-tools.js';
-import { normalizeRequestGroups, normalizeRequestState } from './tools/registry/selection.js';
+import { normalizeRequestGroups, normalizeRequestState } from './groups/selection.js';
 import type { AgentService } from './service.js';
 import type { WorkflowChecks } from './workflow/workflow-checks.js';
 import { whyHidden } from './workflow/why-hidden.js';

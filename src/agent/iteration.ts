@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { RequestClient } from '../bus/request-client.js';
 import type { ToolRegistry } from '../tools/registry/registry.js';
 import type { ToolClients } from '../tools/run/tool-clients.js';
-import type { AgentAsk } from '../tools/registry/selection.js';
+import type { AgentAsk } from '../groups/selection.js';
 import type { Tool } from '../tools/tool.js';
 import type { ToolSet } from '../tools/registry/tool-set.js';
 import {

@@ -17,7 +17,7 @@ import { isSubagent, subagentCompletion } from '../agent/orchestration-fields.js
 import { budgetFor, requestLimitBytes } from '../agent/message-budget.js';
 import { errorResponse } from '../agent/responses.js';
 import type { ToolClients } from '../tools/run/tool-clients.js';
-import { askOf, type AgentAsk } from '../tools/registry/selection.js';
+import { askOf, type AgentAsk } from '../groups/selection.js';
 import { withoutTools } from '../tools/registry/without-tools.js';
 import { agentRequestCodec, agentResponseCodec, makeAgentRequest, type AgentRequest, type PromptRequest, type PromptResponse } from '../wire/index.js';
 import { finalMayHaveBeenSent, newDialog, settleAll, type DialogState } from './dialog.js';

@@ -14,7 +14,7 @@ import type { DiscoveryFailureReason } from '../mcp/errors.js';
 import type { DiscoveryTelemetry } from '../mcp/discovery.js';
 import type { GateTelemetry } from '../security/request-gate.js';
 import type { ToolRegistry } from '../tools/registry/registry.js';
-import type { AgentAsk } from '../tools/registry/selection.js';
+import type { AgentAsk } from '../groups/selection.js';
 import type { AuditTrail } from './audit.js';
 import type { WatchedSubscription } from './broker-drop-stats.js';
 import { IterationRecorder } from './iteration-recorder.js';

@@ -11,7 +11,7 @@ import type { FlowDefinition } from '../config/flows.js';
 import type { WorkspaceChange } from '../config/config-watcher.js';
 import type { AggregationCheck, GateVerdict, RequestGate, UnknownGroups } from '../flow/ports.js';
 import type { ToolRegistry } from '../tools/registry/registry.js';
-import type { AgentAsk } from '../tools/registry/selection.js';
+import type { AgentAsk } from '../groups/selection.js';
 import type { AgentRequest } from '../wire/index.js';
 import type { FanInKind } from '../agent/orchestrator/fan-in-messages.js';
 import {
@@ -25,11 +25,11 @@ import {
   type EffectiveGroups,
   type GroupPolicy,
   type UnknownGroupsMode,
-} from './group-policy.js';
+} from '../groups/policy.js';
 import type { IterationSigner, Verdict } from './iteration-signature.js';
-import type { LoadReader } from './group-availability.js';
-import { fallbackCandidates, splitOptIn, type RecommendationReader } from './group-fallback.js';
-import { normalizeRequestGroups, WILDCARD } from '../tools/registry/selection.js';
+import type { LoadReader } from '../groups/availability.js';
+import { fallbackCandidates, splitOptIn, type RecommendationReader } from '../groups/fallback.js';
+import { normalizeRequestGroups, WILDCARD } from '../groups/selection.js';
 import { checkPattern, DEFAULT_ALLOWED_PATTERNS } from './pattern-policy.js';
 import type { PatternCatalog } from '../agent/orchestrator/catalog.js';
 

@@ -4,10 +4,10 @@
  * (selection.ts) and the same group-policy check as the request gate, so it cannot disagree with them.
  */
 import { distance } from 'fastest-levenshtein';
-import { checkGroups, effectiveGroups, type GroupPolicy } from '../security/group-policy.js';
-import type { LoadReader, WithdrawalReason } from '../security/group-availability.js';
+import { checkGroups, effectiveGroups, type GroupPolicy } from '../groups/policy.js';
+import type { LoadReader, WithdrawalReason } from '../groups/availability.js';
 import type { ToolRegistry } from '../tools/registry/registry.js';
-import { inRequestedGroups, inState, normalizeRequestGroups, normalizeRequestState, type RequestGroups } from '../tools/registry/selection.js';
+import { inRequestedGroups, inState, normalizeRequestGroups, normalizeRequestState, type RequestGroups } from '../groups/selection.js';
 
 export type HiddenReason =
   | { readonly kind: 'unknown-tool'; readonly message: string; readonly didYouMean: readonly string[] }

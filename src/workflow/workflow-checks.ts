@@ -4,7 +4,7 @@
  * reported (the `tg_agent_workflow_findings` gauge), the latest findings kept for the HTTP listing.
  */
 import type { Logger } from 'pino';
-import type { GroupPolicy } from '../security/group-policy.js';
+import type { GroupPolicy } from '../groups/policy.js';
 import type { ToolRegistry } from '../tools/registry/registry.js';
 import { lintWorkflow, type Finding, type Severity } from './workflow-lint.js';
 

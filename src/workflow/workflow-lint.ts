@@ -5,9 +5,9 @@
  * to do. Read by `tg-agent lint`, the HTTP listing and the load-time check (one log line each, a metric).
  */
 import { distance } from 'fastest-levenshtein';
-import type { GroupPolicy } from '../security/group-policy.js';
+import type { GroupPolicy } from '../groups/policy.js';
 import type { ToolRegistry } from '../tools/registry/registry.js';
-import { DEFAULT_STATE, WILDCARD } from '../tools/registry/selection.js';
+import { DEFAULT_STATE, WILDCARD } from '../groups/selection.js';
 import type { Tool } from '../tools/tool.js';
 
 export type Severity = 'error' | 'warning' | 'info';

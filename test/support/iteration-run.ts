@@ -6,7 +6,7 @@
 import { pino } from 'pino';
 import { runIteration, type IterationContext, type IterationEvents } from '../../src/agent/iteration.js';
 import type { OrchestrationContext } from '../../src/agent/orchestration-fields.js';
-import { askOf } from '../../src/tools/registry/selection.js';
+import { askOf } from '../../src/groups/selection.js';
 import type { ToolClients } from '../../src/tools/run/tool-clients.js';
 import {
   makeAgentRequest,

@@ -6,7 +6,7 @@
  * description which state it needs, so the model orders the steps.
  */
 import type { ToolRegistry } from '../../tools/registry/registry.js';
-import type { AgentAsk } from '../../tools/registry/selection.js';
+import type { AgentAsk } from '../../groups/selection.js';
 
 export interface PlannableTool {
   readonly name: string;

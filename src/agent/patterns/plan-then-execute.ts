@@ -14,7 +14,7 @@
  * result. The state moves only after a tool succeeded, as in ReAct.
  */
 import { randomUUID } from 'node:crypto';
-import type { AgentAsk } from '../../tools/registry/selection.js';
+import type { AgentAsk } from '../../groups/selection.js';
 import type { ToolRegistry } from '../../tools/registry/registry.js';
 import {
   makeAgentRequest,

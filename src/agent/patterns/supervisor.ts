@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { clipText } from '../../errors/error-text.js';
-import type { AgentAsk } from '../../tools/registry/selection.js';
+import type { AgentAsk } from '../../groups/selection.js';
 import { makeAgentRequest, makeAgentStep, pythonRepr, type AgentRequest, type AgentStep } from '../../wire/index.js';
 import { provenanceUris, sessionTriples, sessionUriKey } from '../explainability.js';
 import { DialogError } from '../errors.js';

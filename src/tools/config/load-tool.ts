@@ -2,7 +2,7 @@
  * One `tool` config entry → a normalized, frozen `Tool`, or the problems that keep it out of the
  * registry. Each entry is judged on its own (design decision 5 (docs/design.md)); this never throws.
  */
-import { inheritedGroups } from './inherited-groups.js';
+import { inheritedGroups } from '../../groups/inheritance.js';
 import {
   argumentsFromConfig,
   compileArguments,

@@ -11,7 +11,7 @@ import {
   type RequestedGroups,
   type RequestGroups,
   type RequestState,
-} from './selection.js';
+} from '../../groups/selection.js';
 import type { Tool } from '../tool.js';
 import type { ToolAvailability, ToolIndex } from './tool-index.js';
 import type { ToolSet } from './tool-set.js';

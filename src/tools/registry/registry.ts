@@ -9,7 +9,7 @@ import { quote } from '../describe-value.js';
 import { deepFreeze, frozenMap, frozenSet } from '../freeze.js';
 import type { RegistryListing } from './listing.js';
 import { loadTool, type ToolServiceLookup } from '../config/load-tool.js';
-import { mcpGroupsOf } from '../config/inherited-groups.js';
+import { mcpGroupsOf } from '../../groups/inheritance.js';
 import { loadToolService } from '../config/load-tool-service.js';
 import { makeProblem, type ConfigKind, type Problem } from '../config/problems.js';
 import {
@@ -18,7 +18,7 @@ import {
   type AgentAsk,
   type RequestGroups,
   type RequestState,
-} from './selection.js';
+} from '../../groups/selection.js';
 import type { Tool, ToolServiceDescriptor } from '../tool.js';
 import { ToolIndex, type ToolAvailability } from './tool-index.js';
 import { CHEAP_ITEMS_PER_STEP, runInSlices, runToEnd, type Steps } from '../../threads/time-slices.js';

@@ -4,7 +4,7 @@
  * O(number of tools), independent of how the tools' groups and states are spelled.
  */
 import { frozenSet } from '../freeze.js';
-import type { RequestedGroups } from './selection.js';
+import type { RequestedGroups } from '../../groups/selection.js';
 import type { Tool, ToolPromptForm } from '../tool.js';
 import type { ToolSet } from './tool-set.js';
 import { runToEnd, type Steps } from '../../threads/time-slices.js';

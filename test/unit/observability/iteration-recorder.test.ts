@@ -7,7 +7,7 @@ import type { FlowDefinition } from '../../../src/config/flows.js';
 import { AuditTrail, type AuditRecord } from '../../../src/observability/audit.js';
 import { IterationRecorder } from '../../../src/observability/iteration-recorder.js';
 import { AgentMetrics } from '../../../src/observability/metrics.js';
-import { askOf } from '../../../src/tools/registry/selection.js';
+import { askOf } from '../../../src/groups/selection.js';
 import { makeAgentRequest, makeAgentStep, makeToolResponse, type AgentRequestInput } from '../../../src/wire/index.js';
 import { capturingLogger } from '../../support/log-capture.js';
 import { act, answer, graphAnswer, iterate, TOOLS, type IterationRunOptions } from '../../support/iteration-run.js';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { isAvailable, isOverloaded, withdrawnGroups, type AvailabilityRule } from '../../../src/security/group-availability.js';
+import { isAvailable, isOverloaded, withdrawnGroups, type AvailabilityRule } from '../../../src/groups/availability.js';
 import { DownstreamLoad, serviceOfTarget } from '../../../src/observability/downstream-load.js';
-import { effectiveGroups, parsePolicy } from '../../../src/security/group-policy.js';
-import { normalizeRequestGroups } from '../../../src/tools/registry/selection.js';
+import { effectiveGroups, parsePolicy } from '../../../src/groups/policy.js';
+import { normalizeRequestGroups } from '../../../src/groups/selection.js';
 
 const rule = (windows: NonNullable<AvailabilityRule['windows']>, zone = 'America/New_York', groups = ['trading']): AvailabilityRule => ({ groups, tools: [], 'time-zone': zone, windows });
 const weekdays: NonNullable<AvailabilityRule['windows']>[number]['days'] = ['mon', 'tue', 'wed', 'thu', 'fri'];

@@ -2,11 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { parseFlows } from '../../../src/config/flows.js';
 import { noTelemetry } from '../../../src/observability/no-telemetry.js';
 import { AnswerRecommendations } from '../../../src/observability/recommendations.js';
-import { withdrawnTools } from '../../../src/security/group-availability.js';
-import { parsePolicy } from '../../../src/security/group-policy.js';
+import { withdrawnTools } from '../../../src/groups/availability.js';
+import { parsePolicy } from '../../../src/groups/policy.js';
 import { SecurityGate } from '../../../src/security/request-gate.js';
 import { buildRegistry } from '../../../src/tools/registry/registry.js';
-import { askOf } from '../../../src/tools/registry/selection.js';
+import { askOf } from '../../../src/groups/selection.js';
 import { withoutTools } from '../../../src/tools/registry/without-tools.js';
 import { makeAgentRequest } from '../../../src/wire/index.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkGroups as checkRequested, parsePolicy, type GroupPolicy } from '../../../src/security/group-policy.js';
-import { normalizeRequestGroups, type RequestGroups } from '../../../src/tools/registry/selection.js';
+import { checkGroups as checkRequested, parsePolicy, type GroupPolicy } from '../../../src/groups/policy.js';
+import { normalizeRequestGroups, type RequestGroups } from '../../../src/groups/selection.js';
 
 /** The policy check on a request's raw `group`, with the request defaults applied first (as the agent does). */
 const checkGroups = (policy: GroupPolicy | undefined, groups: RequestGroups) => checkRequested(policy, normalizeRequestGroups(groups));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildPatternCatalog } from '../../../src/agent/orchestrator/catalog.js';
-import { parsePolicy } from '../../../src/security/group-policy.js';
+import { parsePolicy } from '../../../src/groups/policy.js';
 import { checkPattern } from '../../../src/security/pattern-policy.js';
 import { makeAgentRequest, makeAgentStep } from '../../../src/wire/index.js';
 

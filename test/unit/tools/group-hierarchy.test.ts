@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { expandGroupHierarchy, isWithin } from '../../../src/tools/registry/group-hierarchy.js';
-import { checkGroups, parsePolicy, unknownGroupsOf } from '../../../src/security/group-policy.js';
-import { normalizeRequestGroups } from '../../../src/tools/registry/selection.js';
+import { expandGroupHierarchy, isWithin } from '../../../src/groups/hierarchy.js';
+import { checkGroups, parsePolicy, unknownGroupsOf } from '../../../src/groups/policy.js';
+import { normalizeRequestGroups } from '../../../src/groups/selection.js';
 
 const known = new Set(['knowledge', 'knowledge.read', 'knowledge.read.deep', 'knowledge.write', 'knowledgebase', 'default']);
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parsePolicy } from '../../../src/security/group-policy.js';
+import { parsePolicy } from '../../../src/groups/policy.js';
 import { whyHidden } from '../../../src/workflow/why-hidden.js';
 import { specRegistry } from '../../support/spec-tools.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parsePolicy, type GroupPolicy } from '../../../src/security/group-policy.js';
+import { parsePolicy, type GroupPolicy } from '../../../src/groups/policy.js';
 import { buildRegistry, type ToolRegistry } from '../../../src/tools/registry/registry.js';
 import { lintWorkflow, LINT_CHECKS, type Finding } from '../../../src/workflow/workflow-lint.js';
 import type { McpDiscoveryLookup } from '../../../src/mcp/discovery-result.js';

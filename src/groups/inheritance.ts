@@ -4,9 +4,9 @@
  * A tool's own `group`, even `[]`, always wins.
  */
 import { z } from 'zod';
-import { decodeEntry } from './config-entry.js';
-import { stringList } from './tool-config-schema.js';
-import type { ToolConfig } from './tool-config-schema.js';
+import { decodeEntry } from '../tools/config/config-entry.js';
+import { stringList } from '../tools/config/tool-config-schema.js';
+import type { ToolConfig } from '../tools/config/tool-config-schema.js';
 
 /** Where inherited groups come from. */
 export interface GroupSources {

@@ -20,7 +20,7 @@
  * tools are left out of the offered set whatever groups the request runs with.
  */
 import { z } from 'zod';
-import { isWithin } from '../tools/registry/group-hierarchy.js';
+import { isWithin } from './hierarchy.js';
 
 export const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
 type Weekday = (typeof WEEKDAYS)[number];

@@ -3,8 +3,8 @@
  * TG-4..TG-7, docs/requirements.md), as pure functions. The registry applies the same rules through precomputed indexes;
  * `isToolOffered` is the formula itself, one tool at a time.
  */
-import type { AgentRequest } from '../../wire/index.js';
-import type { Tool } from '../tool.js';
+import type { AgentRequest } from '../wire/index.js';
+import type { Tool } from '../tools/tool.js';
 
 /** The group a request uses when it names none, and a tool is in when it names none. */
 export const DEFAULT_GROUP = 'default';

@@ -14,10 +14,10 @@
 import { z } from 'zod';
 import type { TypeValues } from '../config/workspace-config.js';
 import { describeValue, quote } from '../tools/describe-value.js';
-import { DEFAULT_GROUP, WILDCARD, type AgentAsk, type RequestedGroups } from '../tools/registry/selection.js';
-import { expandGroupHierarchy, isWithin } from '../tools/registry/group-hierarchy.js';
+import { DEFAULT_GROUP, WILDCARD, type AgentAsk, type RequestedGroups } from './selection.js';
+import { expandGroupHierarchy, isWithin } from './hierarchy.js';
 import { PATTERN_IDS } from '../agent/orchestrator/catalog.js';
-import { DEFAULT_ALLOWED_PATTERNS, type AllowedPatterns } from './pattern-policy.js';
+import { DEFAULT_ALLOWED_PATTERNS, type AllowedPatterns } from '../security/pattern-policy.js';
 import {
   AvailabilityRuleSchema,
   withdrawals,
@@ -25,8 +25,8 @@ import {
   type LoadReader,
   type ToolWithdrawal,
   type Withdrawal,
-} from './group-availability.js';
-import { FallbackGroupsSchema, type FallbackGroups } from './group-fallback.js';
+} from './availability.js';
+import { FallbackGroupsSchema, type FallbackGroups } from './fallback.js';
 
 export const POLICY_KEY = 'policy';
 
