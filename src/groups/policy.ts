@@ -13,7 +13,7 @@
  */
 import { z } from 'zod';
 import type { TypeValues } from '../config/workspace-config.js';
-import { describeValue, quote } from '../tools/describe-value.js';
+import { describeValue, quote } from '../errors/describe-value.js';
 import { DEFAULT_GROUP, WILDCARD, type AgentAsk, type RequestedGroups } from './selection.js';
 import { expandGroupHierarchy, isWithin } from './hierarchy.js';
 import { PATTERN_IDS } from '../agent/orchestrator/catalog.js';

@@ -5,7 +5,7 @@
  */
 import type { ErrorObject } from 'ajv';
 import type { ArgumentIssue } from '../tools/arguments/arguments.js';
-import { quote, showValue } from '../tools/describe-value.js';
+import { quote, showValue } from '../errors/describe-value.js';
 
 /** At most this many issues per call: enough to fix the call, short enough for an observation. */
 export const MAX_ISSUES = 10;

@@ -12,7 +12,7 @@
  */
 import type { Logger } from 'pino';
 import type { WorkspaceChange } from '../config/config-watcher.js';
-import { quote } from '../tools/describe-value.js';
+import { quote } from '../errors/describe-value.js';
 import { DiscoveryCache, type CacheState } from './discovery-cache.js';
 import { McpDiscoveryError, type DiscoveryFailureReason } from './errors.js';
 import { discoveryFingerprint, type McpDiscoveryLookup, type McpToolDiscovery } from './discovery-result.js';

@@ -10,7 +10,7 @@
  * - `required`: required on one side, optional on the other.
  */
 import type { ToolArgument } from '../tools/arguments/arguments.js';
-import { quote } from '../tools/describe-value.js';
+import { quote } from '../errors/describe-value.js';
 import type { JsonType, SchemaProperty } from './schema-properties.js';
 
 export const DRIFT_KINDS = ['missing', 'extra', 'type', 'required'] as const;

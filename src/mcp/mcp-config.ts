@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import { decodeEntry } from '../tools/config/config-entry.js';
-import { describeValue, quote } from '../tools/describe-value.js';
+import { describeValue, quote } from '../errors/describe-value.js';
 import { checkAgainst } from '../tools/config/schema-issues.js';
 import { stringList } from '../tools/config/tool-config-schema.js';
 

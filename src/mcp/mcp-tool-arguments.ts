@@ -12,7 +12,7 @@
  */
 import type { ArgumentOrigin, ArgumentSource, ArgumentSourceStatus, ArgumentsReport } from '../tools/arguments/argument-source.js';
 import { compileArguments, type ArgumentValidator, type ToolArgument } from '../tools/arguments/arguments.js';
-import { quote } from '../tools/describe-value.js';
+import { quote } from '../errors/describe-value.js';
 import type { ProblemDetail } from '../tools/config/problems.js';
 import type { DiscoveryFailureReason } from './errors.js';
 import type { McpDiscoveryLookup } from './discovery-result.js';

@@ -15,7 +15,7 @@
  * `--signing-key`.
  */
 import type { PatternCatalog } from '../agent/orchestrator/catalog.js';
-import { quote } from '../tools/describe-value.js';
+import { quote } from '../errors/describe-value.js';
 import type { AgentRequest } from '../wire/index.js';
 
 export type AllowedPatterns = 'configured' | 'any' | ReadonlySet<string>;

@@ -4,7 +4,7 @@
  * A value over the size or depth limit is refused here, before anything walks it.
  */
 import { checkJsonLimits } from '../../wire/json-limits.js';
-import { describeValue } from '../describe-value.js';
+import { describeValue } from '../../errors/describe-value.js';
 import type { ProblemDetail } from './problems.js';
 import { errorMessage } from '../../errors/error-text.js';
 

@@ -13,7 +13,7 @@ import {
 import type { ArgumentSource, ArgumentsReport } from '../arguments/argument-source.js';
 import { builtinValidator, BUILTIN_ARGUMENTS } from '../arguments/builtin-arguments.js';
 import { decodeEntry, entryName } from './config-entry.js';
-import { quote } from '../describe-value.js';
+import { quote } from '../../errors/describe-value.js';
 import { deepFreeze, frozenSet } from '../freeze.js';
 import { makeProblem, type Problem, type ProblemDetail } from './problems.js';
 import { checkAgainst } from './schema-issues.js';

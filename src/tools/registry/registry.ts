@@ -5,7 +5,7 @@
  */
 import type { ArgumentSource, ArgumentsReport } from '../arguments/argument-source.js';
 import type { ToolLoadCache } from '../config/tool-load-cache.js';
-import { quote } from '../describe-value.js';
+import { quote } from '../../errors/describe-value.js';
 import { deepFreeze, frozenMap, frozenSet } from '../freeze.js';
 import type { RegistryListing } from './listing.js';
 import { loadTool, type ToolServiceLookup } from '../config/load-tool.js';
