@@ -13,6 +13,7 @@ import type { TypeValues } from './config/workspace-config.js';
 import { createTransport } from './create-transport.js';
 import { errorMessage } from './errors/error-text.js';
 import { parsePolicy } from './groups/policy.js';
+import { PATTERN_IDS } from './agent/orchestrator/catalog.js';
 import { loadSettings } from './settings.js';
 import { buildRegistry } from './tools/registry/registry.js';
 import { lintWorkflow, type Finding } from './workflow/workflow-lint.js';
@@ -49,7 +50,7 @@ export function lintWorkspaceConfig(workspace: string, config: Readonly<Record<s
     toolServices: config['tool-service'] ?? {},
     mcpServers: config.mcp ?? {},
   });
-  const policy = parsePolicy(workspace, config[policyConfigType] ?? {});
+  const policy = parsePolicy(workspace, config[policyConfigType] ?? {}, PATTERN_IDS);
   return {
     workspace,
     entryProblems: [

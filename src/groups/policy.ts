@@ -16,8 +16,6 @@ import type { TypeValues } from '../config/workspace-config.js';
 import { describeValue, quote } from '../errors/describe-value.js';
 import { DEFAULT_GROUP, WILDCARD, type AgentAsk, type RequestedGroups } from './selection.js';
 import { expandGroupHierarchy, isWithin } from './hierarchy.js';
-import { PATTERN_IDS } from '../agent/orchestrator/catalog.js';
-import { DEFAULT_ALLOWED_PATTERNS, type AllowedPatterns } from '../security/pattern-policy.js';
 import {
   AvailabilityRuleSchema,
   withdrawals,
@@ -29,6 +27,13 @@ import {
 import { FallbackGroupsSchema, type FallbackGroups } from './fallback.js';
 
 export const POLICY_KEY = 'policy';
+
+/**
+ * The patterns a client may name in a first request (checked by security/pattern-policy.ts): those the
+ * workspace's `agent-pattern` entries name (`configured`), `any`, or exactly these.
+ */
+export type AllowedPatterns = 'configured' | 'any' | ReadonlySet<string>;
+export const DEFAULT_ALLOWED_PATTERNS = 'configured';
 
 const PolicySchema = z.strictObject({
   'allowed-groups': z.array(z.string()),
@@ -77,8 +82,11 @@ export interface PolicyParse {
 
 const FAIL_CLOSED = 'every group is refused until it is fixed';
 
-/** Read a workspace's entries of the policy config type. */
-export function parsePolicy(workspace: string, values: TypeValues): PolicyParse {
+/**
+ * Read a workspace's entries of the policy config type. `patterns` are the patterns this agent runs: an
+ * `allowed-patterns` list naming another is reported.
+ */
+export function parsePolicy(workspace: string, values: TypeValues, patterns: readonly string[]): PolicyParse {
   const where = `workspace ${quote(workspace)}`;
   const problems: string[] = [];
   const others = Object.keys(values).filter((key) => key !== POLICY_KEY);
@@ -112,12 +120,12 @@ export function parsePolicy(workspace: string, values: TypeValues): PolicyParse 
     return { policy: denyAll(), problems };
   }
   const states = parsed.data['initial-states'];
-  const patterns = parsed.data['allowed-patterns'];
-  const unknownPatterns = Array.isArray(patterns) ? patterns.filter((p) => !(PATTERN_IDS as readonly string[]).includes(p)) : [];
+  const allowedPatterns = parsed.data['allowed-patterns'];
+  const unknownPatterns = Array.isArray(allowedPatterns) ? allowedPatterns.filter((p) => !patterns.includes(p)) : [];
   if (unknownPatterns.length > 0) {
     problems.push(
       `${where}: group policy allowed-patterns names ${unknownPatterns.slice(0, 10).map((p) => quote(p)).join(', ')}, which this agent does not ` +
-        `run (${PATTERN_IDS.join(', ')}); a request naming one runs react`,
+        `run (${patterns.join(', ')}); a request naming one runs react`,
     );
   }
   const fallback = parsed.data['fallback-groups'];
@@ -135,7 +143,7 @@ export function parsePolicy(workspace: string, values: TypeValues): PolicyParse 
       allowWildcard: parsed.data['allow-wildcard'],
       initialStates: states === undefined ? undefined : new Set(states),
       unknownGroups: parsed.data['unknown-groups'],
-      allowedPatterns: Array.isArray(patterns) ? new Set(patterns) : patterns,
+      allowedPatterns: Array.isArray(allowedPatterns) ? new Set(allowedPatterns) : allowedPatterns,
       groupHierarchy: parsed.data['group-hierarchy'],
       availability: parsed.data.availability,
       ...(fallback === undefined ? {} : { fallbackGroups: fallback }),

@@ -4,7 +4,16 @@
  * `isToolOffered` is the formula itself, one tool at a time.
  */
 import type { AgentRequest } from '../wire/index.js';
-import type { Tool } from '../tools/tool.js';
+
+/** The states a tool is offered in: every state (`applicable-states` absent or holding `"*"`), or these. */
+export type ToolStates = 'all' | ReadonlySet<string>;
+
+/** What the group and state rules read of a tool (a loaded `Tool` has these fields). */
+export interface GroupedTool {
+  readonly groups: readonly string[];
+  readonly states: ToolStates;
+  readonly nextState: string | undefined;
+}
 
 /** The group a request uses when it names none, and a tool is in when it names none. */
 export const DEFAULT_GROUP = 'default';
@@ -95,7 +104,7 @@ export function askOf(request: AgentRequest): AgentAsk {
  * (it is offered in every state, or the current state is among its states). Case-sensitive, exact.
  */
 export function isToolOffered(
-  tool: Pick<Tool, 'groups' | 'states'>,
+  tool: Pick<GroupedTool, 'groups' | 'states'>,
   requested: RequestedGroups,
   state: string,
 ): boolean {
@@ -103,12 +112,12 @@ export function isToolOffered(
 }
 
 /** The group half of TG-6. */
-export function inRequestedGroups(tool: Pick<Tool, 'groups'>, requested: RequestedGroups): boolean {
+export function inRequestedGroups(tool: Pick<GroupedTool, 'groups'>, requested: RequestedGroups): boolean {
   return requested.wildcard || tool.groups.some((group) => requested.groups.includes(group));
 }
 
 /** The state half of TG-6. */
-export function inState(tool: Pick<Tool, 'states'>, state: string): boolean {
+export function inState(tool: Pick<GroupedTool, 'states'>, state: string): boolean {
   return tool.states === 'all' || tool.states.has(state);
 }
 
@@ -116,6 +125,6 @@ export function inState(tool: Pick<Tool, 'states'>, state: string): boolean {
  * TG-7: the state after the tool has run successfully — the tool's `state` when set, otherwise the
  * current state, normalized (null or `""` become `"undefined"`, as TrustGraph does).
  */
-export function nextState(tool: Pick<Tool, 'nextState'>, currentState: RequestState): string {
+export function nextState(tool: Pick<GroupedTool, 'nextState'>, currentState: RequestState): string {
   return tool.nextState ? tool.nextState : normalizeRequestState(currentState);
 }

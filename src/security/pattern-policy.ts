@@ -17,9 +17,7 @@
 import type { PatternCatalog } from '../agent/orchestrator/catalog.js';
 import { quote } from '../errors/describe-value.js';
 import type { AgentRequest } from '../wire/index.js';
-
-export type AllowedPatterns = 'configured' | 'any' | ReadonlySet<string>;
-export const DEFAULT_ALLOWED_PATTERNS = 'configured';
+import type { AllowedPatterns } from '../groups/policy.js';
 
 export type PatternDecision = { allowed: true } | { allowed: false; message: string };
 

@@ -17,6 +17,7 @@ import type { FanInKind } from '../agent/orchestrator/fan-in-messages.js';
 import {
   checkGroups,
   checkInitialState,
+  DEFAULT_ALLOWED_PATTERNS,
   DEFAULT_UNKNOWN_GROUPS,
   effectiveGroups,
   isAllowed,
@@ -30,8 +31,8 @@ import type { IterationSigner, Verdict } from './iteration-signature.js';
 import type { LoadReader } from '../groups/availability.js';
 import { fallbackCandidates, splitOptIn, type RecommendationReader } from '../groups/fallback.js';
 import { normalizeRequestGroups, WILDCARD } from '../groups/selection.js';
-import { checkPattern, DEFAULT_ALLOWED_PATTERNS } from './pattern-policy.js';
-import type { PatternCatalog } from '../agent/orchestrator/catalog.js';
+import { checkPattern } from './pattern-policy.js';
+import { PATTERN_IDS, type PatternCatalog } from '../agent/orchestrator/catalog.js';
 
 export interface SecurityGateOptions {
   policyConfigType: string;
@@ -84,7 +85,7 @@ export class SecurityGate implements RequestGate {
     // A tool may now be in a group that was unknown: report again what is still unknown.
     this.reportedUnknown.delete(change.workspace);
     if (!change.changedTypes.includes(this.options.policyConfigType)) return;
-    const parsed = parsePolicy(change.workspace, change.snapshot[this.options.policyConfigType] ?? {});
+    const parsed = parsePolicy(change.workspace, change.snapshot[this.options.policyConfigType] ?? {}, PATTERN_IDS);
     const { policy } = parsed;
     const problems = [...parsed.problems];
     if (policy?.initialStates && !this.options.signer) {

@@ -9,7 +9,7 @@ import { quote } from '../../errors/describe-value.js';
 import { deepFreeze, frozenMap, frozenSet } from '../freeze.js';
 import type { RegistryListing } from './listing.js';
 import { loadTool, type ToolServiceLookup } from '../config/load-tool.js';
-import { mcpGroupsOf } from '../../groups/inheritance.js';
+import { mcpGroupsOf } from '../config/mcp-groups.js';
 import { loadToolService } from '../config/load-tool-service.js';
 import { makeProblem, type ConfigKind, type Problem } from '../config/problems.js';
 import {

@@ -9,6 +9,7 @@ import { buildRegistry } from '../../../src/tools/registry/registry.js';
 import { askOf } from '../../../src/groups/selection.js';
 import { withoutTools } from '../../../src/tools/registry/without-tools.js';
 import { makeAgentRequest } from '../../../src/wire/index.js';
+import { PATTERN_IDS } from '../../../src/agent/orchestrator/catalog.js';
 
 const topics = { request: 'request:tg:a:w:f', next: 'request:tg:a:w:f', response: 'response:tg:a:w:f', 'prompt-request': 'request:tg:p:w:f', 'prompt-response': 'response:tg:p:w:f' };
 const flow = parseFlows('w', { f: JSON.stringify({ topics }) }).flows[0]!;
@@ -63,7 +64,7 @@ describe('fallback groups', () => {
   });
 
   it('never use a group the policy does not allow, and say so when the policy is read', () => {
-    const parsed = parsePolicy('w', { policy: JSON.stringify({ 'allowed-groups': ['research'], 'fallback-groups': ['general', 'research'] }) });
+    const parsed = parsePolicy('w', { policy: JSON.stringify({ 'allowed-groups': ['research'], 'fallback-groups': ['general', 'research'] }) }, PATTERN_IDS);
     expect(parsed.problems).toEqual([expect.stringContaining('fallback-groups names "general", which allowed-groups does not allow')]);
     const gate = gateWith({ 'allowed-groups': ['trading', 'research'], 'fallback-groups': ['general', 'research'], availability: [{ groups: ['trading'], windows: never }] });
     expect(check(gate, { question: 'q', group: ['trading', '+fallback'] }).groups).toEqual({ groups: ['research'], wildcard: false });
@@ -89,7 +90,7 @@ describe('fallback groups', () => {
 
 describe('single tools withdrawn by availability rules', () => {
   it('are left out of every tool set the request sees, whatever its groups', () => {
-    const rules = parsePolicy('w', { policy: JSON.stringify({ 'allowed-groups': ['general'], availability: [{ tools: ['search'], windows: never }] }) }).policy!.availability;
+    const rules = parsePolicy('w', { policy: JSON.stringify({ 'allowed-groups': ['general'], availability: [{ tools: ['search'], windows: never }] }) }, PATTERN_IDS).policy!.availability;
     const withdrawn = withdrawnTools(rules, new Date());
     expect(withdrawn).toEqual([{ tool: 'search', reason: 'time-window' }]);
     const narrowed = withoutTools(registry, new Set(withdrawn.map((w) => w.tool)));

@@ -6,6 +6,7 @@ import type { McpDiscoveryLookup } from '../../../src/mcp/discovery-result.js';
 import { discoveryArgumentSource } from '../../../src/mcp/mcp-tool-arguments.js';
 import { SchemaCompiler } from '../../../src/mcp/schema-arguments.js';
 import { loadSpecExample } from '../../support/spec-tools.js';
+import { PATTERN_IDS } from '../../../src/agent/orchestrator/catalog.js';
 
 function registryOf(tools: Record<string, object>): ToolRegistry {
   const { registry, problems } = buildRegistry({
@@ -18,7 +19,7 @@ function registryOf(tools: Record<string, object>): ToolRegistry {
 }
 
 function policyOf(value: object): GroupPolicy {
-  const { policy, problems } = parsePolicy('w', { policy: JSON.stringify(value) });
+  const { policy, problems } = parsePolicy('w', { policy: JSON.stringify(value) }, PATTERN_IDS);
   expect(problems).toEqual([]);
   return policy!;
 }
