@@ -1,5 +1,5 @@
 /** The registry object over its parts: lookups, the cached tool sets per (groups, state), the listing. */
-import type { FilterOptions, ToolRegistry, ToolSetCacheStats } from './registry.js';
+import type { FilterOptions, ToolRegistry, ToolSetCacheStats } from './registry-types.js';
 import { bases, type Basis } from './registry-basis.js';
 import { buildListing, type RegistryListing } from './listing.js';
 import { LruCache } from './lru.js';

@@ -5,7 +5,7 @@ import { loadTool, type ToolLoad } from '../config/load-tool.js';
 import type { Tool } from '../tool.js';
 import { CHEAP_ITEMS_PER_STEP, type Steps } from '../../threads/time-slices.js';
 import { compareConfigKeys } from './config-entries.js';
-import type { BuildRegistryInput, BuildRegistryResult, ToolRegistry } from './registry.js';
+import type { BuildRegistryInput, BuildRegistryResult, ToolRegistry } from './registry-types.js';
 import { bases } from './registry-basis.js';
 import { assembleRegistry } from './registry-object.js';
 
