@@ -13,7 +13,7 @@ import type { TypeValues } from './config/workspace-config.js';
 import { createTransport } from './create-transport.js';
 import { errorMessage } from './errors/error-text.js';
 import { parsePolicy } from './groups/policy.js';
-import { PATTERN_IDS } from './agent/orchestrator/catalog.js';
+import { PATTERN_IDS } from './agent/patterns/pattern-table.js';
 import { loadSettings } from './settings.js';
 import { buildRegistry } from './tools/registry/registry.js';
 import { lintWorkflow, type Finding } from './workflow/workflow-lint.js';

@@ -16,6 +16,7 @@ import type { ConfigPart, RequestGate, ServiceTelemetry } from './flow/ports.js'
 import { TOOL_CONFIG_TYPES, WorkspaceRegistries } from './tools/registry/workspace-registries.js';
 import { PATTERN_CONFIG_TYPES } from './agent/orchestrator/catalog.js';
 import { WorkspacePatterns } from './agent/orchestrator/workspace-patterns.js';
+import { PATTERN_IDS } from './agent/patterns/pattern-table.js';
 import type { McpDiscoveryLookup } from './mcp/discovery-result.js';
 import { discoveryArgumentSource } from './mcp/mcp-tool-arguments.js';
 import type { Settings } from './settings.js';
@@ -107,7 +108,7 @@ export class AgentService {
         return lookup === undefined ? undefined : discoveryArgumentSource(lookup);
       }),
     );
-    this.patterns = new WorkspacePatterns(logger);
+    this.patterns = new WorkspacePatterns(logger, PATTERN_IDS);
     const toolServiceWaits = replyTimeouts(settings, 'tool-service');
     this.toolServices = new ToolServiceClients({
       transport,

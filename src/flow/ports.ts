@@ -15,7 +15,7 @@ import type { ToolServiceClients } from './tool-service-clients.js';
 import type { ToolRegistry } from '../tools/registry/registry.js';
 import type { AgentAsk, RequestedGroups } from '../groups/selection.js';
 import type { ToolWithdrawal, Withdrawal } from '../groups/availability.js';
-import type { FanInKind } from '../agent/orchestrator/fan-in-messages.js';
+import type { FanInKind } from '../agent/iteration.js';
 import type { ConcurrencyLimit } from './concurrency-limit.js';
 import type { DocumentSaveOutcome } from './document-saver.js';
 

@@ -11,6 +11,7 @@
  * client cannot create series by sending made-up names (design decision 11 (docs/design.md)).
  */
 import { FAILURE_REASONS } from '../agent/failure.js';
+import { PATTERN_IDS } from '../agent/patterns/pattern-table.js';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
 import { DISCOVERY_FAILURE_REASONS, type DiscoveryFailureReason } from '../mcp/errors.js';
 import type { ToolRegistry } from '../tools/registry/registry.js';
@@ -191,9 +192,9 @@ export class AgentMetrics {
   tool(name: string): string {
     return this.known.has('tools', name) ? name : OTHER;
   }
-  /** Pattern label values are bounded: the three patterns, anything else `other`. */
+  /** Pattern label values are bounded: the patterns this agent runs (the pattern table), anything else `other`. */
   pattern(name: string): string {
-    return name === 'react' || name === 'plan-then-execute' || name === 'supervisor' ? name : OTHER;
+    return PATTERN_IDS.includes(name) ? name : OTHER;
   }
 
   /** After a rebuild: refresh the known label values and the availability gauges; export 0 for known series. */

@@ -13,7 +13,7 @@ import type { AggregationCheck, GateVerdict, RequestGate, UnknownGroups } from '
 import type { ToolRegistry } from '../tools/registry/registry.js';
 import type { AgentAsk } from '../groups/selection.js';
 import type { AgentRequest } from '../wire/index.js';
-import type { FanInKind } from '../agent/orchestrator/fan-in-messages.js';
+import type { FanInKind } from '../agent/iteration.js';
 import {
   checkGroups,
   checkInitialState,
@@ -32,7 +32,8 @@ import type { LoadReader } from '../groups/availability.js';
 import { fallbackCandidates, splitOptIn, type RecommendationReader } from '../groups/fallback.js';
 import { normalizeRequestGroups, WILDCARD } from '../groups/selection.js';
 import { checkPattern } from './pattern-policy.js';
-import { PATTERN_IDS, type PatternCatalog } from '../agent/orchestrator/catalog.js';
+import type { PatternCatalog } from '../agent/orchestrator/catalog.js';
+import { PATTERN_IDS } from '../agent/patterns/pattern-table.js';
 
 export interface SecurityGateOptions {
   policyConfigType: string;

@@ -11,10 +11,8 @@ import type { TypeValues } from '../../config/workspace-config.js';
 
 export const PATTERN_CONFIG_TYPES = ['agent-pattern', 'agent-task-type'] as const;
 
-export const PATTERN_IDS = ['react', 'plan-then-execute', 'supervisor'] as const;
-export type PatternId = (typeof PATTERN_IDS)[number];
-
-export const DEFAULT_PATTERN: PatternId = 'react';
+/** The pattern a workspace without `agent-pattern` entries offers, and TrustGraph's fallback. */
+export const DEFAULT_PATTERN = 'react';
 export const DEFAULT_TASK_TYPE = 'general';
 /** TrustGraph's supervisor fans out at most this many subagents (its `MAX_SUBAGENTS`). */
 export const DEFAULT_MAX_SUBAGENTS = 5;
@@ -47,10 +45,6 @@ export interface PatternCatalog {
   readonly problems: readonly string[];
 }
 
-export function isPatternId(value: string): value is PatternId {
-  return (PATTERN_IDS as readonly string[]).includes(value);
-}
-
 function record(value: string): Record<string, unknown> | undefined {
   try {
     const parsed: unknown = JSON.parse(value);
@@ -70,15 +64,18 @@ function positiveInt(v: unknown, fallback: number, what: string, problems: strin
   return fallback;
 }
 
-/** Build one workspace's catalog from its `agent-pattern` / `agent-task-type` values. Never throws. */
-export function buildPatternCatalog(patternValues: TypeValues = {}, taskTypeValues: TypeValues = {}): PatternCatalog {
+/**
+ * Build one workspace's catalog from its `agent-pattern` / `agent-task-type` values; `runnable` are the patterns
+ * this agent runs (an entry naming another is reported). Never throws.
+ */
+export function buildPatternCatalog(runnable: readonly string[], patternValues: TypeValues = {}, taskTypeValues: TypeValues = {}): PatternCatalog {
   const problems: string[] = [];
   const configured = Object.keys(patternValues).length + Object.keys(taskTypeValues).length > 0;
   const patterns = new Map<string, PatternEntry>();
   for (const [id, value] of Object.entries(patternValues)) {
     const data = record(value);
     if (!data) problems.push(`agent-pattern ${id} is not a JSON object; it stands for the pattern "${id}" without a description`);
-    if (!isPatternId(id)) problems.push(`agent-pattern ${id} is not a pattern this agent runs (${PATTERN_IDS.join(', ')}); questions routed to it run react`);
+    if (!runnable.includes(id)) problems.push(`agent-pattern ${id} is not a pattern this agent runs (${runnable.join(', ')}); questions routed to it run react`);
     patterns.set(id, {
       id,
       description: text(data?.description, id),

@@ -15,8 +15,7 @@
 import type { IncomingMessage, OutgoingMessage, Properties } from '../../bus/transport.js';
 import { agentRequestCodec, type AgentRequest } from '../../wire/index.js';
 import type { Cancel, Completion, FanOutRecord } from './fan-in.js';
-
-export type FanInKind = 'fan-out' | 'completion' | 'cancel';
+import type { FanInKind } from '../iteration.js';
 
 export const FAN_IN_PROPERTY = 'tg-agent-fan-in';
 const FAN_IN_KINDS: readonly string[] = ['fan-out', 'completion', 'cancel'] satisfies FanInKind[];

@@ -6,7 +6,11 @@ import { buildPatternCatalog, PATTERN_CONFIG_TYPES, type PatternCatalog } from '
 export class WorkspacePatterns {
   private readonly catalogs = new Map<string, PatternCatalog>();
 
-  constructor(private readonly logger: Logger) {}
+  /** `runnable`: the patterns this agent runs (the pattern table's ids). */
+  constructor(
+    private readonly logger: Logger,
+    private readonly runnable: readonly string[],
+  ) {}
 
   /** Whether a config change touches the pattern config. */
   static affectedBy(changedTypes: readonly string[]): boolean {
@@ -14,7 +18,7 @@ export class WorkspacePatterns {
   }
 
   rebuild(workspace: string, snapshot: WorkspaceSnapshot): PatternCatalog {
-    const catalog = buildPatternCatalog(snapshot['agent-pattern'] ?? {}, snapshot['agent-task-type'] ?? {});
+    const catalog = buildPatternCatalog(this.runnable, snapshot['agent-pattern'] ?? {}, snapshot['agent-task-type'] ?? {});
     this.catalogs.set(workspace, catalog);
     for (const problem of catalog.problems) this.logger.warn({ workspace }, `Pattern configuration problem: ${problem}`);
     this.logger.info(

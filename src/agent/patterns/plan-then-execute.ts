@@ -33,7 +33,7 @@ import { answerResponse, observationResponse, thoughtResponse } from '../respons
 import { patternLimits } from '../orchestrator/catalog.js';
 import { plannableTools } from '../orchestrator/plannable-tools.js';
 import { isSubagent, nextAgentRequest, subagentCompletion } from '../orchestration-fields.js';
-import type { PatternContext } from './pattern.js';
+import type { Pattern, PatternContext } from './pattern.js';
 import { patternDocumentIds, patternUris, planRefusalTriples, planTriples, stepResultTriples, synthesisTriples } from '../orchestrator/pattern-explain.js';
 import { callTemplate, callTemplateText } from '../orchestrator/template-prompt.js';
 
@@ -48,7 +48,12 @@ interface PlannedStep {
   depends_on: number[];
 }
 
-export async function runPlanIteration(ctx: PatternContext, ask: AgentAsk, result: IterationResult): Promise<IterationResult> {
+export const planThenExecute: Pattern = {
+  id: 'plan-then-execute',
+  run: (ctx, ask, result) => planIteration(ctx, ask, result),
+};
+
+async function planIteration(ctx: PatternContext, ask: AgentAsk, result: IterationResult): Promise<IterationResult> {
   const { request } = ask;
   const sessionId = request.session_id || randomUUID();
   const key = sessionUriKey(sessionId);
@@ -61,7 +66,7 @@ export async function runPlanIteration(ctx: PatternContext, ask: AgentAsk, resul
   }
   const plan = latestPlan(request.history);
   const used = replansUsed(request.history);
-  const { maxReplanDepth } = patternLimits(ctx.catalog, 'plan-then-execute');
+  const { maxReplanDepth } = patternLimits(ctx.catalog, planThenExecute.id);
   const needsPlan = plan === undefined || (plan.some((s) => s.status === 'failed') && used < maxReplanDepth);
   const run = { ctx, ask, request, sessionId, key, n, result };
   if (needsPlan) return planning(run, plan, plan === undefined ? 0 : used + 1, maxReplanDepth);
@@ -280,7 +285,7 @@ async function execution(run: Run, plan: PlanStep[], index: number): Promise<Ite
   let ok: boolean;
   if (!toolSet.has(toolName)) {
     // Refused before it runs: the tool is not offered for these groups in the state this step runs in.
-    const { maxReplanDepth } = patternLimits(ctx.catalog, 'plan-then-execute');
+    const { maxReplanDepth } = patternLimits(ctx.catalog, planThenExecute.id);
     const then = replansUsed(request.history) < maxReplanDepth ? 'replan' : 'observation';
     ctx.events.planStepRefused({ tool: toolName, step: index, state, at: 'step', then });
     ctx.events.actionDenied(toolName, toolSet, ctx.registry.get(toolName) !== undefined);

@@ -1,5 +1,5 @@
 /**
- * IterationRecorder: the events of real iterations (runIteration with a fake model and tools) turned into
+ * IterationRecorder: the events of real iterations (ReAct iterations with a fake model and tools) turned into
  * metric values and one audit line per iteration.
  */
 import { describe, expect, it } from 'vitest';

@@ -3,7 +3,7 @@ import { isAvailable, isOverloaded, withdrawnGroups, type AvailabilityRule } fro
 import { DownstreamLoad, serviceOfTarget } from '../../../src/observability/downstream-load.js';
 import { effectiveGroups, parsePolicy } from '../../../src/groups/policy.js';
 import { normalizeRequestGroups } from '../../../src/groups/selection.js';
-import { PATTERN_IDS } from '../../../src/agent/orchestrator/catalog.js';
+import { PATTERN_IDS } from '../../../src/agent/patterns/pattern-table.js';
 
 const rule = (windows: NonNullable<AvailabilityRule['windows']>, zone = 'America/New_York', groups = ['trading']): AvailabilityRule => ({ groups, tools: [], 'time-zone': zone, windows });
 const weekdays: NonNullable<AvailabilityRule['windows']>[number]['days'] = ['mon', 'tue', 'wed', 'thu', 'fri'];

@@ -9,7 +9,7 @@ import { buildRegistry } from '../../../src/tools/registry/registry.js';
 import { askOf } from '../../../src/groups/selection.js';
 import { withoutTools } from '../../../src/tools/registry/without-tools.js';
 import { makeAgentRequest } from '../../../src/wire/index.js';
-import { PATTERN_IDS } from '../../../src/agent/orchestrator/catalog.js';
+import { PATTERN_IDS } from '../../../src/agent/patterns/pattern-table.js';
 
 const topics = { request: 'request:tg:a:w:f', next: 'request:tg:a:w:f', response: 'response:tg:a:w:f', 'prompt-request': 'request:tg:p:w:f', 'prompt-response': 'response:tg:p:w:f' };
 const flow = parseFlows('w', { f: JSON.stringify({ topics }) }).flows[0]!;

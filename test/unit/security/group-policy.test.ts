@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkGroups as checkRequested, parsePolicy, type GroupPolicy } from '../../../src/groups/policy.js';
 import { normalizeRequestGroups, type RequestGroups } from '../../../src/groups/selection.js';
-import { PATTERN_IDS } from '../../../src/agent/orchestrator/catalog.js';
+import { PATTERN_IDS } from '../../../src/agent/patterns/pattern-table.js';
 
 /** The policy check on a request's raw `group`, with the request defaults applied first (as the agent does). */
 const checkGroups = (policy: GroupPolicy | undefined, groups: RequestGroups) => checkRequested(policy, normalizeRequestGroups(groups));

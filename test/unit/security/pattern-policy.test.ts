@@ -3,10 +3,10 @@ import { buildPatternCatalog } from '../../../src/agent/orchestrator/catalog.js'
 import { parsePolicy } from '../../../src/groups/policy.js';
 import { checkPattern } from '../../../src/security/pattern-policy.js';
 import { makeAgentRequest, makeAgentStep } from '../../../src/wire/index.js';
-import { PATTERN_IDS } from '../../../src/agent/orchestrator/catalog.js';
+import { PATTERN_IDS } from '../../../src/agent/patterns/pattern-table.js';
 
-const reactOnly = buildPatternCatalog({ react: '{"name": "react"}' });
-const unconfigured = buildPatternCatalog();
+const reactOnly = buildPatternCatalog(PATTERN_IDS, { react: '{"name": "react"}' });
+const unconfigured = buildPatternCatalog(PATTERN_IDS);
 const supervisor = makeAgentRequest({ question: 'q', pattern: 'supervisor' });
 
 describe('the patterns a client may name', () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { expandGroupHierarchy, isWithin } from '../../../src/groups/hierarchy.js';
 import { checkGroups, parsePolicy, unknownGroupsOf } from '../../../src/groups/policy.js';
 import { normalizeRequestGroups } from '../../../src/groups/selection.js';
-import { PATTERN_IDS } from '../../../src/agent/orchestrator/catalog.js';
+import { PATTERN_IDS } from '../../../src/agent/patterns/pattern-table.js';
 
 const known = new Set(['knowledge', 'knowledge.read', 'knowledge.read.deep', 'knowledge.write', 'knowledgebase', 'default']);
 

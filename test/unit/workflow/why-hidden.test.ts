@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parsePolicy } from '../../../src/groups/policy.js';
 import { whyHidden } from '../../../src/workflow/why-hidden.js';
 import { specRegistry } from '../../support/spec-tools.js';
-import { PATTERN_IDS } from '../../../src/agent/orchestrator/catalog.js';
+import { PATTERN_IDS } from '../../../src/agent/patterns/pattern-table.js';
 
 const registry = specRegistry();
 

@@ -6,7 +6,7 @@ import type { McpDiscoveryLookup } from '../../../src/mcp/discovery-result.js';
 import { discoveryArgumentSource } from '../../../src/mcp/mcp-tool-arguments.js';
 import { SchemaCompiler } from '../../../src/mcp/schema-arguments.js';
 import { loadSpecExample } from '../../support/spec-tools.js';
-import { PATTERN_IDS } from '../../../src/agent/orchestrator/catalog.js';
+import { PATTERN_IDS } from '../../../src/agent/patterns/pattern-table.js';
 
 function registryOf(tools: Record<string, object>): ToolRegistry {
   const { registry, problems } = buildRegistry({
