@@ -97,3 +97,19 @@ export class ConnectionStatus {
     }
   }
 }
+
+/**
+ * The status half of `Transport`, written once: a transport extends this, keeps its `ConnectionStatus` in
+ * `connection` and tells it what its links do. One whose status needs a fresh look first overrides `status()`.
+ */
+export abstract class StatusReporting {
+  protected abstract readonly connection: ConnectionStatus;
+
+  status(): TransportStatus {
+    return this.connection.get();
+  }
+
+  onStatus(listener: StatusListener): () => void {
+    return this.connection.on(listener);
+  }
+}

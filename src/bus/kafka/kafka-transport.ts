@@ -24,11 +24,11 @@ import { errorMessage } from '../../errors/error-text.js';
 import { exponentialBackoff } from '../../retry/backoff.js';
 import { retry } from '../../retry/retry.js';
 import { checkedProducer } from '../checked-producer.js';
-import { ConnectionStatus } from '../connection-status.js';
+import { ConnectionStatus, StatusReporting } from '../connection-status.js';
 import { ConnectError, FrameTooLargeError, NotConnectedError, TransportClosedError, TransportError } from '../errors.js';
 import { kafkaGroupFor, kafkaTopicFor, type KafkaGroup, type KafkaTopic } from './topology.js';
 import { KafkaSubscription, type PartitionOffset } from './subscription.js';
-import type { Consumer, OutgoingMessage, Producer, ProducerOptions, StatusListener, SubscribeOptions, Transport, TransportStatus } from '../transport.js';
+import type { Consumer, OutgoingMessage, Producer, ProducerOptions, SubscribeOptions, Transport } from '../transport.js';
 
 export interface KafkaTransportOptions {
   brokers: string[];
@@ -51,7 +51,7 @@ export const DEFAULT_KAFKA_MAX_MESSAGE_BYTES = 1_000_000;
 const PRODUCER = 'producer';
 const PROBE = 'probe';
 
-export class KafkaTransport implements Transport {
+export class KafkaTransport extends StatusReporting implements Transport {
   readonly kind = 'kafka';
   private readonly logger: Logger;
   private readonly kafka: Kafka;
@@ -59,7 +59,7 @@ export class KafkaTransport implements Transport {
   private readonly admin: Admin;
   readonly maxMessageBytes: number;
   private readonly sendTimeoutMs: number;
-  private readonly connection: ConnectionStatus;
+  protected readonly connection: ConnectionStatus;
   /** What is not connected now, and why; empty: connected. */
   private readonly down = new Map<string, string>([[PRODUCER, 'connecting to Kafka']]);
   private readonly subscriptions = new Set<KafkaSubscription>();
@@ -73,6 +73,7 @@ export class KafkaTransport implements Transport {
   private probing = false;
 
   constructor(private readonly options: KafkaTransportOptions) {
+    super();
     this.logger = options.logger ?? pino({ level: 'silent' });
     this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_KAFKA_MAX_MESSAGE_BYTES;
     this.sendTimeoutMs = options.sendTimeoutMs ?? 30_000;
@@ -137,14 +138,6 @@ export class KafkaTransport implements Transport {
         await subscription.close((groupId) => this.deleteGroup(groupId), closeOptions?.unsubscribe === true);
       },
     };
-  }
-
-  status(): TransportStatus {
-    return this.connection.get();
-  }
-
-  onStatus(listener: StatusListener): () => void {
-    return this.connection.on(listener);
   }
 
   async close(): Promise<void> {

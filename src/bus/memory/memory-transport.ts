@@ -21,7 +21,7 @@
  */
 import { pino, type Logger } from 'pino';
 import { deliver } from '../deliver.js';
-import { ConnectionStatus } from '../connection-status.js';
+import { ConnectionStatus, StatusReporting } from '../connection-status.js';
 import { ConnectError, TransportClosedError, TransportError } from '../errors.js';
 import type {
   Consumer,
@@ -31,10 +31,8 @@ import type {
   ProducerOptions,
   Properties,
   SubscribeOptions,
-  StatusListener,
   SubscriptionType,
   Transport,
-  TransportStatus,
 } from '../transport.js';
 
 export interface MemoryTransportOptions {
@@ -87,17 +85,18 @@ export interface MemorySubscriptionInfo {
 const DEFAULT_RECEIVER_QUEUE_SIZE = 1000;
 const DEFAULT_NACK_DELAY_MS = 1000;
 
-export class MemoryTransport implements Transport {
+export class MemoryTransport extends StatusReporting implements Transport {
   readonly kind = 'memory';
   private readonly logger: Logger;
   private readonly topics = new Map<string, TopicState>();
   private readonly timers = new Set<NodeJS.Timeout>();
-  private readonly connection = new ConnectionStatus();
+  protected readonly connection = new ConnectionStatus();
   private closed = false;
   private down = false;
   private sequence = 0;
 
   constructor(options: MemoryTransportOptions = {}) {
+    super();
     this.logger = options.logger ?? pino({ level: 'silent' });
   }
 
@@ -152,14 +151,6 @@ export class MemoryTransport implements Transport {
         this.closeConsumer(topicState, subscriptionState, state, closeOptions?.unsubscribe ?? false);
       },
     };
-  }
-
-  status(): TransportStatus {
-    return this.connection.get();
-  }
-
-  onStatus(listener: StatusListener): () => void {
-    return this.connection.on(listener);
   }
 
   /** A broker outage begins (see the module comment). */

@@ -18,11 +18,11 @@ import { exponentialBackoff } from '../../retry/backoff.js';
 import { retry } from '../../retry/retry.js';
 import { whenConnected } from '../when-connected.js';
 import { checkedProducer } from '../checked-producer.js';
-import { ConnectionStatus } from '../connection-status.js';
+import { ConnectionStatus, StatusReporting } from '../connection-status.js';
 import { deliver } from '../deliver.js';
 import { ConnectError, FrameTooLargeError, NotConnectedError, TransportClosedError, UnacknowledgedSendError } from '../errors.js';
 import { exchangeFor, queueFor, type RabbitExchange, type RabbitQueue } from './topology.js';
-import type { Consumer, IncomingMessage, OutgoingMessage, Producer, ProducerOptions, StatusListener, SubscribeOptions, Transport, TransportStatus } from '../transport.js';
+import type { Consumer, IncomingMessage, OutgoingMessage, Producer, ProducerOptions, SubscribeOptions, Transport } from '../transport.js';
 
 export interface RabbitMqTransportOptions {
   /** `amqp://user:password@host:port/vhost` (rabbitmq-topology.ts: rabbitMqUrl). */
@@ -47,13 +47,13 @@ interface Subscription {
   closed: boolean;
 }
 
-export class RabbitMqTransport implements Transport {
+export class RabbitMqTransport extends StatusReporting implements Transport {
   readonly kind = 'rabbitmq';
   private readonly logger: Logger;
   private readonly url: string;
   readonly maxMessageBytes: number;
   private readonly sendTimeoutMs: number;
-  private readonly connection: ConnectionStatus;
+  protected readonly connection: ConnectionStatus;
   private readonly subscriptions = new Set<Subscription>();
   private readonly recovering: Promise<RecoveringChannelModel>;
   private model: ChannelModel | undefined;
@@ -63,6 +63,7 @@ export class RabbitMqTransport implements Transport {
   private messageIds = 0;
 
   constructor(options: RabbitMqTransportOptions) {
+    super();
     this.url = options.url;
     this.logger = options.logger ?? pino({ level: 'silent' });
     this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_RABBITMQ_MAX_MESSAGE_BYTES;
@@ -142,14 +143,6 @@ export class RabbitMqTransport implements Transport {
         await channel.close().catch(() => undefined);
       },
     };
-  }
-
-  status(): TransportStatus {
-    return this.connection.get();
-  }
-
-  onStatus(listener: StatusListener): () => void {
-    return this.connection.on(listener);
   }
 
   async close(): Promise<void> {

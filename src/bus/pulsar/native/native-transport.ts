@@ -23,7 +23,7 @@ import { RecyclingNativeConsumer } from './consumer.js';
 import { plainIncoming, wrappedIncoming } from './incoming.js';
 import { StuckWatch } from './stuck-watch.js';
 import { untilServiceUrlReachable } from './service-url-reachable.js';
-import { ConnectionStatus } from '../../connection-status.js';
+import { ConnectionStatus, StatusReporting } from '../../connection-status.js';
 import type { SubscriberCheck } from '../subscriber-presence.js';
 import {
   ConnectError,
@@ -34,7 +34,6 @@ import type {
   Consumer,
   Producer,
   ProducerOptions,
-  StatusListener,
   SubscribeOptions,
   SubscriptionType,
   Transport,
@@ -121,7 +120,7 @@ const STATUS_FRESH_MS = 20;
 /** Errors from the C++ client that no retry can fix [inferred from its result names]. */
 const PERMANENT = /AuthenticationError|AuthorizationError|TopicNotFound|InvalidTopicName|NotAllowed|IncompatibleSchema/;
 
-export class NativeTransport implements Transport {
+export class NativeTransport extends StatusReporting implements Transport {
   readonly kind = 'native';
   private readonly client: NativeClient;
   private readonly logger: Logger;
@@ -131,7 +130,7 @@ export class NativeTransport implements Transport {
   private readonly producers = new Set<RecyclingNativeProducer>();
   private readonly consumers = new Set<RecyclingNativeConsumer>();
   private readonly stuck: StuckWatch;
-  private readonly connection: ConnectionStatus;
+  protected readonly connection: ConnectionStatus;
   private readonly statusTimer: NodeJS.Timeout;
   private readonly operationTimeoutSeconds: number;
   /** Set once the broker's port has accepted a connection: from then on the client's own reconnects take over. */
@@ -146,6 +145,7 @@ export class NativeTransport implements Transport {
   }
 
   constructor(module: PulsarClientModule, options: NativeTransportOptions) {
+    super();
     if (!/^pulsar(\+ssl)?:\/\//.test(options.serviceUrl)) {
       throw new TypeError(`serviceUrl must be a pulsar:// or pulsar+ssl:// URL, got "${options.serviceUrl}"`);
     }
@@ -265,14 +265,10 @@ export class NativeTransport implements Transport {
     };
   }
 
-  status(): TransportStatus {
+  override status(): TransportStatus {
     // Callers read it per request; a sample costs an N-API call per producer and consumer.
     if (performance.now() - this.sampledAt >= STATUS_FRESH_MS) this.sampleStatus();
     return this.connection.get();
-  }
-
-  onStatus(listener: StatusListener): () => void {
-    return this.connection.on(listener);
   }
 
   /**

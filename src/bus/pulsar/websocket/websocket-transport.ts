@@ -11,10 +11,10 @@
  * until `close()`.
  */
 import { pino, type Logger } from 'pino';
-import { ConnectionStatus } from '../../connection-status.js';
+import { ConnectionStatus, StatusReporting } from '../../connection-status.js';
 import type { SubscriberCheck } from '../subscriber-presence.js';
 import { ConnectError, TransportClosedError } from '../../errors.js';
-import type { Consumer, Producer, ProducerOptions, Properties, StatusListener, SubscribeOptions, Transport, TransportStatus } from '../../transport.js';
+import type { Consumer, Producer, ProducerOptions, Properties, SubscribeOptions, Transport, TransportStatus } from '../../transport.js';
 import { WebSocketConsumer } from './consumer.js';
 import type { LinkSettings } from './link.js';
 import { WebSocketProducer } from './producer.js';
@@ -69,7 +69,7 @@ const MAX_RECEIVER_QUEUE_SIZE = 1000;
 /** Our interface's default; the WebSocket service's own default is 60000 ms. */
 const DEFAULT_NACK_DELAY_MS = 1000;
 
-export class WebSocketTransport implements Transport {
+export class WebSocketTransport extends StatusReporting implements Transport {
   readonly kind = 'websocket';
   readonly maxReceiverQueueSize = MAX_RECEIVER_QUEUE_SIZE;
   private readonly baseUrl: string;
@@ -78,10 +78,11 @@ export class WebSocketTransport implements Transport {
   private readonly sendTimeoutMs: number;
   private readonly producers = new Set<WebSocketProducer>();
   private readonly consumers = new Set<WebSocketConsumer>();
-  private readonly connection: ConnectionStatus;
+  protected readonly connection: ConnectionStatus;
   private closed = false;
 
   constructor(options: WebSocketTransportOptions = {}) {
+    super();
     const url = options.url ?? DEFAULTS.url;
     if (!/^wss?:\/\/[^/]+/.test(url)) {
       throw new TypeError(`url must be a ws:// or wss:// URL of the broker's web service, got "${url}"`);
@@ -159,12 +160,8 @@ export class WebSocketTransport implements Transport {
     return consumer;
   }
 
-  status(): TransportStatus {
+  override status(): TransportStatus {
     return { ...this.linkStatus(), epoch: this.connection.get().epoch };
-  }
-
-  onStatus(listener: StatusListener): () => void {
-    return this.connection.on(listener);
   }
 
   async close(): Promise<void> {
