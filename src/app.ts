@@ -23,7 +23,8 @@ import { AgentService, type ServiceSettings } from './service.js';
 import { WorkflowChecks } from './workflow/workflow-checks.js';
 import { workflowGraph } from './workflow/workflow-graph.js';
 import { renderWorkflow, type WorkflowFormat } from './workflow/workflow-page.js';
-import { brokerAdminUrlFor, type Settings } from './settings.js';
+import { backendNamed } from './backends.js';
+import type { Settings } from './settings.js';
 import { untilBrokerUp } from './bus/until-broker-up.js';
 import { errorMessage } from './errors/error-text.js';
 
@@ -157,11 +158,11 @@ function publishRetryMsOf(settings: ServiceSettings): number | undefined {
 
 /** The broker's drop counters of the agent's request subscriptions, where the broker's admin API is known. */
 function brokerDropStats(settings: Settings, service: AgentService, telemetry: AgentTelemetry, logger: Logger): BrokerDropStats | undefined {
-  const adminUrl = settings.pubsubBackend === 'pulsar' ? brokerAdminUrlFor(settings) : undefined;
-  if (!adminUrl) return undefined;
+  const admin = backendNamed(settings.pubsubBackend).adminApi?.(settings);
+  if (!admin) return undefined;
   return new BrokerDropStats({
-    adminUrl,
-    ...(settings.pulsarApiKey ? { token: settings.pulsarApiKey } : {}),
+    adminUrl: admin.url,
+    ...(admin.token ? { token: admin.token } : {}),
     intervalMs: 30_000,
     subscriptions: () =>
       service.runningFlows().flatMap((flow) => {

@@ -25,6 +25,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { KafkaConfig, SASLOptions } from 'kafkajs';
+import { BackendOptionsError } from '../backend.js';
 import { QUEUE_CLASSES, splitPulsarTopic, type QueueClass } from '../topics.js';
 
 /** TrustGraph's retention of `flow` topics (LONG_RETENTION_MS) and of every other class (SHORT_RETENTION_MS). */
@@ -91,20 +92,21 @@ export interface KafkaSecurityOptions {
 
 /**
  * TLS and SASL for the client from TrustGraph's options: `PLAINTEXT`, `SSL`, `SASL_PLAINTEXT` or `SASL_SSL`,
- * and a mechanism among PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512. Throws, naming the option, on anything else.
+ * and a mechanism among PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512. Throws a BackendOptionsError, naming the option,
+ * on anything else.
  */
 export function kafkaSecurity(options: KafkaSecurityOptions): Pick<KafkaConfig, 'ssl' | 'sasl'> {
   const protocol = options.kafkaSecurityProtocol.toUpperCase();
   if (!['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL'].includes(protocol)) {
-    throw new Error(`--kafka-security-protocol ${options.kafkaSecurityProtocol}: expected PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL`);
+    throw new BackendOptionsError(`--kafka-security-protocol ${options.kafkaSecurityProtocol}: expected PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL`);
   }
   const ssl = protocol.endsWith('SSL');
   if (!protocol.startsWith('SASL')) return { ssl };
   const mechanism = SASL_MECHANISMS[(options.kafkaSaslMechanism ?? 'PLAIN').toUpperCase() as keyof typeof SASL_MECHANISMS];
-  if (!mechanism) throw new Error(`--kafka-sasl-mechanism ${options.kafkaSaslMechanism}: expected PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512`);
+  if (!mechanism) throw new BackendOptionsError(`--kafka-sasl-mechanism ${options.kafkaSaslMechanism}: expected PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512`);
   const { kafkaSaslUsername: username, kafkaSaslPassword: password } = options;
   if (!username || !password) {
-    throw new Error(`--kafka-security-protocol ${protocol} needs --kafka-sasl-username and --kafka-sasl-password`);
+    throw new BackendOptionsError(`--kafka-security-protocol ${protocol} needs --kafka-sasl-username and --kafka-sasl-password`);
   }
   const sasl: SASLOptions = mechanism === 'plain' ? { mechanism, username, password } : mechanism === 'scram-sha-256' ? { mechanism, username, password } : { mechanism, username, password };
   return { ssl, sasl };

@@ -13,7 +13,10 @@
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { connect as tlsConnect } from 'node:tls';
+import type { Logger } from 'pino';
 import { errorMessage } from '../../errors/error-text.js';
+import { redactUrl } from '../backend.js';
+import { CredentialsRefusedError } from '../errors.js';
 
 export type CredentialsVerdict = { accepted: true } | { accepted: false; reason: string } | { accepted: undefined; reason: string };
 
@@ -124,4 +127,25 @@ export async function checkWebSocketCredentials(options: { webSocketUrl: string;
   } catch (err) {
     return { accepted: undefined, reason: errorMessage(err) };
   }
+}
+
+/** Throws CredentialsRefusedError, naming the option, when the broker refused; an unreachable broker passes. */
+export async function refuseUnlessAccepted(
+  verdict: CredentialsVerdict,
+  url: string,
+  token: string | undefined,
+  logger: Logger,
+  close: () => Promise<void>,
+): Promise<void> {
+  if (verdict.accepted === undefined) {
+    logger.warn({ reason: verdict.reason }, 'Could not check the broker credentials now; the transport keeps trying to connect');
+  }
+  if (verdict.accepted !== false) return;
+  await close().catch(() => undefined);
+  const broker = redactUrl(url);
+  throw new CredentialsRefusedError(
+    token
+      ? `the broker at ${broker} refused the token given with --pulsar-api-key (PULSAR_API_KEY): ${verdict.reason}`
+      : `the broker at ${broker} requires authentication: set --pulsar-api-key (PULSAR_API_KEY) to a token it accepts (${verdict.reason})`,
+  );
 }

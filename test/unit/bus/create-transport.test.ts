@@ -1,6 +1,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createTransport, redactUrl } from '../../../src/create-transport.js';
+import { redactUrl } from '../../../src/bus/backend.js';
+import { createTransport } from '../../../src/create-transport.js';
 import { loadSettings } from '../../../src/settings.js';
 
 describe('redactUrl', () => {
