@@ -17,6 +17,7 @@ import { PATTERN_IDS } from './agent/patterns/pattern-table.js';
 import { loadSettings } from './settings.js';
 import { buildRegistry } from './tools/registry/registry.js';
 import { lintWorkflow, type Finding } from './workflow/workflow-lint.js';
+import { CodedError } from './errors/coded-error.js';
 
 export const LINT_HELP = `Usage: tg-agent lint [--file <dump>] [--workspace <ws>] [--json] [agent options]
 
@@ -61,11 +62,17 @@ export function lintWorkspaceConfig(workspace: string, config: Readonly<Record<s
   };
 }
 
+/** The file given to `tg-agent lint --file` is not a config dump. */
+export class ConfigDumpError extends CodedError {
+  override readonly name = 'ConfigDumpError';
+  readonly code = 'TG_LINT_CONFIG_DUMP_INVALID';
+}
+
 /** A `tg-show-config` dump ("Version: N" then the JSON) or plain JSON, as type → key → value (values as strings). */
 export function parseConfigDump(text: string): Record<string, TypeValues> {
   const json = text.replace(/^\s*Version:.*\n/, '');
   const parsed = JSON.parse(json) as unknown;
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('the dump is not a JSON object of config types');
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigDumpError('the dump is not a JSON object of config types');
   const out: Record<string, TypeValues> = {};
   for (const [type, entries] of Object.entries(parsed as Record<string, unknown>)) {
     if (typeof entries !== 'object' || entries === null) continue;

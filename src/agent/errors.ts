@@ -41,3 +41,9 @@ export class MessageTooLargeError extends CodedError {
     super(`${what} is ${bytes} bytes encoded, over the ${limitBytes} bytes one message can carry here; ${remedy}`);
   }
 }
+
+/** A message on the supervisor's aggregation topic that is not one of ours (fan-out, completion, cancel); it is dropped. */
+export class FanInMessageError extends CodedError {
+  override readonly name = 'FanInMessageError';
+  readonly code = 'TG_FAN_IN_MESSAGE_INVALID';
+}

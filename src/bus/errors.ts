@@ -106,6 +106,11 @@ export class ConnectError extends TransportError {
   ) {
     super(message, { retriable: options?.retriable ?? isRetriableStatus(status), cause: options?.cause });
   }
+
+  /** The topic, namespace or tenant does not exist (HTTP 404, or the binary protocol's "not found"): perhaps not yet. */
+  get notFound(): boolean {
+    return this.status === 404;
+  }
 }
 
 /** The broker refused our credentials (or wants some): fix the configuration, do not retry. */
@@ -225,4 +230,10 @@ export function lostBeforeAnswer(error: unknown): string | undefined {
   if (error instanceof ConnectionLostError && error.received === 0 && !error.repeated) return 'Broker connection was lost while a request waited';
   if (error instanceof UnacknowledgedSendError) return 'Broker connection was lost before it acknowledged a request';
   return undefined;
+}
+
+/** The broker's admin API refused a request or did not answer it with what was asked for. */
+export class AdminApiError extends CodedError {
+  override readonly name = 'AdminApiError';
+  readonly code = 'TG_BROKER_ADMIN_API';
 }

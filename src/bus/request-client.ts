@@ -21,7 +21,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { pino, type Logger } from 'pino';
 import type { Codec } from '../wire/codec.js';
 import { WireDecodeError } from '../wire/errors.js';
-import { ConnectionLostError, lostBeforeAnswer, RequestTimeoutError, TransportClosedError } from './errors.js';
+import { ConnectionLostError, lostBeforeAnswer, RequestTimeoutError, TransportClosedError, TransportError } from './errors.js';
 import type { Consumer, IncomingMessage, Producer, Transport, TransportStatus } from './transport.js';
 import { replyTimer, type ReplyTimer } from './reply-timer.js';
 import { errorMessage } from '../errors/error-text.js';
@@ -388,6 +388,7 @@ export class RequestClient<Req, Res> {
   }
 }
 
+/** A thrown value as an Error: itself, or (anything else thrown) a TransportError that carries it. */
 function asError(err: unknown): Error {
-  return err instanceof Error ? err : new Error(String(err));
+  return err instanceof Error ? err : new TransportError(String(err), { retriable: false, cause: err });
 }

@@ -16,6 +16,7 @@ import { siblingModule, WorkerClient } from '../threads/worker-client.js';
 import { WireDecodeError } from '../wire/errors.js';
 import { decodeConfigAnswer, type ConfigAnswer } from './config-answer.js';
 import { valuesOf, type ValuesDelta, type ValuesMap } from './values-delta.js';
+import { CodedError } from '../errors/coded-error.js';
 
 /** Answers of at least this many bytes are decoded in the worker (10 000 tools: ~3.4 MiB). */
 export const OFF_THREAD_BYTES = 256 * 1024;
@@ -44,7 +45,10 @@ export interface ValuesAnswer {
 }
 
 /** The worker's answer was not what the call asks for (a worker of another version): decode here instead. */
-class UnexpectedAnswer extends Error {}
+class UnexpectedAnswer extends CodedError {
+  override readonly name = 'UnexpectedAnswer';
+  readonly code = 'TG_CONFIG_WORKER_ANSWER_UNEXPECTED';
+}
 
 export class ConfigAnswerDecoder {
   private readonly worker: WorkerClient<DecodeCall, DecodeResult>;

@@ -24,6 +24,7 @@ import { finalMayHaveBeenSent, newDialog, settleAll, type DialogState } from './
 import { iterationOutput, type FlowOutput } from './iteration-output.js';
 import { FINAL_MESSAGE_RETRY_MS } from './publish-policy.js';
 import type { FlowRuntimeDeps, GateVerdict, RequestTelemetry } from './ports.js';
+import { DialogError } from '../agent/errors.js';
 
 /** Default of `FlowRuntimeDeps.maxQueued`: a burst this large waits in memory (each holds its payload). */
 export const DEFAULT_MAX_QUEUED = 10_000;
@@ -236,7 +237,7 @@ export class RequestHandler {
       }
       return true;
     }
-    const failure = describeFailure(dialog.failure ?? new Error('the iteration ended without a final message'));
+    const failure = describeFailure(dialog.failure ?? new DialogError('the iteration ended without a final message'));
     if (finalMayHaveBeenSent(dialog)) {
       logger.error(
         { id, err: dialog.finalFailure, reason: failure.reason },

@@ -128,7 +128,7 @@ export class McpDiscovery {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer !== undefined) clearInterval(this.timer);
-    this.abort.abort(new Error('MCP discovery stopped'));
+    this.abort.abort(new DOMException('MCP discovery stopped', 'AbortError'));
     await Promise.allSettled([...this.running]);
   }
 

@@ -126,7 +126,7 @@ export const listMcpTools: ToolsLister = async (endpoint, options) => {
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
-    controller.abort(new Error('deadline passed'));
+    controller.abort(new DOMException('deadline passed', 'TimeoutError'));
   }, options.timeoutMs);
   const onAbort = (): void => controller.abort(options.signal?.reason);
   options.signal?.addEventListener('abort', onAbort, { once: true });

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { fetchTopicStats } from '../bus/pulsar/topic-stats.js';
 import { topicAdminUrl } from '../bus/topics.js';
 import { errorMessage } from '../errors/error-text.js';
+import { AdminApiError } from '../bus/errors.js';
 
 export interface WatchedSubscription {
   topic: string;
@@ -64,7 +65,7 @@ export class BrokerDropStats {
     const url = `${topicAdminUrl(adminUrl, watched.topic)}/stats`;
     try {
       const answer = await fetchTopicStats({ adminUrl, token, topic: watched.topic, timeoutMs: Math.min(10_000, this.options.intervalMs) });
-      if (!answer.stats) throw new Error(`HTTP ${answer.status} from ${answer.url}`);
+      if (!answer.stats) throw new AdminApiError(`HTTP ${answer.status} from ${answer.url}`);
       const rate = answer.stats.subscriptions?.[watched.subscription]?.msgDropRate;
       this.lastProblem = undefined;
       return typeof rate === 'number' && Number.isFinite(rate) ? rate : 0;

@@ -11,6 +11,7 @@
  * unless it is so large that Python's float repr would use an exponent (|x| ≥ 1e16 → `1e+16`); any other value is
  * rendered as a Python `float`.
  */
+import { InvalidUseError } from '../errors/invalid-use-error.js';
 
 /** `str()` of a value: strings as they are, everything else as `repr()`. */
 export function pythonStr(value: unknown): string {
@@ -157,7 +158,7 @@ function dumpsValue(value: unknown, seen: Set<object>): string | undefined {
         return json;
       }
       if (CHECK_SHARED_JSON && known !== dumpsArray(value, seen)) {
-        throw new Error('An array given to dumpJsonOnce() was changed after it was first encoded; build a new one instead');
+        throw new InvalidUseError('An array given to dumpJsonOnce() was changed after it was first encoded; build a new one instead');
       }
       return known;
     }

@@ -13,6 +13,7 @@ import { clipText, errorMessage } from '../errors/error-text.js';
 import type { Codec } from './codec.js';
 import { WireDecodeError } from './errors.js';
 import { pythonJsonBytes, pythonJsonDumps } from './python-repr.js';
+import { InvalidUseError } from '../errors/invalid-use-error.js';
 
 /** Deepest JSON nesting a payload may have; deeper payloads are rejected before validation. */
 export const MAX_NESTING_DEPTH = 100;
@@ -146,7 +147,7 @@ const CHECK_MADE_VALUES = process.env.VITEST !== undefined;
 
 function assertUnchanged(name: string, fast: string, validated: string): void {
   if (fast !== validated) {
-    throw new Error(
+    throw new InvalidUseError(
       `A ${name} from make() was changed in place before encode(), or one given to trust() was not normalised; ` +
         'copy it ({ ...message, field }) or build it with make() instead',
     );

@@ -16,6 +16,7 @@ import type { IncomingMessage, OutgoingMessage, Properties } from '../../bus/tra
 import { agentRequestCodec, type AgentRequest } from '../../wire/index.js';
 import type { Cancel, Completion, FanOutRecord } from './fan-in.js';
 import type { FanInKind } from '../iteration.js';
+import { FanInMessageError } from '../errors.js';
 
 export const FAN_IN_PROPERTY = 'tg-agent-fan-in';
 const FAN_IN_KINDS: readonly string[] = ['fan-out', 'completion', 'cancel'] satisfies FanInKind[];
@@ -48,12 +49,12 @@ export type DecodedFanIn =
 export function readFanInMessage(message: Pick<IncomingMessage, 'properties'>, request: AgentRequest, signedAt?: number): DecodedFanIn {
   const kind = message.properties[FAN_IN_PROPERTY];
   const id = message.properties.id ?? '';
-  if (request.correlation_id === '') throw new Error('an aggregation message without a correlation_id');
+  if (request.correlation_id === '') throw new FanInMessageError('an aggregation message without a correlation_id');
   if (kind === 'completion') return { kind, completion: { correlationId: request.correlation_id, id, request } };
   if (kind === 'cancel') return { kind, cancel: { correlationId: request.correlation_id, id } };
-  if (kind !== 'fan-out') throw new Error(`an aggregation message whose ${FAN_IN_PROPERTY} property is ${JSON.stringify(kind ?? null)}`);
+  if (kind !== 'fan-out') throw new FanInMessageError(`an aggregation message whose ${FAN_IN_PROPERTY} property is ${JSON.stringify(kind ?? null)}`);
   const createdAt = signedAt ?? Number(message.properties[FAN_OUT_AT_PROPERTY]);
-  if (!Number.isFinite(createdAt)) throw new Error(`a fan-out record without a valid ${FAN_OUT_AT_PROPERTY} property`);
+  if (!Number.isFinite(createdAt)) throw new FanInMessageError(`a fan-out record without a valid ${FAN_OUT_AT_PROPERTY} property`);
   const expectedSiblings = Math.max(1, request.expected_siblings);
   return { kind, record: { correlationId: request.correlation_id, id, createdAt, template: request, expectedSiblings } };
 }

@@ -1,6 +1,6 @@
 /**
  * The transport over Apache Kafka (`kafkajs`), for TrustGraph deployments run with `--pubsub-backend kafka`.
- * Topics, consumer groups and retention are TrustGraph's own (kafka-topology.ts); each subscription is a
+ * Topics, consumer groups and retention are TrustGraph's own (topology.ts); each subscription is a
  * consumer of its own (kafka-subscription.ts); one producer serves every topic.
  *
  * Status: the transport is connected while its producer is and every consumer is in its group. A consumer
@@ -18,7 +18,7 @@
  */
 import { connect, isIP } from 'node:net';
 import tls from 'node:tls';
-import { Kafka, logLevel, Partitioners, type Admin, type ISocketFactory, type KafkaConfig, type Producer as KafkaProducer } from 'kafkajs';
+import kafkajs, { Kafka, logLevel, Partitioners, type Admin, type ISocketFactory, type KafkaConfig, type Producer as KafkaProducer } from 'kafkajs';
 import { pino, type Logger } from 'pino';
 import { errorMessage } from '../../errors/error-text.js';
 import { exponentialBackoff } from '../../retry/backoff.js';
@@ -30,9 +30,15 @@ import { kafkaGroupFor, kafkaTopicFor, type KafkaGroup, type KafkaTopic } from '
 import { KafkaSubscription, type PartitionOffset } from './subscription.js';
 import type { Consumer, OutgoingMessage, Producer, ProducerOptions, SubscribeOptions, Transport } from '../transport.js';
 
+/**
+ * kafkajs's error class, whose `retriable` says whether a request may succeed if tried again. A named import of
+ * it fails at run time: Node does not find every export of kafkajs's CommonJS module.
+ */
+const { KafkaJSError } = kafkajs;
+
 export interface KafkaTransportOptions {
   brokers: string[];
-  /** TLS and SASL, as `--kafka-security-protocol` and `--kafka-sasl-*` give them (kafka-topology.ts). */
+  /** TLS and SASL, as `--kafka-security-protocol` and `--kafka-sasl-*` give them (topology.ts). */
   security?: Pick<KafkaConfig, 'ssl' | 'sasl'>;
   logger?: Logger;
   clientId?: string;
@@ -254,7 +260,7 @@ export class KafkaTransport extends StatusReporting implements Transport {
     return retry(request, {
       backoff: exponentialBackoff({ initialMs: 100, maxMs: 2000 }),
       maxElapsedMs: this.sendTimeoutMs,
-      retryIf: (error) => (error as { retriable?: unknown }).retriable === true && !this.closed,
+      retryIf: (error) => error instanceof KafkaJSError && error.retriable && !this.closed,
     });
   }
 

@@ -19,6 +19,7 @@ import { roundRobinAssigner } from './assigner.js';
 import { PartitionOffsets } from './offsets.js';
 import type { KafkaGroup, KafkaTopic } from './topology.js';
 import type { IncomingMessage, SubscribeOptions } from '../transport.js';
+import { TransportError } from '../errors.js';
 
 /**
  * How long an acknowledgement may wait to be committed with the ones after it. A commit per message cost the
@@ -101,7 +102,7 @@ export class KafkaSubscription {
     started.catch(() => undefined);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`the consumer group ${this.group.groupId} of ${this.where.name} was not joined within ${timeoutMs} ms`)), timeoutMs);
+      timer = setTimeout(() => reject(new TransportError(`the consumer group ${this.group.groupId} of ${this.where.name} was not joined within ${timeoutMs} ms`, { retriable: true })), timeoutMs);
     });
     try {
       await Promise.race([started, late]);

@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import { errorMessage } from '../../errors/error-text.js';
 import { fetchTopicStats } from './topic-stats.js';
 import { topicAdminUrl } from '../topics.js';
+import { AdminApiError } from '../errors.js';
 
 export interface SubscriberPresenceOptions {
   /** e.g. `http://pulsar:8080`. */
@@ -52,7 +53,7 @@ export class SubscriberPresence implements SubscriberCheck {
     const url = `${topicAdminUrl(adminUrl, topic)}/stats`;
     try {
       const answer = await fetchTopicStats({ adminUrl, token, topic, timeoutMs: Math.max(100, Math.min(5_000, deadline - performance.now())) });
-      if (answer.status === 401 || answer.status === 403) throw new Error(`HTTP ${answer.status} from ${answer.url}`);
+      if (answer.status === 401 || answer.status === 403) throw new AdminApiError(`HTTP ${answer.status} from ${answer.url}`);
       // Not found and the like: nobody has the topic open again yet (a fresh broker, or the namespace not back).
       const stats = answer.stats;
       if (!stats) return 'absent';

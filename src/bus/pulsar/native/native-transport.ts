@@ -119,6 +119,8 @@ const STATUS_FRESH_MS = 20;
 
 /** Errors from the C++ client that no retry can fix [inferred from its result names]. */
 const PERMANENT = /AuthenticationError|AuthorizationError|TopicNotFound|InvalidTopicName|NotAllowed|IncompatibleSchema/;
+/** The C++ client's results for a topic, namespace or tenant that does not exist (yet): a ConnectError's 404. */
+const NOT_FOUND = /NotFound|not found/i;
 
 export class NativeTransport extends StatusReporting implements Transport {
   readonly kind = 'native';
@@ -335,9 +337,10 @@ export class NativeTransport extends StatusReporting implements Transport {
     if (this.closed) throw new TransportClosedError('native transport');
   }
 
+  /** The binding's failure (only its text says what it was) as a ConnectError: retriable or not, not found or not. */
   private connectError(what: string, err: unknown): ConnectError {
     const text = errorMessage(err);
-    return new ConnectError(`${what} at ${this.serviceUrl}: ${text}`, this.serviceUrl, undefined, {
+    return new ConnectError(`${what} at ${this.serviceUrl}: ${text}`, this.serviceUrl, NOT_FOUND.test(text) ? 404 : undefined, {
       cause: err,
       retriable: !PERMANENT.test(text),
     });

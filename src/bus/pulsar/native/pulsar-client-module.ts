@@ -104,7 +104,7 @@ export async function loadPulsarClient(): Promise<PulsarClientModule> {
   try {
     const loaded = (await import(/* @vite-ignore */ specifier)) as { default?: PulsarClientModule } & PulsarClientModule;
     const module = loaded.default ?? loaded;
-    if (typeof module.Client !== 'function') throw new Error('pulsar-client has no Client export');
+    if (typeof module.Client !== 'function') throw new TransportUnavailableError('pulsar-client has no Client export');
     return module;
   } catch (err) {
     const detail = errorMessage(err);

@@ -8,6 +8,7 @@ import { createConnection } from 'node:net';
 import { exponentialBackoff } from '../../../retry/backoff.js';
 import { retry } from '../../../retry/retry.js';
 import { errorMessage } from '../../../errors/error-text.js';
+import { ConnectError } from '../../errors.js';
 
 /** `pulsar://a:6650,b:6650` → its hosts and ports (6650, or 6651 for `pulsar+ssl://`, where none is given). */
 export function serviceUrlAddresses(serviceUrl: string): { host: string; port: number }[] {
@@ -27,7 +28,7 @@ function connects(address: { host: string; port: number }, timeoutMs: number): P
       socket.destroy();
       reject(error);
     };
-    socket.setTimeout(timeoutMs, () => fail(new Error(`no answer within ${timeoutMs} ms`)));
+    socket.setTimeout(timeoutMs, () => fail(new ConnectError(`no answer within ${timeoutMs} ms`, `${address.host}:${address.port}`)));
     socket.once('error', fail);
     socket.once('connect', () => {
       socket.destroy();
@@ -48,6 +49,6 @@ export async function untilServiceUrlReachable(serviceUrl: string, timeoutMs: nu
     maxElapsedMs: timeoutMs,
   }).catch((error: unknown) => {
     const reasons = error instanceof AggregateError ? error.errors.map(errorMessage).join('; ') : errorMessage(error);
-    throw new Error(`the broker at ${serviceUrl} does not accept connections: ${reasons}`);
+    throw new ConnectError(`the broker at ${serviceUrl} does not accept connections: ${reasons}`, serviceUrl, undefined, { cause: error });
   });
 }

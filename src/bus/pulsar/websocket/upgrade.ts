@@ -5,14 +5,18 @@
 import WebSocket from 'ws';
 import { isRetriableStatus } from '../../errors.js';
 import { errorMessage } from '../../../errors/error-text.js';
+import { CodedError } from '../../../errors/coded-error.js';
 
 export interface UpgradeSettings {
   readonly token: string | undefined;
   readonly handshakeTimeoutMs: number;
 }
 
-/** The raw outcome of one failed upgrade. */
-export class UpgradeFailure extends Error {
+/** The raw outcome of one failed upgrade; the link turns it into a ConnectError. */
+export class UpgradeFailure extends CodedError {
+  override readonly name = 'UpgradeFailure';
+  readonly code = 'TG_WEBSOCKET_UPGRADE_FAILED';
+
   constructor(
     message: string,
     readonly status: number | undefined,
