@@ -1,5 +1,5 @@
 import type { ArgumentSource } from '../arguments/argument-source.js';
-import type { ToolServiceLookup } from '../config/load-tool.js';
+import type { ToolServiceLookup } from '../loading/load-tool.js';
 import type { ToolRegistry } from './registry-types.js';
 import type { ToolAvailability, ToolIndex } from './tool-index.js';
 

@@ -4,7 +4,7 @@
  * importing each other.
  */
 import type { ArgumentSource, ArgumentsReport } from '../arguments/argument-source.js';
-import type { ToolLoadCache } from '../config/tool-load-cache.js';
+import type { ToolLoadCache } from '../loading/tool-load-cache.js';
 import type { Problem } from '../config/problems.js';
 import type { AgentAsk, RequestGroups, RequestState } from '../../groups/selection.js';
 import type { Tool, ToolServiceDescriptor } from '../tool.js';

@@ -6,9 +6,9 @@
 import type { ArgumentsReport } from '../arguments/argument-source.js';
 import { quote } from '../../errors/describe-value.js';
 import { deepFreeze, frozenMap, frozenSet } from '../freeze.js';
-import { loadTool, type ToolServiceLookup } from '../config/load-tool.js';
+import { loadTool, type ToolServiceLookup } from '../loading/load-tool.js';
 import { mcpGroupsOf } from '../config/mcp-groups.js';
-import { loadToolService } from '../config/load-tool-service.js';
+import { loadToolService } from '../loading/load-tool-service.js';
 import { makeProblem, type ConfigKind, type Problem } from '../config/problems.js';
 import { DEFAULT_GROUP, DEFAULT_STATE } from '../../groups/selection.js';
 import type { Tool, ToolServiceDescriptor } from '../tool.js';

@@ -13,7 +13,7 @@ import type { ArgumentSource } from '../arguments/argument-source.js';
 import { buildRegistry, buildRegistryInSlices, type ToolRegistry } from './registry.js';
 import { nextMacrotask } from '../../threads/next-macrotask.js';
 import { runInSlices } from '../../threads/time-slices.js';
-import { ToolLoadCache } from '../config/tool-load-cache.js';
+import { ToolLoadCache } from '../loading/tool-load-cache.js';
 import type { WorkspaceSnapshot } from '../../config/workspace-config.js';
 
 export const TOOL_CONFIG_TYPES = ['tool', 'tool-service', 'mcp'] as const;

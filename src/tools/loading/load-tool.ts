@@ -12,11 +12,11 @@ import {
 } from '../arguments/arguments.js';
 import type { ArgumentSource, ArgumentsReport } from '../arguments/argument-source.js';
 import { builtinValidator, BUILTIN_ARGUMENTS } from '../arguments/builtin-arguments.js';
-import { decodeEntry, entryName } from './config-entry.js';
+import { decodeEntry, entryName } from '../config/config-entry.js';
 import { quote } from '../../errors/describe-value.js';
 import { deepFreeze, frozenSet } from '../freeze.js';
-import { makeProblem, type Problem, type ProblemDetail } from './problems.js';
-import { checkAgainst } from './schema-issues.js';
+import { makeProblem, type Problem, type ProblemDetail } from '../config/problems.js';
+import { checkAgainst } from '../config/schema-issues.js';
 import type {
   KnowledgeQueryTool,
   McpTool,
@@ -30,7 +30,7 @@ import type {
   ToolServiceTool,
   ToolStates,
 } from '../tool.js';
-import { STATES_ALIAS_KEY, STATES_KEY, ToolConfigSchema, type ToolConfig } from './tool-config-schema.js';
+import { STATES_ALIAS_KEY, STATES_KEY, ToolConfigSchema, type ToolConfig } from '../config/tool-config-schema.js';
 
 /** The tool-service descriptors of the workspace, for resolving `service` references. */
 export interface ToolServiceLookup {

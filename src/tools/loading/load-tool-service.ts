@@ -1,12 +1,12 @@
 /**
  * One `tool-service` config entry → a normalized, frozen `ToolServiceDescriptor`, or problems.
  */
-import { decodeEntry } from './config-entry.js';
+import { decodeEntry } from '../config/config-entry.js';
 import { deepFreeze } from '../freeze.js';
-import { makeProblem, type Problem } from './problems.js';
-import { checkAgainst } from './schema-issues.js';
+import { makeProblem, type Problem } from '../config/problems.js';
+import { checkAgainst } from '../config/schema-issues.js';
 import type { ToolServiceDescriptor } from '../tool.js';
-import { ToolServiceConfigSchema } from './tool-service-schema.js';
+import { ToolServiceConfigSchema } from '../config/tool-service-schema.js';
 
 export interface ToolServiceLoad {
   readonly descriptor?: ToolServiceDescriptor;
