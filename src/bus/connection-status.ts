@@ -13,9 +13,16 @@
  * publish to a non-persistent topic in the minute after a reconnect also waits until the topic has a subscriber
  * again (subscriber-presence.ts), once per topic and reconnect.
  */
-import type { SubscriberCheck } from './pulsar/subscriber-presence.js';
 import type { StatusListener, TransportStatus } from './transport.js';
 import { whenConnected } from './when-connected.js';
+
+/**
+ * Told to wait until `topic` has a subscriber, for at most `maxWaitMs`; never fails. Where the broker can say
+ * who reads a topic (Pulsar's admin API: pulsar/subscriber-presence.ts).
+ */
+export interface SubscriberCheck {
+  waitFor(topic: string, maxWaitMs: number): Promise<void>;
+}
 
 /** How long after a reconnect publishes wait for other clients' subscriptions to come back. */
 export const RECONNECT_SETTLE_MS = 3000;

@@ -4,7 +4,7 @@
  * host unless an option says otherwise.
  */
 import type { Logger } from 'pino';
-import type { SubscriberCheck } from './subscriber-presence.js';
+import type { SubscriberCheck } from '../connection-status.js';
 
 export interface PulsarLink {
   /** `--pulsar-host`: the binary protocol's service URL, `pulsar://host:6650` or `pulsar+ssl://…`. */

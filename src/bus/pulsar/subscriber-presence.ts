@@ -13,6 +13,7 @@ import { errorMessage } from '../../errors/error-text.js';
 import { fetchTopicStats } from './topic-stats.js';
 import { topicAdminUrl } from '../topics.js';
 import { AdminApiError } from '../errors.js';
+import type { SubscriberCheck } from '../connection-status.js';
 
 export interface SubscriberPresenceOptions {
   /** e.g. `http://pulsar:8080`. */
@@ -21,11 +22,6 @@ export interface SubscriberPresenceOptions {
   logger: Logger;
   /** Between two looks at the topic's stats. Default 250 ms. */
   pollMs?: number;
-}
-
-/** Told to wait until `topic` has a subscriber, for at most `maxWaitMs`; never fails. */
-export interface SubscriberCheck {
-  waitFor(topic: string, maxWaitMs: number): Promise<void>;
 }
 
 type Look = 'present' | 'absent' | 'unknown';

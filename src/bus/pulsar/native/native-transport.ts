@@ -23,8 +23,7 @@ import { RecyclingNativeConsumer } from './consumer.js';
 import { plainIncoming, wrappedIncoming } from './incoming.js';
 import { StuckWatch } from './stuck-watch.js';
 import { untilServiceUrlReachable } from './service-url-reachable.js';
-import { ConnectionStatus, StatusReporting } from '../../connection-status.js';
-import type { SubscriberCheck } from '../subscriber-presence.js';
+import { ConnectionStatus, StatusReporting, type SubscriberCheck } from '../../connection-status.js';
 import {
   ConnectError,
   FrameTooLargeError,

@@ -11,8 +11,7 @@
  * until `close()`.
  */
 import { pino, type Logger } from 'pino';
-import { ConnectionStatus, StatusReporting } from '../../connection-status.js';
-import type { SubscriberCheck } from '../subscriber-presence.js';
+import { ConnectionStatus, StatusReporting, type SubscriberCheck } from '../../connection-status.js';
 import { ConnectError, TransportClosedError } from '../../errors.js';
 import type { Consumer, Producer, ProducerOptions, Properties, SubscribeOptions, Transport, TransportStatus } from '../../transport.js';
 import { WebSocketConsumer } from './consumer.js';
