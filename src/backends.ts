@@ -4,7 +4,7 @@
  * their transports. A new backend is a folder under src/bus exporting one descriptor (src/bus/backend.ts) and
  * one line here. TrustGraph's default, Pulsar, comes first.
  */
-import { BackendOptionsError } from './bus/backend.js';
+import { BackendOptionsError } from './bus/index.js';
 import { kafkaBackend } from './bus/kafka/index.js';
 import { pulsarBackend } from './bus/pulsar/index.js';
 import { rabbitmqBackend } from './bus/rabbitmq/index.js';

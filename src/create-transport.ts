@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino';
 import { backendNamed } from './backends.js';
-import type { Transport } from './bus/transport.js';
+import type { Transport } from './bus/index.js';
 import type { Settings } from './settings.js';
 
 export async function createTransport(settings: Settings, logger: Logger): Promise<Transport> {

@@ -8,16 +8,14 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { ConfigClient } from './config/config-client.js';
-import type { TypeValues } from './config/workspace-config.js';
+import { ConfigClient, type TypeValues } from './config/index.js';
 import { createTransport } from './create-transport.js';
-import { errorMessage } from './errors/error-text.js';
-import { parsePolicy } from './groups/policy.js';
-import { PATTERN_IDS } from './agent/patterns/pattern-table.js';
+import { CodedError, errorMessage } from './errors/index.js';
+import { parsePolicy } from './groups/index.js';
+import { PATTERN_IDS } from './agent/index.js';
 import { loadSettings } from './settings.js';
-import { buildRegistry } from './tools/registry/registry.js';
-import { lintWorkflow, type Finding } from './workflow/workflow-lint.js';
-import { CodedError } from './errors/coded-error.js';
+import { buildRegistry } from './tools/index.js';
+import { type Finding, lintWorkflow } from './workflow/index.js';
 
 export const LINT_HELP = `Usage: tg-agent lint [--file <dump>] [--workspace <ws>] [--json] [agent options]
 

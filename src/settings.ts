@@ -9,12 +9,10 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { CodedError } from './errors/coded-error.js';
-import { DEFAULT_AGGREGATION_TOPIC } from './bus/topics.js';
-import { positiveInt, type OptionSpec } from './bus/backend.js';
+import { CodedError, errorMessage } from './errors/index.js';
+import { DEFAULT_AGGREGATION_TOPIC, type OptionSpec, positiveInt } from './bus/index.js';
 import { BACKENDS, backendNamed, type BackendName } from './backends.js';
-import { DEFAULT_STREAM_GAP_SECONDS, parseServiceTimeouts } from './flow/service-timeouts.js';
-import { errorMessage } from './errors/error-text.js';
+import { DEFAULT_STREAM_GAP_SECONDS, parseServiceTimeouts } from './flow/index.js';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 

@@ -2,7 +2,7 @@
  * Errors of the agent layer: what ends a dialog with an error response. Codes are stable (docs/errors.md);
  * match them by class, never by message text.
  */
-import { CodedError } from '../errors/coded-error.js';
+import { CodedError } from '../errors/index.js';
 
 /** Raised inside an iteration to end the dialog with an error response. */
 export class DialogError extends CodedError {

@@ -6,12 +6,9 @@
  * request's history, so any replica can take any iteration. ReAct itself is patterns/react.ts.
  */
 import type { Logger } from 'pino';
-import type { RequestClient } from '../bus/request-client.js';
-import type { ToolRegistry } from '../tools/registry/registry.js';
-import type { ToolClients } from '../tools/run/tool-clients.js';
-import type { AgentAsk } from '../groups/selection.js';
-import type { Tool } from '../tools/tool.js';
-import type { ToolSet } from '../tools/registry/tool-set.js';
+import type { RequestClient } from '../bus/index.js';
+import type { Tool, ToolClients, ToolRegistry, ToolSet } from '../tools/index.js';
+import type { AgentAsk } from '../groups/index.js';
 import {
   dumpJsonOnce,
   makeAgentRequest,

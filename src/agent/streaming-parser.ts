@@ -39,7 +39,7 @@ import {
   type LineMode,
 } from './react-line-parser.js';
 import { StreamEventQueue, type StreamEvent } from './stream-events.js';
-import { InvalidUseError } from '../errors/invalid-use-error.js';
+import { InvalidUseError } from '../errors/index.js';
 
 export type { StreamEvent } from './stream-events.js';
 

@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { CodedError } from '../errors/coded-error.js';
+import { CodedError } from '../errors/index.js';
 import type { Transport } from './transport.js';
 
 /** One command-line option: the settings key it sets, its flag (and short flag), environment variable and help. */

@@ -10,7 +10,7 @@
 import type { Logger } from 'pino';
 import { TransportError } from './errors.js';
 import type { Producer, Transport } from './transport.js';
-import { errorMessage } from '../errors/error-text.js';
+import { errorMessage } from '../errors/index.js';
 
 export interface BrokerProbeOptions {
   transport: Transport;

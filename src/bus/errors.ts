@@ -4,7 +4,7 @@
  * timeout), false when trying again cannot help (a bad topic name, no permission, a message too large).
  * Each class carries a stable `code` that users can search for (docs/errors.md).
  */
-import { CodedError } from '../errors/coded-error.js';
+import { CodedError } from '../errors/index.js';
 
 export interface TransportErrorOptions {
   retriable: boolean;

@@ -19,12 +19,11 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { pino, type Logger } from 'pino';
-import type { Codec } from '../wire/codec.js';
-import { WireDecodeError } from '../wire/errors.js';
+import { type Codec, WireDecodeError } from '../wire/index.js';
 import { ConnectionLostError, lostBeforeAnswer, RequestTimeoutError, TransportClosedError, TransportError } from './errors.js';
 import type { Consumer, IncomingMessage, Producer, Transport, TransportStatus } from './transport.js';
 import { replyTimer, type ReplyTimer } from './reply-timer.js';
-import { errorMessage } from '../errors/error-text.js';
+import { errorMessage } from '../errors/index.js';
 
 export interface RequestClientOptions<Req, Res> {
   transport: Transport;

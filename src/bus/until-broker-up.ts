@@ -6,8 +6,7 @@
  * A broker's port opens before its tenants and namespaces exist (TrustGraph's init creates them once the
  * broker answers), so "namespace / tenant / topic not found" is taken as "not ready yet" here, not as final.
  */
-import { exponentialBackoff } from '../retry/backoff.js';
-import { retry, type RetryEvent } from '../retry/retry.js';
+import { exponentialBackoff, retry, type RetryEvent } from '../retry/index.js';
 import { ConnectError, TransportError } from './errors.js';
 
 /** Whether `error` may go away by itself while the broker is coming up: a retriable one, or a topic or namespace not found. */

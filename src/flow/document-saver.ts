@@ -6,10 +6,10 @@
  * save never touches the dialog's responses.
  */
 import type { Logger } from 'pino';
-import type { RequestClient } from '../bus/request-client.js';
-import { addDocumentRequest, type AgentDocument, type DocumentSink } from '../agent/agent-documents.js';
+import type { RequestClient } from '../bus/index.js';
+import { addDocumentRequest, type AgentDocument, type DocumentSink } from '../agent/index.js';
 import type { LibrarianRequest, LibrarianResponse } from '../wire/index.js';
-import { errorMessage } from '../errors/error-text.js';
+import { errorMessage } from '../errors/index.js';
 import { offCriticalPath } from './off-critical-path.js';
 import { LibrarianError } from './errors.js';
 

@@ -1,5 +1,5 @@
 /** Errors of the running flows (stable codes in docs/errors.md). */
-import { CodedError } from '../errors/coded-error.js';
+import { CodedError } from '../errors/index.js';
 
 /** `--service-timeouts` holds a part that is not `<service>=<seconds>[/<gap seconds>]` of a known service. */
 export class ServiceTimeoutsError extends CodedError {

@@ -6,11 +6,18 @@
  */
 import { replyTimeouts } from './service-timeouts.js';
 import type { Logger } from 'pino';
-import { RequestClient } from '../bus/request-client.js';
-import { aggregationTopic, flowSubscriptionName, queueToTopic } from '../bus/topics.js';
-import type { Consumer, IncomingMessage, Producer, Properties } from '../bus/transport.js';
-import type { FlowDefinition } from '../config/flows.js';
-import type { ToolClients } from '../tools/run/tool-clients.js';
+import {
+  aggregationTopic,
+  type Consumer,
+  flowSubscriptionName,
+  type IncomingMessage,
+  type Producer,
+  type Properties,
+  queueToTopic,
+  RequestClient,
+} from '../bus/index.js';
+import type { FlowDefinition } from '../config/index.js';
+import type { ToolClients } from '../tools/index.js';
 import {
   embeddingsRequestCodec,
   embeddingsResponseCodec,

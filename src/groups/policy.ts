@@ -12,8 +12,8 @@
  * a valid `policy` is reported and ignored.
  */
 import { z } from 'zod';
-import type { TypeValues } from '../config/workspace-config.js';
-import { describeValue, quote } from '../errors/describe-value.js';
+import type { TypeValues } from '../config/index.js';
+import { describeValue, quote } from '../errors/index.js';
 import { DEFAULT_GROUP, WILDCARD, type AgentAsk, type RequestedGroups } from './selection.js';
 import { expandGroupHierarchy, isWithin } from './hierarchy.js';
 import {

@@ -8,10 +8,8 @@
  * messages, and URLs are shown without their user-info part.
  */
 import { z } from 'zod';
-import { decodeEntry } from '../tools/config/config-entry.js';
-import { describeValue, quote } from '../errors/describe-value.js';
-import { checkAgainst } from '../tools/config/schema-issues.js';
-import { stringList } from '../tools/config/tool-config-schema.js';
+import { checkAgainst, decodeEntry, stringList } from '../tools/index.js';
+import { describeValue, quote } from '../errors/index.js';
 
 export const MCP_CONFIG_TYPE = 'mcp';
 

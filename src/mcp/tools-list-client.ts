@@ -11,8 +11,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { McpDiscoveryError } from './errors.js';
 import { redactUrl } from './mcp-config.js';
-import { maskSecrets, urlSecrets } from '../errors/secret-text.js';
-import { errorMessage } from '../errors/error-text.js';
+import { errorMessage, maskSecrets, urlSecrets } from '../errors/index.js';
 
 /** Where to ask: an MCP server URL and its optional bearer token. */
 export interface McpEndpoint {

@@ -7,10 +7,9 @@
  * kind and never affects the agent.
  */
 import type { Logger } from 'pino';
-import { fetchTopicStats } from '../bus/pulsar/topic-stats.js';
-import { topicAdminUrl } from '../bus/topics.js';
-import { errorMessage } from '../errors/error-text.js';
-import { AdminApiError } from '../bus/errors.js';
+import { fetchTopicStats } from '../bus/pulsar/index.js';
+import { AdminApiError, topicAdminUrl } from '../bus/index.js';
+import { errorMessage } from '../errors/index.js';
 
 export interface WatchedSubscription {
   topic: string;

@@ -10,11 +10,10 @@
  * Label values for groups, states and tools come only from configuration (anything else is `other`), so a
  * client cannot create series by sending made-up names (design decision 11 (docs/design.md)).
  */
-import { FAILURE_REASONS } from '../agent/failure.js';
-import { PATTERN_IDS } from '../agent/patterns/pattern-table.js';
+import { FAILURE_REASONS, PATTERN_IDS } from '../agent/index.js';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
-import { DISCOVERY_FAILURE_REASONS, type DiscoveryFailureReason } from '../mcp/errors.js';
-import type { ToolRegistry } from '../tools/registry/registry.js';
+import { DISCOVERY_FAILURE_REASONS, type DiscoveryFailureReason } from '../mcp/index.js';
+import type { ToolRegistry } from '../tools/index.js';
 import { KnownLabelValues, removeSeries, type LabelKind } from './known-label-values.js';
 
 export const OTHER = 'other';

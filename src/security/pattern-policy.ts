@@ -14,10 +14,10 @@
  * was let start with. Like `initial-states`, this holds against a client writing its own history only with
  * `--signing-key`.
  */
-import type { PatternCatalog } from '../agent/orchestrator/catalog.js';
-import { quote } from '../errors/describe-value.js';
+import type { PatternCatalog } from '../agent/index.js';
+import { quote } from '../errors/index.js';
 import type { AgentRequest } from '../wire/index.js';
-import type { AllowedPatterns } from '../groups/policy.js';
+import type { AllowedPatterns } from '../groups/index.js';
 
 export type PatternDecision = { allowed: true } | { allowed: false; message: string };
 

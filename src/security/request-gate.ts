@@ -5,35 +5,34 @@
  * The gate counts nothing: it returns a verdict (the refusal with its reason, denied groups and escalation
  * label; a state no tool knows, even when it is let through) that the request's telemetry records.
  */
-import type { Properties } from '../bus/transport.js';
-import { queueToTopic } from '../bus/topics.js';
-import type { FlowDefinition } from '../config/flows.js';
-import type { WorkspaceChange } from '../config/config-watcher.js';
-import type { AggregationCheck, GateVerdict, RequestGate, UnknownGroups } from '../flow/ports.js';
-import type { ToolRegistry } from '../tools/registry/registry.js';
-import type { AgentAsk } from '../groups/selection.js';
-import type { AgentRequest } from '../wire/index.js';
-import type { FanInKind } from '../agent/iteration.js';
+import { type Properties, queueToTopic } from '../bus/index.js';
+import type { FlowDefinition, WorkspaceChange } from '../config/index.js';
+import type { AggregationCheck, GateVerdict, RequestGate, UnknownGroups } from '../flow/index.js';
+import type { ToolRegistry } from '../tools/index.js';
 import {
+  type AgentAsk,
   checkGroups,
   checkInitialState,
   DEFAULT_ALLOWED_PATTERNS,
   DEFAULT_UNKNOWN_GROUPS,
   effectiveGroups,
-  isAllowed,
-  parsePolicy,
-  unknownGroupsOf,
   type EffectiveGroups,
+  fallbackCandidates,
   type GroupPolicy,
+  isAllowed,
+  type LoadReader,
+  normalizeRequestGroups,
+  parsePolicy,
+  type RecommendationReader,
+  splitOptIn,
   type UnknownGroupsMode,
-} from '../groups/policy.js';
+  unknownGroupsOf,
+  WILDCARD,
+} from '../groups/index.js';
+import type { AgentRequest } from '../wire/index.js';
+import { type FanInKind, PATTERN_IDS, type PatternCatalog } from '../agent/index.js';
 import type { IterationSigner, Verdict } from './iteration-signature.js';
-import type { LoadReader } from '../groups/availability.js';
-import { fallbackCandidates, splitOptIn, type RecommendationReader } from '../groups/fallback.js';
-import { normalizeRequestGroups, WILDCARD } from '../groups/selection.js';
 import { checkPattern } from './pattern-policy.js';
-import type { PatternCatalog } from '../agent/orchestrator/catalog.js';
-import { PATTERN_IDS } from '../agent/patterns/pattern-table.js';
 
 export interface SecurityGateOptions {
   policyConfigType: string;

@@ -6,7 +6,7 @@ import { readlinkSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import type { WorkerAnswer, WorkerCall, WorkerReady } from './worker-protocol.js';
-import { InvalidUseError } from '../errors/invalid-use-error.js';
+import { InvalidUseError } from '../errors/index.js';
 
 export interface Handled<Res> {
   readonly result: Res;

@@ -5,7 +5,7 @@
  */
 import type { ArgumentValidator, PromptArgument, ToolArgument } from './arguments/arguments.js';
 import type { ToolType } from './config/tool-config-schema.js';
-import type { ToolStates } from '../groups/selection.js';
+import type { ToolStates } from '../groups/index.js';
 
 export type { ArgumentType, ToolType } from './config/tool-config-schema.js';
 

@@ -199,3 +199,4 @@ export {
   type LibrarianResponseInput,
   type ProcessingMetadata,
 } from './library.js';
+export { checkJsonLimits } from './json-limits.js';

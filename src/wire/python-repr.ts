@@ -11,7 +11,7 @@
  * unless it is so large that Python's float repr would use an exponent (|x| ≥ 1e16 → `1e+16`); any other value is
  * rendered as a Python `float`.
  */
-import { InvalidUseError } from '../errors/invalid-use-error.js';
+import { InvalidUseError } from '../errors/index.js';
 
 /** `str()` of a value: strings as they are, everything else as `repr()`. */
 export function pythonStr(value: unknown): string {

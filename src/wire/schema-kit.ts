@@ -9,11 +9,10 @@
  * - a value of the wrong JSON type is rejected with the field path (`history[0].thought`).
  */
 import { z } from 'zod';
-import { clipText, errorMessage } from '../errors/error-text.js';
+import { clipText, errorMessage, InvalidUseError } from '../errors/index.js';
 import type { Codec } from './codec.js';
 import { WireDecodeError } from './errors.js';
 import { pythonJsonBytes, pythonJsonDumps } from './python-repr.js';
-import { InvalidUseError } from '../errors/invalid-use-error.js';
 
 /** Deepest JSON nesting a payload may have; deeper payloads are rejected before validation. */
 export const MAX_NESTING_DEPTH = 100;

@@ -4,8 +4,8 @@
  * reported (the `tg_agent_workflow_findings` gauge), the latest findings kept for the HTTP listing.
  */
 import type { Logger } from 'pino';
-import type { GroupPolicy } from '../groups/policy.js';
-import type { ToolRegistry } from '../tools/registry/registry.js';
+import type { GroupPolicy } from '../groups/index.js';
+import type { ToolRegistry } from '../tools/index.js';
 import { lintWorkflow, type Finding, type Severity } from './workflow-lint.js';
 
 export interface WorkflowChecksOptions {

@@ -5,10 +5,8 @@
  * to do. Read by `tg-agent lint`, the HTTP listing and the load-time check (one log line each, a metric).
  */
 import { distance } from 'fastest-levenshtein';
-import type { GroupPolicy } from '../groups/policy.js';
-import type { ToolRegistry } from '../tools/registry/registry.js';
-import { DEFAULT_STATE, WILDCARD } from '../groups/selection.js';
-import type { Tool } from '../tools/tool.js';
+import { DEFAULT_STATE, type GroupPolicy, WILDCARD } from '../groups/index.js';
+import type { Tool, ToolRegistry } from '../tools/index.js';
 
 export type Severity = 'error' | 'warning' | 'info';
 

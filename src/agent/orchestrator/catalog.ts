@@ -7,7 +7,7 @@
  *   agent-pattern:    {"name", "description", "max_replan_depth"? (plan-then-execute), "max_subagents"? (supervisor)}
  *   agent-task-type:  {"name", "description", "valid_patterns": [pattern ids], "framing": text}
  */
-import type { TypeValues } from '../../config/workspace-config.js';
+import type { TypeValues } from '../../config/index.js';
 
 export const PATTERN_CONFIG_TYPES = ['agent-pattern', 'agent-task-type'] as const;
 

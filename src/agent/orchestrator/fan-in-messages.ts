@@ -12,7 +12,7 @@
  * signed (iteration-signature.ts), and the consumer refuses one that is not.
  * The `id` property is the client's, as on every message of the conversation.
  */
-import type { IncomingMessage, OutgoingMessage, Properties } from '../../bus/transport.js';
+import type { IncomingMessage, OutgoingMessage, Properties } from '../../bus/index.js';
 import { agentRequestCodec, type AgentRequest } from '../../wire/index.js';
 import type { Cancel, Completion, FanOutRecord } from './fan-in.js';
 import type { FanInKind } from '../iteration.js';

@@ -8,7 +8,7 @@
 import { DEFAULT_PATTERN, DEFAULT_TASK_TYPE, type PatternCatalog } from './catalog.js';
 import { callTemplate, type PromptClient } from './template-prompt.js';
 import type { UsageTracker } from '../usage.js';
-import { errorMessage } from '../../errors/error-text.js';
+import { errorMessage } from '../../errors/index.js';
 
 export const TASK_TYPE_CLASSIFY_TEMPLATE = 'task-type-classify';
 export const PATTERN_SELECT_TEMPLATE = 'pattern-select';

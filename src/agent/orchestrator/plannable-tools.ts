@@ -5,8 +5,8 @@
  * every state reachable from its state through such tools. A tool not offered in the current state says in its
  * description which state it needs, so the model orders the steps.
  */
-import type { ToolRegistry } from '../../tools/registry/registry.js';
-import type { AgentAsk } from '../../groups/selection.js';
+import type { ToolRegistry } from '../../tools/index.js';
+import type { AgentAsk } from '../../groups/index.js';
 
 export interface PlannableTool {
   readonly name: string;

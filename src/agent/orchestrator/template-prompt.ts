@@ -3,7 +3,7 @@
  * TrustGraph's PromptClient makes it: every variable JSON-encoded into `terms`; the reply is its text when it
  * has any, else its JSON `object` decoded. Usage is added to the tracker.
  */
-import type { RequestClient } from '../../bus/request-client.js';
+import type { RequestClient } from '../../bus/index.js';
 import { makePromptRequest, pythonJsonDumps, type PromptRequest, type PromptResponse } from '../../wire/index.js';
 import { PromptServiceError } from '../errors.js';
 import type { UsageTracker } from '../usage.js';

@@ -1,6 +1,6 @@
 /** Every workspace's pattern catalog, rebuilt whole when its `agent-pattern` or `agent-task-type` config changes. */
 import type { Logger } from 'pino';
-import type { WorkspaceSnapshot } from '../../config/workspace-config.js';
+import type { WorkspaceSnapshot } from '../../config/index.js';
 import { buildPatternCatalog, PATTERN_CONFIG_TYPES, type PatternCatalog } from './catalog.js';
 
 export class WorkspacePatterns {

@@ -13,7 +13,7 @@
  * TrustGraph's does. A later iteration without a pattern (a client that keeps its own history, or TrustGraph's
  * ReAct agent's `next` request) runs ReAct.
  */
-import type { AgentAsk } from '../../groups/selection.js';
+import type { AgentAsk } from '../../groups/index.js';
 import { makeAgentRequest, type AgentRequest } from '../../wire/index.js';
 import { DialogError } from '../errors.js';
 import { sessionUriKey, provenanceUris } from '../explainability.js';

@@ -3,7 +3,7 @@
  * dispatcher (dispatch.ts) picks it from the table (pattern-table.ts) by its `id`, gives it the context of this
  * message, and turns whatever it throws into the dialog's error response. A pattern knows nothing of the others.
  */
-import type { AgentAsk } from '../../groups/selection.js';
+import type { AgentAsk } from '../../groups/index.js';
 import type { IterationContext, IterationResult } from '../iteration.js';
 import type { PatternCatalog } from '../orchestrator/catalog.js';
 import type { OrchestrationContext } from '../orchestration-fields.js';

@@ -14,8 +14,8 @@
  * result. The state moves only after a tool succeeded, as in ReAct.
  */
 import { randomUUID } from 'node:crypto';
-import type { AgentAsk } from '../../groups/selection.js';
-import type { ToolRegistry } from '../../tools/registry/registry.js';
+import type { AgentAsk } from '../../groups/index.js';
+import type { ToolRegistry } from '../../tools/index.js';
 import {
   makeAgentRequest,
   makeAgentStep,

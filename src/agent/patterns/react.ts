@@ -4,8 +4,8 @@
  * it chose and hands the conversation on in the `next` request (docs/trustgraph-agent-notes.md §3.1).
  */
 import { randomUUID } from 'node:crypto';
-import type { AgentAsk } from '../../groups/selection.js';
-import type { ToolSet } from '../../tools/registry/tool-set.js';
+import type { AgentAsk } from '../../groups/index.js';
+import type { ToolSet } from '../../tools/index.js';
 import { makeAgentRequest, agentStepOf, type AgentRequest, type AgentStep, type PromptResponse } from '../../wire/index.js';
 import {
   conclusionTriples,

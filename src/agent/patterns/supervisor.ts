@@ -12,8 +12,8 @@
  *      from the results.
  */
 import { randomUUID } from 'node:crypto';
-import { clipText } from '../../errors/error-text.js';
-import type { AgentAsk } from '../../groups/selection.js';
+import { clipText } from '../../errors/index.js';
+import type { AgentAsk } from '../../groups/index.js';
 import { makeAgentRequest, makeAgentStep, pythonRepr, type AgentRequest, type AgentStep } from '../../wire/index.js';
 import { provenanceUris, sessionTriples, sessionUriKey } from '../explainability.js';
 import { DialogError } from '../errors.js';

@@ -14,7 +14,7 @@ import { connect as tcpConnect, type Socket } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { connect as tlsConnect } from 'node:tls';
 import type { Logger } from 'pino';
-import { errorMessage } from '../../errors/error-text.js';
+import { errorMessage } from '../../errors/index.js';
 import { redactUrl } from '../backend.js';
 import { CredentialsRefusedError } from '../errors.js';
 

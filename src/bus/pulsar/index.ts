@@ -5,7 +5,7 @@
  * broker from `broker.conf`, where the WebSocket service is off; otherwise the WebSocket API.
  */
 import { z } from 'zod';
-import { errorMessage } from '../../errors/error-text.js';
+import { errorMessage } from '../../errors/index.js';
 import { defineBackend, type BackendSettings } from '../backend.js';
 import type { Transport } from '../transport.js';
 import { nativeTransport } from './native/index.js';

@@ -9,7 +9,7 @@
  * one subscription with a consumer that has flow permits. A broker whose admin API cannot be asked is not waited for.
  */
 import type { Logger } from 'pino';
-import { errorMessage } from '../../errors/error-text.js';
+import { errorMessage } from '../../errors/index.js';
 import { fetchTopicStats } from './topic-stats.js';
 import { topicAdminUrl } from '../topics.js';
 import { AdminApiError } from '../errors.js';

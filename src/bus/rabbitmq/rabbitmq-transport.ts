@@ -13,9 +13,8 @@
  */
 import amqplib, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage, type RecoveringChannelModel } from 'amqplib';
 import { pino, type Logger } from 'pino';
-import { errorMessage } from '../../errors/error-text.js';
-import { exponentialBackoff } from '../../retry/backoff.js';
-import { retry } from '../../retry/retry.js';
+import { errorMessage } from '../../errors/index.js';
+import { exponentialBackoff, retry } from '../../retry/index.js';
 import { whenConnected } from '../when-connected.js';
 import { checkedProducer } from '../checked-producer.js';
 import { ConnectionStatus, StatusReporting } from '../connection-status.js';

@@ -3,10 +3,9 @@
  * already-decoded object is accepted too (handy for tests and for config clients that decode early).
  * A value over the size or depth limit is refused here, before anything walks it.
  */
-import { checkJsonLimits } from '../../wire/json-limits.js';
-import { describeValue } from '../../errors/describe-value.js';
+import { checkJsonLimits } from '../../wire/index.js';
+import { describeValue, errorMessage } from '../../errors/index.js';
 import type { ProblemDetail } from './problems.js';
-import { errorMessage } from '../../errors/error-text.js';
 
 /** Largest config value (JSON text) accepted for one tool, tool service or MCP entry. */
 export const MAX_CONFIG_VALUE_CHARS = 1_048_576;

@@ -2,7 +2,7 @@
  * One `tool` config entry → a normalized, frozen `Tool`, or the problems that keep it out of the
  * registry. Each entry is judged on its own (design decision 5 (docs/design.md)); this never throws.
  */
-import { inheritedGroups } from '../../groups/inheritance.js';
+import { inheritedGroups } from '../../groups/index.js';
 import {
   argumentsFromConfig,
   compileArguments,
@@ -13,7 +13,7 @@ import {
 import type { ArgumentSource, ArgumentsReport } from '../arguments/argument-source.js';
 import { builtinValidator, BUILTIN_ARGUMENTS } from '../arguments/builtin-arguments.js';
 import { decodeEntry, entryName } from '../config/config-entry.js';
-import { quote } from '../../errors/describe-value.js';
+import { quote } from '../../errors/index.js';
 import { deepFreeze, frozenSet } from '../freeze.js';
 import { makeProblem, type Problem, type ProblemDetail } from '../config/problems.js';
 import { checkAgainst } from '../config/schema-issues.js';

@@ -4,14 +4,14 @@ import { bases, type Basis } from './registry-basis.js';
 import { buildListing, type RegistryListing } from './listing.js';
 import { LruCache } from './lru.js';
 import {
+  type AgentAsk,
   nextState,
   normalizeRequestGroups,
   normalizeRequestState,
-  type AgentAsk,
   type RequestedGroups,
   type RequestGroups,
   type RequestState,
-} from '../../groups/selection.js';
+} from '../../groups/index.js';
 import type { Tool } from '../tool.js';
 import type { ToolAvailability, ToolIndex } from './tool-index.js';
 import type { ToolSet } from './tool-set.js';

@@ -3,7 +3,7 @@ import type { ArgumentsReport } from '../arguments/argument-source.js';
 import { frozenMap } from '../freeze.js';
 import { loadTool, type ToolLoad } from '../loading/load-tool.js';
 import type { Tool } from '../tool.js';
-import { CHEAP_ITEMS_PER_STEP, type Steps } from '../../threads/time-slices.js';
+import { CHEAP_ITEMS_PER_STEP, type Steps } from '../../threads/index.js';
 import { compareConfigKeys } from './config-entries.js';
 import type { BuildRegistryInput, BuildRegistryResult, ToolRegistry } from './registry-types.js';
 import { bases } from './registry-basis.js';

@@ -6,7 +6,7 @@
 import type { ArgumentSource, ArgumentsReport } from '../arguments/argument-source.js';
 import type { ToolLoadCache } from '../loading/tool-load-cache.js';
 import type { Problem } from '../config/problems.js';
-import type { AgentAsk, RequestGroups, RequestState } from '../../groups/selection.js';
+import type { AgentAsk, RequestGroups, RequestState } from '../../groups/index.js';
 import type { Tool, ToolServiceDescriptor } from '../tool.js';
 import type { RegistryListing } from './listing.js';
 import type { ToolAvailability } from './tool-index.js';

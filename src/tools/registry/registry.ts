@@ -4,16 +4,16 @@
  * throws; invalid entries are left out and reported as `problems`.
  */
 import type { ArgumentsReport } from '../arguments/argument-source.js';
-import { quote } from '../../errors/describe-value.js';
+import { quote } from '../../errors/index.js';
 import { deepFreeze, frozenMap, frozenSet } from '../freeze.js';
 import { loadTool, type ToolServiceLookup } from '../loading/load-tool.js';
 import { mcpGroupsOf } from '../config/mcp-groups.js';
 import { loadToolService } from '../loading/load-tool-service.js';
 import { makeProblem, type ConfigKind, type Problem } from '../config/problems.js';
-import { DEFAULT_GROUP, DEFAULT_STATE } from '../../groups/selection.js';
+import { DEFAULT_GROUP, DEFAULT_STATE } from '../../groups/index.js';
 import type { Tool, ToolServiceDescriptor } from '../tool.js';
 import { ToolIndex } from './tool-index.js';
-import { CHEAP_ITEMS_PER_STEP, runInSlices, runToEnd, type Steps } from '../../threads/time-slices.js';
+import { CHEAP_ITEMS_PER_STEP, runInSlices, runToEnd, type Steps } from '../../threads/index.js';
 import { entriesOf } from './config-entries.js';
 import { bases, type Basis } from './registry-basis.js';
 import { assembleRegistry } from './registry-object.js';

@@ -5,7 +5,7 @@
  * of the model's action, the plan's validation.
  */
 import type { FilterOptions, ToolRegistry } from './registry.js';
-import type { AgentAsk, RequestGroups, RequestState } from '../../groups/selection.js';
+import type { AgentAsk, RequestGroups, RequestState } from '../../groups/index.js';
 import type { ToolSet } from './tool-set.js';
 
 export function withoutTools(registry: ToolRegistry, withdrawn: ReadonlySet<string>): ToolRegistry {

@@ -8,8 +8,7 @@
  * nothing to say so. One that settles after its deadline is closed at once.
  */
 import type { Logger } from 'pino';
-import { exponentialBackoff } from '../../../retry/backoff.js';
-import { retry } from '../../../retry/retry.js';
+import { exponentialBackoff, retry } from '../../../retry/index.js';
 import { TransportClosedError, TransportError } from '../../errors.js';
 
 export interface CreateUntilUpOptions<T> {

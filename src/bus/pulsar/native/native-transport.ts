@@ -38,7 +38,7 @@ import type {
   Transport,
   TransportStatus,
 } from '../../transport.js';
-import { errorMessage } from '../../../errors/error-text.js';
+import { errorMessage } from '../../../errors/index.js';
 import {
   isPlain,
   loadPulsarClient,

@@ -10,7 +10,7 @@
  * it died may then arrive twice, which is why a final message is "at least once" during a broker fault.
  */
 import type { Logger } from 'pino';
-import { errorMessage } from '../../../errors/error-text.js';
+import { errorMessage } from '../../../errors/index.js';
 import type { ConnectionStatus } from '../../connection-status.js';
 import { FrameTooLargeError, NotConnectedError, TransportClosedError, TransportError, UnacknowledgedSendError } from '../../errors.js';
 import { createUntilUp } from './create-until-up.js';

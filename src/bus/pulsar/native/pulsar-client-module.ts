@@ -3,7 +3,7 @@
  * here from the package's `index.d.ts`, 1.18.0, since the package and its types may be absent), and loading it.
  */
 import { TransportUnavailableError } from '../../errors.js';
-import { errorMessage } from '../../../errors/error-text.js';
+import { errorMessage } from '../../../errors/index.js';
 
 export type NativeSubscriptionType = 'Exclusive' | 'Shared' | 'Failover' | 'KeyShared';
 

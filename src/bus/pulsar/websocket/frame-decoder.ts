@@ -6,7 +6,7 @@
  * a large frame that arrives before the worker has started, which starts it.
  */
 import type { Logger } from 'pino';
-import { siblingModule, WorkerClient } from '../../../threads/worker-client.js';
+import { siblingModule, WorkerClient } from '../../../threads/index.js';
 import { decodeFrame, type DecodedFrame } from './frame.js';
 
 /** Frames of at least this many bytes are decoded in the worker. */

@@ -1,5 +1,5 @@
 /** The worker thread of websocket-frame-decoder.ts: bytes of one text frame in, the decoded frame out (its payload moved, not copied). */
-import { serveCalls } from '../../../threads/serve-calls.js';
+import { serveCalls } from '../../../threads/index.js';
 import { decodeFrame, type DecodedFrame } from './frame.js';
 
 serveCalls<Uint8Array, DecodedFrame>((bytes) => {

@@ -6,9 +6,7 @@
 import type { Logger } from 'pino';
 import WebSocket from 'ws';
 import { ConnectError, NotConnectedError, TransportClosedError, TransportError } from '../../errors.js';
-import { exponentialBackoff, type Backoff } from '../../../retry/backoff.js';
-import { RetryTimer } from '../../../retry/retry-timer.js';
-import { retry } from '../../../retry/retry.js';
+import { type Backoff, exponentialBackoff, retry, RetryTimer } from '../../../retry/index.js';
 import { isRetriableFailure, openWebSocket, toFailure, type UpgradeSettings } from './upgrade.js';
 
 export interface LinkSettings extends UpgradeSettings {

@@ -4,8 +4,7 @@
  */
 import WebSocket from 'ws';
 import { isRetriableStatus } from '../../errors.js';
-import { errorMessage } from '../../../errors/error-text.js';
-import { CodedError } from '../../../errors/coded-error.js';
+import { CodedError, errorMessage } from '../../../errors/index.js';
 
 export interface UpgradeSettings {
   readonly token: string | undefined;
