@@ -10,9 +10,15 @@
  * - At `receiverQueueSize` unfinished messages the topic is paused, and resumed below it (flow control).
  * - The subscription is ready once its group is joined and a first fetch has fixed where it reads from: a
  *   group that starts at the latest offset would otherwise miss what is published in the meantime.
+ * - Each subscription has a kafkajs client of its own. kafkajs keeps a group's committed offsets in the client,
+ *   in one table that every consumer made from that client shares, and a consumer that rejoins its group clears
+ *   the table's entries of every topic it was not given. Two consumers of one group in one process (two readers
+ *   of one subscription, or one subscription name on several topics) would clear each other's entries in a
+ *   rebalance, and the next fetch of the one holding the partition fails on the missing entry with a TypeError
+ *   that kafkajs does not retry.
  */
 import { randomUUID } from 'node:crypto';
-import type { Consumer as KafkaConsumer, Kafka, KafkaMessage } from 'kafkajs';
+import { Kafka, type Consumer as KafkaConsumer, type KafkaConfig, type KafkaMessage } from 'kafkajs';
 import type { Logger } from 'pino';
 import { deliver } from './deliver.js';
 import { roundRobinAssigner } from './kafka-assigner.js';
@@ -51,14 +57,14 @@ export class KafkaSubscription {
   private messageIds = 0;
 
   constructor(
-    kafka: Kafka,
+    clientConfig: KafkaConfig,
     private readonly options: SubscribeOptions,
     private readonly where: KafkaTopic,
     readonly group: KafkaGroup,
     private readonly link: SubscriptionLink,
     private readonly logger: Logger,
   ) {
-    this.consumer = kafka.consumer({
+    this.consumer = new Kafka(clientConfig).consumer({
       groupId: group.groupId,
       partitionAssigners: [roundRobinAssigner],
       // TrustGraph's consumer settings: a member gone for 6 s loses its partitions.
@@ -83,9 +89,12 @@ export class KafkaSubscription {
       joined = true;
       this.link.up(this.key);
     });
-    consumer.on(consumer.events.CRASH, (event) => {
-      const detail = `Kafka consumer of ${this.where.name} (group ${this.group.groupId}) failed: ${event.payload.error.message}`;
-      if (!this.closed) this.link.down(this.key, detail);
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      if (this.closed) return;
+      const detail = `Kafka consumer of ${this.where.name} (group ${this.group.groupId}) failed: ${payload.error.message}`;
+      // kafkajs wraps what failed; the logged stack ends with the original error's ("caused by").
+      this.logger.warn({ err: payload.error, restartedByKafkajs: payload.restart }, detail);
+      this.link.down(this.key, detail);
     });
     const started = (async () => {
       await consumer.connect();
