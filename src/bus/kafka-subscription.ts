@@ -18,8 +18,11 @@
  *   that kafkajs does not retry.
  */
 import { randomUUID } from 'node:crypto';
-import { Kafka, type Consumer as KafkaConsumer, type KafkaConfig, type KafkaMessage } from 'kafkajs';
+import { Kafka, type Consumer as KafkaConsumer, type ConsumerRunConfig, type KafkaConfig, type KafkaMessage } from 'kafkajs';
 import type { Logger } from 'pino';
+import { errorMessage } from '../errors/error-text.js';
+import { exponentialBackoff } from '../retry/backoff.js';
+import { RetryTimer } from '../retry/retry-timer.js';
 import { deliver } from './deliver.js';
 import { roundRobinAssigner } from './kafka-assigner.js';
 import { PartitionOffsets } from './kafka-offsets.js';
@@ -32,6 +35,9 @@ import type { IncomingMessage, SubscribeOptions } from './transport.js';
  * again by the member that takes its partition.
  */
 const COMMIT_EVERY_MS = 100;
+
+/** How long a consumer that kafkajs stopped for good waits before it is started again. */
+const CONSUMER_RESTART_BACKOFF = exponentialBackoff({ initialMs: 1000, maxMs: 30_000, jitter: 'equal' });
 
 /** What the subscription tells its transport about the state of its link to the broker. */
 export interface SubscriptionLink {
@@ -55,6 +61,8 @@ export class KafkaSubscription {
   private commitAgain = false;
   private commitTimer: NodeJS.Timeout | undefined;
   private messageIds = 0;
+  /** Starts of a consumer that kafkajs stopped for good (`crashed`). */
+  private readonly restarts = new RetryTimer(CONSUMER_RESTART_BACKOFF);
 
   constructor(
     clientConfig: KafkaConfig,
@@ -87,23 +95,15 @@ export class KafkaSubscription {
     consumer.on(consumer.events.GROUP_JOIN, () => {
       if (!joined) for (const { partition, offset } of placement) consumer.seek({ topic: this.where.name, partition, offset });
       joined = true;
+      this.restarts.succeeded();
       this.link.up(this.key);
     });
-    consumer.on(consumer.events.CRASH, ({ payload }) => {
-      if (this.closed) return;
-      const detail = `Kafka consumer of ${this.where.name} (group ${this.group.groupId}) failed: ${payload.error.message}`;
-      // kafkajs wraps what failed; the logged stack ends with the original error's ("caused by").
-      this.logger.warn({ err: payload.error, restartedByKafkajs: payload.restart }, detail);
-      this.link.down(this.key, detail);
-    });
+    consumer.on(consumer.events.CRASH, ({ payload }) => this.crashed(payload.error, payload.restart));
     const started = (async () => {
       await consumer.connect();
       await consumer.subscribe({ topic: this.where.name, fromBeginning: this.group.fromBeginning });
       // Resolves once the group is joined and the consumer runs.
-      await consumer.run({
-        autoCommit: false,
-        eachMessage: async ({ partition, message }) => this.received(partition, message),
-      });
+      await consumer.run(this.runConfig);
       await this.commitPlacement(placement);
     })();
     // Past the timeout the caller has its error; a later failure has nobody to tell.
@@ -119,6 +119,31 @@ export class KafkaSubscription {
     }
   }
 
+  private readonly runConfig: ConsumerRunConfig = {
+    autoCommit: false,
+    eachMessage: async ({ partition, message }) => this.received(partition, message),
+  };
+
+  /**
+   * kafkajs starts a failed consumer again itself only after an error it counts as passing (a broker gone, a
+   * request timed out). After any other (a TypeError of its own, a group that refuses our assignor) it leaves the
+   * consumer stopped, out of the group, for good: its partitions go to the other members, or to nobody when it
+   * was the only one. Such a consumer is started again here, after a backoff, until it joins or is closed.
+   */
+  private crashed(error: unknown, restartedByKafkajs: boolean): void {
+    if (this.closed) return;
+    const detail = `Kafka consumer of ${this.where.name} (group ${this.group.groupId}) failed: ${errorMessage(error)}`;
+    // kafkajs wraps what failed; the logged stack ends with the original error's ("caused by").
+    this.logger.warn({ err: error, restartedByKafkajs }, detail);
+    this.link.down(this.key, detail);
+    if (restartedByKafkajs) return;
+    const delayMs = this.restarts.retryLater(() => {
+      if (this.closed) return;
+      this.consumer.run(this.runConfig).catch((err: unknown) => this.crashed(err, false));
+    });
+    if (delayMs !== undefined) this.logger.warn(`Kafka consumer of ${this.where.name} (group ${this.group.groupId}) is started again in ${delayMs} ms`);
+  }
+
   private async commitPlacement(placement: PartitionOffset[]): Promise<void> {
     if (placement.length === 0) return;
     const offsets = placement.map(({ partition, offset }) => ({ topic: this.where.name, partition, offset }));
@@ -128,6 +153,7 @@ export class KafkaSubscription {
   async close(deleteGroup: (groupId: string) => Promise<void>, unsubscribe: boolean): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.restarts.stop();
     clearTimeout(this.commitTimer);
     this.commitTimer = undefined;
     await this.committing;
