@@ -86,14 +86,19 @@ export class KafkaSubscription {
 
   /**
    * Joins the group, within `timeoutMs`. `placement`: where a group that has never committed starts; the
-   * consumer seeks there as it joins, before its first fetch, and commits it once it runs (kafkajs drops a
-   * commit made before), so the group keeps that place even if it closes before reading anything.
+   * consumer seeks there on the partitions it is given as it first joins, before its first fetch, and commits it
+   * once it runs (kafkajs drops a commit made before), so the group keeps that place even if it closes before
+   * reading anything.
    */
   async start(timeoutMs: number, placement: PartitionOffset[] = []): Promise<void> {
     const { consumer } = this;
     let joined = false;
-    consumer.on(consumer.events.GROUP_JOIN, () => {
-      if (!joined) for (const { partition, offset } of placement) consumer.seek({ topic: this.where.name, partition, offset });
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      // Only a partition this member was given: kafkajs keeps a seek on any other until the member is given it,
+      // in whatever later generation, and would then read again from the placement.
+      const given = new Set(payload.memberAssignment[this.where.name] ?? []);
+      if (!joined) for (const { partition, offset } of placement) if (given.has(partition)) consumer.seek({ topic: this.where.name, partition, offset });
+      this.forgetPartitionsNotIn(given);
       joined = true;
       this.restarts.succeeded();
       this.link.up(this.key);
@@ -142,6 +147,17 @@ export class KafkaSubscription {
       this.consumer.run(this.runConfig).catch((err: unknown) => this.crashed(err, false));
     });
     if (delayMs !== undefined) this.logger.warn(`Kafka consumer of ${this.where.name} (group ${this.group.groupId}) is started again in ${delayMs} ms`);
+  }
+
+  /**
+   * A partition the group gave to another member is that member's to commit from now on. Kafka would take an
+   * older offset from this consumer too (any member may commit any partition), moving the group back over what
+   * the other has read, so what this consumer finishes of it afterwards is not committed; should the partition
+   * come back, it is counted afresh from where the group's offset then is.
+   */
+  private forgetPartitionsNotIn(given: Set<number>): void {
+    for (const partition of this.partitions.keys()) if (!given.has(partition)) this.partitions.delete(partition);
+    this.flowControl();
   }
 
   private async commitPlacement(placement: PartitionOffset[]): Promise<void> {
@@ -256,7 +272,7 @@ export class KafkaSubscription {
       await this.consumer.commitOffsets(due);
       for (const { partition, offset } of due) this.partitions.get(partition)?.committedUpTo(Number(offset));
     } catch (err) {
-      // A partition given to another member meanwhile is not ours to commit; it reads from the last commit.
+      // The group rebalanced meanwhile; whoever holds the partition next reads from the last commit.
       this.logger.debug({ err, topic: this.where.name }, 'Kafka offset commit failed');
     }
   }

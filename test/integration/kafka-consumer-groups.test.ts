@@ -3,6 +3,9 @@
  * (test/support/global-brokers.ts), beside plain kafkajs consumers as the other members (as a TrustGraph
  * service's would be).
  *
+ * - A partition handed over is read from the group's committed offset, not from where the subscription was
+ *   placed when it joined; a message finished after its partition went to another member does not move the
+ *   group's offset back.
  * - kafkajs starts a failed consumer again only after an error it counts as passing. Here the broker refuses
  *   the consumer's join (INCONSISTENT_GROUP_PROTOCOL: the group is held by a member that offers another
  *   assignor), which kafkajs does not retry: the transport says so, starts the consumer again until the group
@@ -12,6 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { Kafka, logLevel, type Consumer as KafkaConsumer, type ConsumerConfig } from 'kafkajs';
 import { pino } from 'pino';
 import { afterEach, describe, expect, inject, it, vi } from 'vitest';
+import { roundRobinAssigner } from '../../src/bus/kafka-assigner.js';
 import { KafkaTransport } from '../../src/bus/kafka-transport.js';
 import { kafkaTopicFor } from '../../src/bus/kafka-topology.js';
 import type { Producer } from '../../src/bus/transport.js';
@@ -73,6 +77,18 @@ describe.skipIf(!kafkaBootstrapServers)('the Kafka transport as a consumer group
     return received;
   }
 
+  /** The offset the group has committed on the topic's one partition ('-1': none). */
+  async function committedOffset(topic: string, groupId: string): Promise<string> {
+    const admin = new Kafka({ brokers: [kafkaBootstrapServers], logLevel: logLevel.NOTHING }).admin();
+    await admin.connect();
+    try {
+      const [offsets] = await admin.fetchOffsets({ groupId, topics: [kafkaTopicFor(topic).name] });
+      return offsets!.partitions[0]!.offset;
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
   async function leave(consumer: KafkaConsumer): Promise<void> {
     others.splice(others.indexOf(consumer), 1);
     await consumer.disconnect();
@@ -83,6 +99,54 @@ describe.skipIf(!kafkaBootstrapServers)('the Kafka transport as a consumer group
   async function send(producer: Producer, ...texts: string[]): Promise<void> {
     for (const text of texts) await producer.send({ payload: Buffer.from(text) });
   }
+
+  it("reads a partition handed over from the group's committed offset, not from where it was placed when it joined", async () => {
+    const { topic, subscription } = setUp();
+    const producer = await transport.createProducer(topic);
+    await send(producer, 'before anyone reads');
+    // A member that has committed nothing holds the partition: its member id ('a-…') sorts before the
+    // transport's ('tg-agent-…'), so the round-robin assignor keeps it there when the transport joins.
+    const firstReads: string[] = [];
+    const first = await member(topic, { groupId: subscription, clientId: 'a-member', partitionAssigners: [roundRobinAssigner] }, firstReads);
+    // The group has committed nothing: the subscription is placed where the topic ends now.
+    const received = await subscribe(topic, subscription);
+    await send(producer, 'read by the first member', 'read by it too');
+    await vi.waitFor(() => expect(firstReads).toEqual(['read by the first member', 'read by it too']), { timeout: 30_000, interval: 50 });
+    // It commits what it read as it leaves; the transport's consumer takes the partition from there.
+    await leave(first);
+    await send(producer, 'after the handover');
+    await vi.waitFor(() => expect(received, explain()).toContain('after the handover'), { timeout: 30_000, interval: 50 });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(received).toEqual(['after the handover']);
+  });
+
+  it("leaves the group's offset alone when it finishes a message of a partition it no longer holds", async () => {
+    const { topic, subscription } = setUp();
+    const producer = await transport.createProducer(topic);
+    await send(producer, 'makes the topic');
+    let release = (): void => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const received = await subscribe(topic, subscription, (text) => (text === 'slow' ? released : Promise.resolve()));
+    await send(producer, 'slow');
+    await vi.waitFor(() => expect(received, explain()).toEqual(['slow']), { timeout: 30_000, interval: 50 });
+    // Another member takes the partition (its member id sorts first) while 'slow' is unfinished, reads it again
+    // from the committed offset, reads what comes next, and commits past both.
+    const otherReads: string[] = [];
+    const other = await member(topic, { groupId: subscription, clientId: 'a-member', partitionAssigners: [roundRobinAssigner] }, otherReads);
+    await send(producer, 'read by the other member');
+    await vi.waitFor(() => expect(otherReads).toEqual(['slow', 'read by the other member']), { timeout: 30_000, interval: 50 });
+    await vi.waitFor(async () => expect(await committedOffset(topic, subscription)).toBe('3'), { timeout: 30_000, interval: 100 });
+    // 'slow' is finished now, by a member that lost its partition: the group's offset stays where its holder put it.
+    release();
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(await committedOffset(topic, subscription)).toBe('3');
+    // The partition comes back, from that offset: nothing the other member read is read again.
+    await leave(other);
+    await send(producer, 'after the handover');
+    await vi.waitFor(() => expect(received, explain()).toContain('after the handover'), { timeout: 30_000, interval: 50 });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(received).toEqual(['slow', 'after the handover']);
+  });
 
   it('starts a consumer that kafkajs stopped for good again, until its group takes it, and then reads', async () => {
     const { topic, subscription } = setUp();
