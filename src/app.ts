@@ -145,7 +145,7 @@ function securityGate(
     : undefined;
   const gate = new SecurityGate({ policyConfigType: settings.policyConfigType, strictStates: settings.strictStates, telemetry, ...readers, ...(signer ? { signer } : {}) });
   const ledger = signer
-    ? new SeenSignatureLedger({ transport, signer, processorId: settings.id, logger: logger.child({ component: 'seen-signatures' }), signal: stopping })
+    ? new SeenSignatureLedger({ transport, signer, processorId: settings.id, logger: logger.child({ component: 'seen-signatures' }), telemetry, signal: stopping })
     : undefined;
   return { gate, ledger };
 }

@@ -14,6 +14,7 @@ import { FAILURE_REASONS } from '../agent/failure.js';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
 import { DISCOVERY_FAILURE_REASONS, type DiscoveryFailureReason } from '../mcp/errors.js';
 import type { ToolRegistry } from '../tools/registry/registry.js';
+import { RECORD_REFUSALS } from '../security/iteration-signature.js';
 import { KnownLabelValues, removeSeries, type LabelKind } from './known-label-values.js';
 
 export const OTHER = 'other';
@@ -118,6 +119,12 @@ export class AgentMetrics {
     registers: this.registers,
   });
   readonly registryTools: Gauge<'processor' | 'workspace'> = new Gauge({ name: 'tg_agent_registry_tools', help: 'Tools loaded, per workspace', labelNames: ['processor', 'workspace'], registers: this.registers });
+  readonly ledgerRefusals: Counter<'processor' | 'reason'> = new Counter({
+    name: 'tg_agent_ledger_records_refused_total',
+    help: 'Seen-signature ledger records not taken, by reason (expired, not-yet-valid: outside the signing age limit; forged: not signed with the key; unreadable)',
+    labelNames: ['processor', 'reason'],
+    registers: this.registers,
+  });
   readonly refusals: Counter<'processor' | 'reason'> = new Counter({ name: 'tg_agent_requests_refused_total', help: 'Requests refused before they ran, by reason (policy, initial state, signature, state)', labelNames: ['processor', 'reason'], registers: this.registers });
   readonly undeclaredArguments: Counter<'processor' | 'tool' | 'action'> = new Counter({ name: 'tg_agent_undeclared_arguments_total', help: 'Arguments the model gave that the tool does not declare, by what was done (dropped, passed, rejected)', labelNames: ['processor', 'tool', 'action'], registers: this.registers });
   readonly policyProblems: Gauge<'processor' | 'workspace'> = new Gauge({ name: 'tg_agent_policy_problems', help: 'Problems in the group policy config type, per workspace', labelNames: ['processor', 'workspace'], registers: this.registers });
@@ -162,6 +169,7 @@ export class AgentMetrics {
       this.escalationAttempts.inc({ reason }, 0);
     }
     for (const reason of REFUSAL_REASONS) this.refusals.inc({ reason }, 0);
+    for (const reason of RECORD_REFUSALS) this.ledgerRefusals.inc({ reason }, 0);
     for (const part of ['tools', 'hooks', 'flows', 'patterns']) this.configFailures.inc({ part }, 0);
     // Counters an alert watches start at 0 (a series born at 1 shows no increase), `other` included.
     this.invalidStates.inc({ state: OTHER }, 0);
