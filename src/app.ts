@@ -24,6 +24,7 @@ import { WorkflowChecks } from './workflow/workflow-checks.js';
 import { workflowGraph } from './workflow/workflow-graph.js';
 import { renderWorkflow, type WorkflowFormat } from './workflow/workflow-page.js';
 import { brokerAdminUrlFor, type Settings } from './settings.js';
+import { settingsSecrets } from './settings-secrets.js';
 import { untilBrokerUp } from './bus/until-broker-up.js';
 import { errorMessage } from './errors/error-text.js';
 
@@ -203,6 +204,6 @@ function httpServer({ settings, transport, logger, service, metrics, gate, disco
       },
     },
     logger,
-    settings.httpToken ? { listingToken: settings.httpToken } : {},
+    { ...(settings.httpToken ? { listingToken: settings.httpToken } : {}), secrets: settingsSecrets(settings) },
   );
 }
