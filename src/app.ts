@@ -48,7 +48,8 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
   const auditProducer = auditProducerFor(settings, transport, logger, stopping.signal);
   const audit = new AuditTrail(logger.child({ component: 'audit' }), auditProducer);
   const load = new DownstreamLoad();
-  const recommendations = new AnswerRecommendations();
+  // Only the task types a workspace configures are counted (the service, made below, keeps its pattern catalogs).
+  const recommendations = new AnswerRecommendations({ taskTypes: (workspace) => service.patterns.get(workspace)?.taskTypes.keys() });
   const telemetry = new AgentTelemetry({ metrics, audit, logger, transport: transport.kind, mcpDiscovery: settings.mcpDiscovery, load, recommendations });
   const { gate, ledger } = securityGate(settings, telemetry, { load, recommendations }, transport, logger, stopping.signal);
   // MCP argument discovery runs in the background, never in a request's way; a changed snapshot rebuilds the registry.

@@ -253,10 +253,16 @@ export function groupQuestionsSuite(target: HarnessTarget): void {
             ? 'Thought: t\nAction: lookup\nArgs: {"question": "q"}'
             : 'Thought: ok\nFinal Answer: done',
       });
+      // Only the workspace's own task types count (and `general`, the default).
+      await h.config.put(h.workspace, 'agent-task-type', 'research-questions', { description: 'Research', valid_patterns: ['react'] });
+      await h.config.put(h.workspace, 'agent-task-type', 'general', { description: 'General', valid_patterns: ['react'] });
+      await h.configApplied();
       // Naming its pattern, a request keeps its own task type (without one, the meta-router decides: `general`).
       await h.ask({ question: 'look it up', group: ['research', 'invented'], pattern: 'react', task_type: 'research-questions' });
       await h.ask({ question: 'just answer', group: ['research'], pattern: 'react', task_type: 'research-questions' });
-      await h.ask({ question: 'hello', task_type: 'ignored-without-a-pattern' });
+      await h.ask({ question: 'hello', pattern: 'react', task_type: '' });
+      // A task type the workspace does not configure is not counted: clients cannot crowd out the real ones.
+      for (const made of ['made-up-1', 'made-up-2']) await h.ask({ question: 'just answer', group: ['research'], pattern: 'react', task_type: made });
       const listing = (await (await fetch(`${h.httpUrl()}/tools/${h.workspace}`)).json()) as { recommendations: unknown };
       // A group no tool is in is not counted: a client cannot grow the table with names of its own.
       expect(listing.recommendations).toEqual({
