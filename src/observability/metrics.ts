@@ -65,7 +65,7 @@ export class AgentMetrics {
     labelNames: ['processor', 'event'],
     registers: this.registers,
   });
-  readonly overloadRefusals: Counter<'processor'> = new Counter({ name: 'tg_agent_overload_refusals_total', help: 'Requests refused with an error because --max-queued requests were waiting for a slot', labelNames: ['processor'], registers: this.registers });
+  readonly overloadRefusals: Counter<'processor'> = new Counter({ name: 'tg_agent_overload_refusals_total', help: 'Requests refused with an error because --max-queued requests, or --max-queued-bytes of them, were waiting for a slot', labelNames: ['processor'], registers: this.registers });
   readonly brokerDropRate: Gauge<'processor' | 'topic' | 'subscription'> = new Gauge({
     name: 'tg_agent_broker_drop_rate',
     help: "Messages per second the broker dropped for the flow's request subscription (its admin API's msgDropRate)",
@@ -84,6 +84,25 @@ export class AgentMetrics {
     },
   });
   private isReady: () => boolean = () => false;
+  readonly queuedRequests: Gauge<'processor'> = new Gauge({
+    name: 'tg_agent_queued_requests',
+    help: 'Requests waiting for a concurrency slot (bounded by --max-queued)',
+    labelNames: ['processor'],
+    registers: this.registers,
+    collect: () => {
+      this.queuedRequests.set(this.readQueue().count);
+    },
+  });
+  readonly queuedRequestBytes: Gauge<'processor'> = new Gauge({
+    name: 'tg_agent_queued_request_bytes',
+    help: 'Bytes of the requests waiting for a concurrency slot (bounded by --max-queued-bytes)',
+    labelNames: ['processor'],
+    registers: this.registers,
+    collect: () => {
+      this.queuedRequestBytes.set(this.readQueue().bytes);
+    },
+  });
+  private readQueue: () => { count: number; bytes: number } = () => ({ count: 0, bytes: 0 });
   /** 1 for the transport in use (`native` or `websocket`). */
   readonly transportInfo: Gauge<'processor' | 'transport'> = new Gauge({ name: 'tg_agent_transport_info', help: 'The broker transport in use (value 1)', labelNames: ['processor', 'transport'], registers: this.registers });
   readonly downstreamDuration: Histogram<'processor' | 'target_service'> = new Histogram({ name: 'tg_downstream_call_duration_seconds', help: 'Calls to TrustGraph services, by request spec', labelNames: ['processor', 'target_service'], buckets: LLM_BUCKETS, registers: this.registers });
@@ -182,6 +201,11 @@ export class AgentMetrics {
     }
     this.groupFallbacks.inc({ group: OTHER }, 0);
     this.configVersion.set(0);
+  }
+
+  /** Where the queue gauges read the requests waiting for a slot from at each scrape. */
+  watchQueue(read: () => { count: number; bytes: number }): void {
+    this.readQueue = read;
   }
 
   /** Where `tg_agent_ready` reads readiness from at each scrape (until set: not ready). */
