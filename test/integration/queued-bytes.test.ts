@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { agentFlowConfig } from '../../dev/flow-config.js';
 import { freePort } from '../../dev/ports.js';
-import { startAgentHarness, type AgentHarness } from '../support/agent-harness.js';
+import { startAgentHarness, type AgentHarness, type FlowStandIns } from '../support/agent-harness.js';
 import { configQueueArgs, startAgentProcess, type AgentProcess } from '../support/agent-process.js';
 import { startGatewayClient, type GatewayClient } from '../support/gateway-client.js';
 import { sample, scrape } from '../support/prometheus-text.js';
@@ -25,6 +25,7 @@ const FIXED_OVERHEAD = 450 * MB;
 
 describe.runIf(testTransports().includes('native'))('a burst of large requests against --max-queued-bytes (real broker, native)', () => {
   let harness: AgentHarness;
+  let burst: FlowStandIns;
   let agent: AgentProcess;
   let gateway: GatewayClient;
   let metricsUrl: string;
@@ -43,7 +44,7 @@ describe.runIf(testTransports().includes('native'))('a burst of large requests a
       },
     });
     await harness.removeFlow('default');
-    await harness.addFlow('burst');
+    burst = await harness.addFlow('burst');
     await harness.removeFlow('burst');
     await harness.config.put(harness.workspace, 'processor:agent-manager', 'burst', agentFlowConfig(harness.workspace, 'burst'));
     const port = await freePort();
@@ -75,7 +76,7 @@ describe.runIf(testTransports().includes('native'))('a burst of large requests a
     const rssBefore = await metric('process_resident_memory_bytes');
     const question = 'x'.repeat(REQUEST_BYTES);
     const first = await gateway.send({ question });
-    await harness.waitFor(() => harness.prompt.calls.length === 1, 'the first request to take the only slot', 60_000);
+    await harness.waitFor(() => burst.prompt.calls.length === 1, 'the first request to take the only slot', 60_000);
 
     const ids: string[] = [];
     let peakQueued = 0;
