@@ -39,8 +39,8 @@ export function groupQuestionsSuite(target: HarnessTarget): void {
       it('costs no more than its size to name: errors, log lines and the audit list a bounded few of many long names', async () => {
         const capture = capturingLogger('info');
         const h = await start({ app: {}, logger: capture.logger, tools, script: answerAtOnce });
-        // A 1 MB request: a thousand unknown groups of a thousand characters each.
-        const many = Array.from({ length: 1000 }, (_, i) => `${String(i).padStart(4, '0')}${'g'.repeat(996)}`);
+        // A 500 KB request (what the WebSocket API carries): a thousand unknown groups of 500 characters each.
+        const many = Array.from({ length: 1000 }, (_, i) => `${String(i).padStart(4, '0')}${'g'.repeat(496)}`);
         const warned = await h.ask({ question: 'q', group: many });
         expect(warned.last).toMatchObject({ end_of_dialog: true, error: null });
         const warning = capture.lines.find((line) => /no tool of workspace/.test(String(line.msg)));
