@@ -22,6 +22,7 @@ import { renderWorkflow, WorkflowChecks, type WorkflowFormat, workflowGraph } fr
 import { backendNamed } from './backends.js';
 import type { Settings } from './settings.js';
 import { errorMessage } from './errors/index.js';
+import { settingsSecrets } from './settings-secrets.js';
 
 export interface AgentApp {
   readonly service: AgentService;
@@ -43,7 +44,8 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
   const auditProducer = auditProducerFor(settings, transport, logger, stopping.signal);
   const audit = new AuditTrail(logger.child({ component: 'audit' }), auditProducer);
   const load = new DownstreamLoad();
-  const recommendations = new AnswerRecommendations();
+  // Only the task types a workspace configures are counted (the service, made below, keeps its pattern catalogs).
+  const recommendations = new AnswerRecommendations({ taskTypes: (workspace) => service.patterns.get(workspace)?.taskTypes.keys() });
   const telemetry = new AgentTelemetry({ metrics, audit, logger, transport: transport.kind, mcpDiscovery: settings.mcpDiscovery, load, recommendations });
   const { gate, ledger } = securityGate(settings, telemetry, { load, recommendations }, transport, logger, stopping.signal);
   // MCP argument discovery runs in the background, never in a request's way; a changed snapshot rebuilds the registry.
@@ -81,6 +83,7 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
     gate,
   });
   metrics.watchReadiness(() => service.readiness().ready);
+  metrics.watchQueue(() => ({ count: service.limit.queued, bytes: service.limit.queuedBytes }));
   const dropStats = brokerDropStats(settings, service, telemetry, logger);
   const http = httpServer({ settings, transport, logger, service, metrics, gate, discovery, workflow, recommendations });
   return {
@@ -141,7 +144,7 @@ function securityGate(
     : undefined;
   const gate = new SecurityGate({ policyConfigType: settings.policyConfigType, strictStates: settings.strictStates, telemetry, ...readers, ...(signer ? { signer } : {}) });
   const ledger = signer
-    ? new SeenSignatureLedger({ transport, signer, processorId: settings.id, logger: logger.child({ component: 'seen-signatures' }), signal: stopping })
+    ? new SeenSignatureLedger({ transport, signer, processorId: settings.id, logger: logger.child({ component: 'seen-signatures' }), telemetry, signal: stopping })
     : undefined;
   return { gate, ledger };
 }
@@ -199,6 +202,6 @@ function httpServer({ settings, transport, logger, service, metrics, gate, disco
       },
     },
     logger,
-    settings.httpToken ? { listingToken: settings.httpToken } : {},
+    { ...(settings.httpToken ? { listingToken: settings.httpToken } : {}), secrets: settingsSecrets(settings) },
   );
 }

@@ -4,6 +4,14 @@
  */
 export { CodedError } from './coded-error.js';
 export { describeValue, formatPath, quote, showValue } from './describe-value.js';
-export { clipText, errorMessage } from './error-text.js';
+export { clipText, errorMessage, firstNames, listNames, MAX_LISTED_NAME_LENGTH } from './error-text.js';
 export { InvalidUseError } from './invalid-use-error.js';
-export { maskSecrets, urlSecrets } from './secret-text.js';
+export {
+  type BasicAuth,
+  basicAuthorization,
+  decodeURIComponentSafe,
+  maskSecrets,
+  redactUrl,
+  urlSecrets,
+  withoutCredentials,
+} from './secret-text.js';

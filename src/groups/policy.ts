@@ -13,7 +13,7 @@
  */
 import { z } from 'zod';
 import type { TypeValues } from '../config/index.js';
-import { describeValue, quote } from '../errors/index.js';
+import { describeValue, listNames, quote } from '../errors/index.js';
 import { DEFAULT_GROUP, WILDCARD, type AgentAsk, type RequestedGroups } from './selection.js';
 import { expandGroupHierarchy, isWithin } from './hierarchy.js';
 import {
@@ -180,7 +180,7 @@ export function checkGroups(policy: GroupPolicy | undefined, requested: Requeste
     allowed: false,
     deniedGroups: denied,
     wildcard: denied.includes(WILDCARD),
-    message: `Insufficient permissions for requested tool groups: ${denied.map((g) => `"${g}"`).join(', ')}`,
+    message: `Insufficient permissions for requested tool groups: ${listNames(denied)}`,
   };
 }
 

@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import { checkAgainst, decodeEntry, stringList } from '../tools/index.js';
-import { describeValue, quote } from '../errors/index.js';
+import { describeValue, quote, redactUrl } from '../errors/index.js';
 
 export const MCP_CONFIG_TYPE = 'mcp';
 
@@ -65,22 +65,8 @@ export const McpEntrySchema = z.looseObject({
   group: stringList('group names').nullable().optional(),
 });
 
-/** The URL as it may be shown: user-info (`user:password@`) replaced by `***@`, query string dropped. */
-export function redactUrl(text: string): string {
-  try {
-    const url = new URL(text);
-    if (url.username !== '' || url.password !== '') {
-      url.username = '***';
-      url.password = '';
-    }
-    const hadQuery = url.search !== '';
-    url.search = '';
-    url.hash = '';
-    return hadQuery ? `${url.toString()}?…` : url.toString();
-  } catch {
-    return text.replace(/\/\/[^/@]*@/, '//***@');
-  }
-}
+/** The URL as it may be shown (errors/secret-text.ts): user-info replaced by `***@`, query string dropped. */
+export { redactUrl };
 
 /** Parse a workspace's `mcp` values (config key → JSON string). */
 export function parseMcpConfig(workspace: string, values: Readonly<Record<string, unknown>> | null | undefined): McpConfig {

@@ -18,7 +18,7 @@ import type {
   ServiceTelemetry,
 } from '../flow/index.js';
 import type { DiscoveryFailureReason, DiscoveryTelemetry } from '../mcp/index.js';
-import type { GateTelemetry } from '../security/index.js';
+import type { GateTelemetry, LedgerTelemetry, RecordRefusal } from '../security/index.js';
 import type { ToolRegistry } from '../tools/index.js';
 import type { AgentAsk } from '../groups/index.js';
 import type { AuditTrail } from './audit.js';
@@ -31,6 +31,7 @@ import type { AnswerRecommendations } from './recommendations.js';
 /** The whole vocabulary: what any part of the agent reports. */
 export type Telemetry = Required<ServiceTelemetry> &
   Required<GateTelemetry> &
+  Required<LedgerTelemetry> &
   Required<DiscoveryTelemetry> & {
     brokerDropRate(watched: WatchedSubscription, ratePerSecond: number): void;
   };
@@ -135,6 +136,10 @@ export class AgentTelemetry implements Telemetry {
 
   discoveryStatus(workspace: string, failing: number): void {
     this.metrics.mcpDiscoveryStatus(workspace, failing);
+  }
+
+  ledgerRecordRefused(reason: RecordRefusal): void {
+    this.metrics.ledgerRefusals.inc({ reason });
   }
 
   brokerDropRate({ topic, subscription }: WatchedSubscription, ratePerSecond: number): void {

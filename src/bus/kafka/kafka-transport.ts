@@ -59,7 +59,9 @@ const PROBE = 'probe';
 export class KafkaTransport extends StatusReporting implements Transport {
   readonly kind = 'kafka';
   private readonly logger: Logger;
+  /** The client of the producer and the admin requests; each subscription makes its own (kafka-subscription.ts). */
   private readonly kafka: Kafka;
+  private readonly clientConfig: KafkaConfig;
   private readonly producer: KafkaProducer;
   private readonly admin: Admin;
   readonly maxMessageBytes: number;
@@ -84,7 +86,7 @@ export class KafkaTransport extends StatusReporting implements Transport {
     this.sendTimeoutMs = options.sendTimeoutMs ?? 30_000;
     this.connection = new ConnectionStatus(options.reconnectSettleMs);
     this.connection.set(false, 'connecting to Kafka');
-    this.kafka = new Kafka({
+    this.clientConfig = {
       clientId: options.clientId ?? 'tg-agent',
       brokers: options.brokers,
       ...options.security,
@@ -94,7 +96,8 @@ export class KafkaTransport extends StatusReporting implements Transport {
       logLevel: logLevel.WARN,
       logCreator: () => (entry) => this.logger.debug({ kafkajs: entry.log, level: entry.level }, `kafkajs: ${entry.log.message}`),
       socketFactory: noDelaySockets,
-    });
+    };
+    this.kafka = new Kafka(this.clientConfig);
     this.producer = this.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
     this.admin = this.kafka.admin();
     this.connecting = this.connect();
@@ -122,7 +125,7 @@ export class KafkaTransport extends StatusReporting implements Transport {
   async subscribe(options: SubscribeOptions): Promise<Consumer> {
     this.assertOpen();
     const where = kafkaTopicFor(options.topic);
-    const subscription = new KafkaSubscription(this.kafka, options, where, kafkaGroupFor(where, options.subscription), this.link, this.logger);
+    const subscription = new KafkaSubscription(this.clientConfig, options, where, kafkaGroupFor(where, options.subscription), this.link, this.logger);
     this.subscriptions.add(subscription);
     try {
       await this.connecting;

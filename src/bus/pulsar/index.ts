@@ -14,7 +14,7 @@ import { SubscriberPresence } from './subscriber-presence.js';
 import { webSocketTransport } from './websocket/index.js';
 
 export { brokerAdminUrlFor, webSocketUrlFor } from './pulsar-link.js';
-export { fetchTopicStats, type TopicStats } from './topic-stats.js';
+export { fetchTopicStats, shownStatsUrl, type TopicStats } from './topic-stats.js';
 
 const settings = {
   /** `auto`: native where the pulsar-client binding loads, else websocket. */

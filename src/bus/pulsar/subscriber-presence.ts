@@ -10,8 +10,7 @@
  */
 import type { Logger } from 'pino';
 import { errorMessage } from '../../errors/index.js';
-import { fetchTopicStats } from './topic-stats.js';
-import { topicAdminUrl } from '../topics.js';
+import { fetchTopicStats, shownStatsUrl } from './topic-stats.js';
 import { AdminApiError } from '../errors.js';
 import type { SubscriberCheck } from '../connection-status.js';
 
@@ -46,7 +45,7 @@ export class SubscriberPresence implements SubscriberCheck {
 
   private async look(topic: string, deadline: number): Promise<Look> {
     const { adminUrl, token } = this.options;
-    const url = `${topicAdminUrl(adminUrl, topic)}/stats`;
+    const url = shownStatsUrl(adminUrl, topic);
     try {
       const answer = await fetchTopicStats({ adminUrl, token, topic, timeoutMs: Math.max(100, Math.min(5_000, deadline - performance.now())) });
       if (answer.status === 401 || answer.status === 403) throw new AdminApiError(`HTTP ${answer.status} from ${answer.url}`);
