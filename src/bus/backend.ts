@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { CodedError } from '../errors/index.js';
+import { CodedError, redactUrl } from '../errors/index.js';
 import type { Transport } from './transport.js';
 
 /** One command-line option: the settings key it sets, its flag (and short flag), environment variable and help. */
@@ -17,6 +17,12 @@ export interface OptionSpec<Key extends string = string> {
   readonly env?: string;
   readonly boolean?: boolean;
   readonly help: string;
+  /**
+   * A credential the logger and the HTTP endpoints mask wherever it shows (src/settings-secrets.ts): the whole
+   * value (`value`), or a URL's password and credential-like query values (`url`). A value left at its default is
+   * public knowledge and is not masked.
+   */
+  readonly secret?: 'value' | 'url';
 }
 
 /** An option holding a whole number from `min` to `max`, given as a number or as text (flags, environment). */
@@ -70,21 +76,11 @@ export class BackendOptionsError extends CodedError {
 
 /** The one log line of a transport's start: which, the broker (without secrets), and why this one. */
 export function logTransportStart(logger: Logger, transport: string, url: string, why: string): void {
-  const broker = redactUrl(url);
+  const broker = shownBroker(url);
   logger.info({ transport, broker, why }, `Transport: ${transport}, broker ${broker}`);
 }
 
-/** A URL fit for logs: no password and no token in it. */
-export function redactUrl(url: string): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return '(unparseable URL)';
-  }
-  if (parsed.password) parsed.password = '***';
-  for (const key of [...parsed.searchParams.keys()]) {
-    if (/token|key|secret|password|auth/i.test(key)) parsed.searchParams.set(key, '***');
-  }
-  return parsed.toString().replace(/\/$/, '');
+/** The broker's URL as logs and errors show it: no credentials, no query, no trailing slash. */
+export function shownBroker(url: string): string {
+  return redactUrl(url).replace(/\/$/, '');
 }

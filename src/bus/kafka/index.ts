@@ -23,7 +23,7 @@ export const kafkaBackend = defineBackend({
     { key: 'kafkaSecurityProtocol', flag: 'kafka-security-protocol', env: 'KAFKA_SECURITY_PROTOCOL', help: 'PLAINTEXT | SSL | SASL_PLAINTEXT | SASL_SSL (default PLAINTEXT)' },
     { key: 'kafkaSaslMechanism', flag: 'kafka-sasl-mechanism', env: 'KAFKA_SASL_MECHANISM', help: 'PLAIN | SCRAM-SHA-256 | SCRAM-SHA-512 (default PLAIN)' },
     { key: 'kafkaSaslUsername', flag: 'kafka-sasl-username', env: 'KAFKA_SASL_USERNAME', help: 'Kafka SASL user' },
-    { key: 'kafkaSaslPassword', flag: 'kafka-sasl-password', env: 'KAFKA_SASL_PASSWORD', help: 'Kafka SASL password (prefer the environment variable)' },
+    { key: 'kafkaSaslPassword', flag: 'kafka-sasl-password', env: 'KAFKA_SASL_PASSWORD', secret: 'value', help: 'Kafka SASL password (prefer the environment variable)' },
     { key: 'kafkaMaxMessageBytes', flag: 'kafka-max-message-bytes', env: 'TG_AGENT_KAFKA_MAX_MESSAGE_BYTES', help: "largest message published on Kafka: the broker's message.max.bytes less room for headers (default 1000000)" },
   ],
   check: (chosen) => void kafkaSecurity(chosen),

@@ -15,7 +15,7 @@ import { readFileSync } from 'node:fs';
 import { connect as tlsConnect } from 'node:tls';
 import type { Logger } from 'pino';
 import { errorMessage } from '../../errors/index.js';
-import { redactUrl } from '../backend.js';
+import { shownBroker } from '../backend.js';
 import { CredentialsRefusedError } from '../errors.js';
 
 export type CredentialsVerdict = { accepted: true } | { accepted: false; reason: string } | { accepted: undefined; reason: string };
@@ -142,7 +142,7 @@ export async function refuseUnlessAccepted(
   }
   if (verdict.accepted !== false) return;
   await close().catch(() => undefined);
-  const broker = redactUrl(url);
+  const broker = shownBroker(url);
   throw new CredentialsRefusedError(
     token
       ? `the broker at ${broker} refused the token given with --pulsar-api-key (PULSAR_API_KEY): ${verdict.reason}`

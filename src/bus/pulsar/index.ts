@@ -34,12 +34,12 @@ export const pulsarBackend = defineBackend({
   settings,
   options: [
     { key: 'transport', flag: 'transport', env: 'TG_AGENT_TRANSPORT', help: 'auto | native | websocket (default auto: native where the pulsar-client binding loads, else websocket)' },
-    { key: 'pulsarHost', flag: 'pulsar-host', short: 'p', env: 'PULSAR_HOST', help: 'Pulsar service URL (default pulsar://pulsar:6650)' },
-    { key: 'pulsarApiKey', flag: 'pulsar-api-key', env: 'PULSAR_API_KEY', help: 'Pulsar token for authentication' },
+    { key: 'pulsarHost', flag: 'pulsar-host', short: 'p', env: 'PULSAR_HOST', secret: 'url', help: 'Pulsar service URL (default pulsar://pulsar:6650)' },
+    { key: 'pulsarApiKey', flag: 'pulsar-api-key', env: 'PULSAR_API_KEY', secret: 'value', help: 'Pulsar token for authentication' },
     ...nativeTransport.options,
     ...webSocketTransport.options,
-    { key: 'brokerAdminUrl', flag: 'broker-admin-url', env: 'TG_AGENT_BROKER_ADMIN_URL', help: "broker admin API read for its drop statistics every 30 s (default http://<pulsar host>:8080; none = off)" },
-    { key: 'brokerAdminUrl', flag: 'pulsar-admin-url', env: 'PULSAR_ADMIN_URL', help: "TrustGraph's name for --broker-admin-url" },
+    { key: 'brokerAdminUrl', flag: 'broker-admin-url', env: 'TG_AGENT_BROKER_ADMIN_URL', secret: 'url', help: "broker admin API read for its drop statistics every 30 s (default http://<pulsar host>:8080; none = off)" },
+    { key: 'brokerAdminUrl', flag: 'pulsar-admin-url', env: 'PULSAR_ADMIN_URL', secret: 'url', help: "TrustGraph's name for --broker-admin-url" },
   ],
   create: (chosen, { logger }) => createPulsarTransport(chosen, logger),
   adminApi(chosen) {

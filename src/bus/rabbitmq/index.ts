@@ -20,7 +20,7 @@ export const rabbitmqBackend = defineBackend({
     { key: 'rabbitmqHost', flag: 'rabbitmq-host', env: 'RABBITMQ_HOST', help: 'RabbitMQ host, with --pubsub-backend rabbitmq (default rabbitmq)' },
     { key: 'rabbitmqPort', flag: 'rabbitmq-port', env: 'RABBITMQ_PORT', help: 'RabbitMQ AMQP port (default 5672)' },
     { key: 'rabbitmqUsername', flag: 'rabbitmq-username', env: 'RABBITMQ_USERNAME', help: 'RabbitMQ user (default guest)' },
-    { key: 'rabbitmqPassword', flag: 'rabbitmq-password', env: 'RABBITMQ_PASSWORD', help: 'RabbitMQ password (default guest)' },
+    { key: 'rabbitmqPassword', flag: 'rabbitmq-password', env: 'RABBITMQ_PASSWORD', secret: 'value', help: 'RabbitMQ password (default guest)' },
     { key: 'rabbitmqVhost', flag: 'rabbitmq-vhost', env: 'RABBITMQ_VHOST', help: 'RabbitMQ virtual host (default /)' },
   ],
   async create(chosen, { logger }) {

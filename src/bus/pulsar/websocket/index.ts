@@ -14,7 +14,7 @@ export const webSocketTransport = defineBackend({
     /** Base URL of the broker's WebSocket service. Default: derived from `pulsarHost`, port 8080. */
     pulsarWebSocketUrl: z.string().regex(/^wss?:\/\//, 'must start with ws:// or wss://').optional(),
   },
-  options: [{ key: 'pulsarWebSocketUrl', flag: 'pulsar-ws-url', env: 'PULSAR_WS_URL', help: "broker's WebSocket service (default ws://<pulsar host>:8080)" }],
+  options: [{ key: 'pulsarWebSocketUrl', flag: 'pulsar-ws-url', env: 'PULSAR_WS_URL', secret: 'url', help: "broker's WebSocket service (default ws://<pulsar host>:8080)" }],
   /** Throws CredentialsRefusedError where the broker refuses the token. */
   async create(settings, link: PulsarLink) {
     const url = webSocketUrlFor({ pulsarHost: link.serviceUrl, pulsarWebSocketUrl: settings.pulsarWebSocketUrl });
