@@ -44,11 +44,11 @@ const PolicySchema = z.strictObject({
   'unknown-groups': z.enum(['ignore', 'warn', 'reject']).default('warn'),
   /** The patterns a client may name in a first request (pattern-policy.ts). */
   'allowed-patterns': z.union([z.enum(['configured', 'any']), z.array(z.string())]).default(DEFAULT_ALLOWED_PATTERNS),
-  /** Dotted group names form a tree: a group stands for itself and everything below it (group-hierarchy.ts). */
+  /** Dotted group names form a tree: a group stands for itself and everything below it (hierarchy.ts). */
   'group-hierarchy': z.boolean().default(false),
-  /** Groups offered only in time windows (group-availability.ts). */
+  /** Groups offered only in time windows (availability.ts). */
   availability: z.array(AvailabilityRuleSchema).default([]),
-  /** Groups a request that names `+fallback` runs with when its own give it no tool (group-fallback.ts). */
+  /** Groups a request that names `+fallback` runs with when its own give it no tool (fallback.ts). */
   'fallback-groups': FallbackGroupsSchema.optional(),
 });
 
@@ -66,7 +66,7 @@ export interface GroupPolicy {
   readonly initialStates: ReadonlySet<string> | undefined;
   readonly unknownGroups: UnknownGroupsMode;
   readonly allowedPatterns: AllowedPatterns;
-  /** Dotted group names form a tree (group-hierarchy.ts); false: a dot is only a character. */
+  /** Dotted group names form a tree (hierarchy.ts); false: a dot is only a character. */
   readonly groupHierarchy: boolean;
   /** Groups and tools offered only in time windows or under load limits; empty: always. */
   readonly availability: readonly AvailabilityRule[];

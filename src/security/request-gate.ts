@@ -116,7 +116,7 @@ export class SecurityGate implements RequestGate {
 
   check(flow: FlowDefinition, ask: AgentAsk, properties: Properties, registry: ToolRegistry, patterns?: PatternCatalog): GateVerdict {
     const policy = this.policies.get(flow.workspace);
-    // `+fallback` is the opt-in, not a group, where the policy has fallback groups (group-fallback.ts).
+    // `+fallback` is the opt-in, not a group, where the policy has fallback groups (groups/fallback.ts).
     const split = policy?.fallbackGroups !== undefined && !ask.groups.wildcard ? splitOptIn(ask.groups.groups) : undefined;
     const asked: AgentAsk = split?.optedIn ? { ...ask, groups: { groups: split.groups, wildcard: false } } : ask;
     const verdict = this.verdict(flow, asked, properties, registry, patterns);

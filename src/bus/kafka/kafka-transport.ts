@@ -1,7 +1,7 @@
 /**
  * The transport over Apache Kafka (`kafkajs`), for TrustGraph deployments run with `--pubsub-backend kafka`.
  * Topics, consumer groups and retention are TrustGraph's own (topology.ts); each subscription is a
- * consumer of its own (kafka-subscription.ts); one producer serves every topic.
+ * consumer of its own (subscription.ts); one producer serves every topic.
  *
  * Status: the transport is connected while its producer is and every consumer is in its group. A consumer
  * whose fetches fail restarts, rejoins, and says so; a probe asks the cluster for its metadata every second,
@@ -59,7 +59,7 @@ const PROBE = 'probe';
 export class KafkaTransport extends StatusReporting implements Transport {
   readonly kind = 'kafka';
   private readonly logger: Logger;
-  /** The client of the producer and the admin requests; each subscription makes its own (kafka-subscription.ts). */
+  /** The client of the producer and the admin requests; each subscription makes its own (subscription.ts). */
   private readonly kafka: Kafka;
   private readonly clientConfig: KafkaConfig;
   private readonly producer: KafkaProducer;

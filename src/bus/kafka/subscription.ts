@@ -1,8 +1,8 @@
 /**
- * One subscription on Kafka: a `kafkajs` consumer in the subscription's consumer group (kafka-topology.ts),
+ * One subscription on Kafka: a `kafkajs` consumer in the subscription's consumer group (topology.ts),
  * handing each message to the handler as it comes, without waiting for the one before, as on Pulsar.
  *
- * - Offsets are committed as messages are acknowledged, in order per partition (kafka-offsets.ts), never
+ * - Offsets are committed as messages are acknowledged, in order per partition (offsets.ts), never
  *   automatically: an unfinished message is read again by whoever holds its partition next. What is finished
  *   within COMMIT_EVERY_MS goes in one commit.
  * - A negative acknowledgement hands the same message to the handler again after the redelivery delay: Kafka

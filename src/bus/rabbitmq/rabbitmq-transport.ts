@@ -1,6 +1,6 @@
 /**
  * The transport over RabbitMQ (AMQP 0-9-1, `amqplib`), for TrustGraph deployments run with
- * `--pubsub-backend rabbitmq`. Exchanges and queues are TrustGraph's own (rabbitmq-topology.ts).
+ * `--pubsub-backend rabbitmq`. Exchanges and queues are TrustGraph's own (topology.ts).
  *
  * One connection per process, recovered by amqplib with a backoff capped at 2 s. After every (re)connect the
  * setup opens a confirm channel for publishing and gives each consumer a channel of its own again (its queue
@@ -24,7 +24,7 @@ import { exchangeFor, queueFor, type RabbitExchange, type RabbitQueue } from './
 import type { Consumer, IncomingMessage, OutgoingMessage, Producer, ProducerOptions, SubscribeOptions, Transport } from '../transport.js';
 
 export interface RabbitMqTransportOptions {
-  /** `amqp://user:password@host:port/vhost` (rabbitmq-topology.ts: rabbitMqUrl). */
+  /** `amqp://user:password@host:port/vhost` (topology.ts: rabbitMqUrl). */
   url: string;
   logger?: Logger;
   /** The broker's `max_message_size`; a larger payload is refused before it is sent. Default 16 MiB (RabbitMQ 4's default). */

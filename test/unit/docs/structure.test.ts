@@ -2,9 +2,10 @@
  * The shape of src/, beside its size (code-size.test.ts): the one-way rule between folders, kept as data in
  * .dependency-cruiser.cjs and checked here with dependency-cruiser (layers as docs/design.md draws them, no
  * import running up, no circle of files or folders, other folders through their index.ts, backends and
- * patterns apart); and the one way errors are raised (coded, each listed in docs/errors.md).
+ * patterns apart); the one way errors are raised (coded, each listed in docs/errors.md); and that the documents,
+ * "where to change what" among them, name only files that exist.
  */
-import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -59,6 +60,20 @@ describe('the one-way rule of src/', () => {
     expect(drawn.reverse()).toEqual(config.LAYERS);
     const folders = readdirSync(join(ROOT, 'src'), { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
     expect([...folders].sort()).toEqual([...config.LAYERS].sort());
+  });
+});
+
+describe('the documents', () => {
+  it('name only files and folders of this repository that exist', () => {
+    const documents = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+    const named = documents.flatMap((document) =>
+      [...readFileSync(join(ROOT, document), 'utf8').matchAll(/`((?:src|test|dev|bench|scripts|deploy)\/[^`<>*{}\s]+)`/g)].map((m) => ({
+        document,
+        path: m[1]!.replace(/[:,.;)]+$/, ''),
+      })),
+    );
+    expect(named.length).toBeGreaterThan(100);
+    expect(named.filter(({ path }) => !existsSync(join(ROOT, path))).map(({ document, path }) => `${document}: ${path}`)).toEqual([]);
   });
 });
 

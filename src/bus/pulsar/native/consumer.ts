@@ -1,9 +1,9 @@
 /**
  * One consumer of the native transport, whose C++ consumer can be replaced by a new subscription: the transport
- * does so when it stays disconnected while the broker answers (native-stuck-watch.ts).
+ * does so when it stays disconnected while the broker answers (stuck-watch.ts).
  *
  * Why: the C++ client stops reconnecting a consumer or producer in some cases (its creation timer cancels
- * the pending reconnection, native-stuck-watch.ts), and nothing in the binding says so; a consumer that is
+ * the pending reconnection, stuck-watch.ts), and nothing in the binding says so; a consumer that is
  * never back would leave its topic unread and `/readyz` not ready for good.
  */
 import type { Logger } from 'pino';
@@ -15,7 +15,7 @@ export interface NativeConsumerParts {
   subscription: string;
   /** Subscribes a C++ consumer whose listener delivers to the subscriber's handler (the broker must answer). */
   subscribe(): Promise<NativeConsumer>;
-  /** How long one attempt to subscribe again may take (native-create-until-up.ts). */
+  /** How long one attempt to subscribe again may take (create-until-up.ts). */
   attemptTimeoutMs: number;
   logger: Logger;
 }

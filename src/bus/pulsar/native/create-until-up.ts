@@ -1,5 +1,5 @@
 /**
- * Creating a C++ producer or consumer again (native-producer.ts, native-consumer.ts), for as long as the broker
+ * Creating a C++ producer or consumer again (producer.ts, consumer.ts), for as long as the broker
  * is away: each attempt is bounded by a deadline of our own, and the attempts are spaced by a backoff of at most
  * 2 s (the client's own reconnect backoff, native-transport.ts).
  *

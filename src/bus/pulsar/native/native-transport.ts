@@ -105,7 +105,7 @@ const STATUS_SAMPLE_MS = 250;
 const DEFAULT_OPERATION_TIMEOUT_SECONDS = 10;
 /**
  * A producer or consumer down this much longer than one creation attempt, while another has been connected for
- * STUCK_OTHERS_UP_MS, is replaced (native-stuck-watch.ts says why and how these were chosen).
+ * STUCK_OTHERS_UP_MS, is replaced (stuck-watch.ts says why and how these were chosen).
  */
 const STUCK_AFTER_ATTEMPT_MS = 4000;
 const STUCK_OTHERS_UP_MS = 8000;
@@ -275,7 +275,7 @@ export class NativeTransport extends StatusReporting implements Transport {
   /**
    * The binding has no connection events, so `isConnected()` of every producer and consumer is sampled; a
    * sample that finds one down after all were up is a lost connection (a new epoch). A producer found cut off
-   * with sends in flight is replaced by the same sample (native-producer.ts).
+   * with sends in flight is replaced by the same sample (producer.ts).
    */
   private sampleStatus(): void {
     this.sampledAt = performance.now();
@@ -318,7 +318,7 @@ export class NativeTransport extends StatusReporting implements Transport {
     );
   }
 
-  /** How long one attempt of our own to create a producer or consumer again may take (native-create-until-up.ts). */
+  /** How long one attempt of our own to create a producer or consumer again may take (create-until-up.ts). */
   private attemptTimeoutMs(): number {
     return this.operationTimeoutSeconds * 1000 + ATTEMPT_MARGIN_MS;
   }

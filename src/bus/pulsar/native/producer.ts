@@ -21,7 +21,7 @@ export interface NativeProducerParts {
   topic: string;
   /** Creates the C++ producer (the broker must answer). */
   create(): Promise<NativeProducer>;
-  /** How long one attempt to create it again may take (native-create-until-up.ts). */
+  /** How long one attempt to create it again may take (create-until-up.ts). */
   attemptTimeoutMs: number;
   connection: ConnectionStatus;
   /** After a reconnect, wait for the topic to have a subscriber (connection-status.ts). */
@@ -105,7 +105,7 @@ export class RecyclingNativeProducer implements Producer {
 
   /**
    * Closes the C++ producer, failing its unacknowledged sends, and creates a new one for the sends to come. The
-   * transport also calls it for a producer that stays down while the broker answers (native-stuck-watch.ts).
+   * transport also calls it for a producer that stays down while the broker answers (stuck-watch.ts).
    * A producer already being replaced is left to it.
    */
   replace(): void {

@@ -1,6 +1,6 @@
 /**
  * Finds the native producers and consumers that stay disconnected while the broker answers the others, so that
- * the transport replaces them (native-producer.ts, native-consumer.ts).
+ * the transport replaces them (producer.ts, consumer.ts).
  *
  * Why: the C++ client arms a creation timer for each producer and consumer, and when it fires before the first
  * connection it cancels the pending reconnection ("Cancel the pending reconnection due to the start timeout");

@@ -1,4 +1,4 @@
-/** The worker thread of websocket-frame-decoder.ts: bytes of one text frame in, the decoded frame out (its payload moved, not copied). */
+/** The worker thread of frame-decoder.ts: bytes of one text frame in, the decoded frame out (its payload moved, not copied). */
 import { serveCalls } from '../../../threads/index.js';
 import { decodeFrame, type DecodedFrame } from './frame.js';
 

@@ -1,7 +1,7 @@
 /**
  * A frame the WebSocket API sends a consumer, decoded: the message it carries (payload as bytes), or why it
  * carries none. The same function runs on the event loop for the usual small frames and in a worker thread
- * for large ones (websocket-frame-decoder.ts).
+ * for large ones (frame-decoder.ts).
  */
 import type { Properties } from '../../transport.js';
 
