@@ -28,8 +28,10 @@ export interface OptionSpec<Key extends string = string> {
 /** An option holding a whole number from `min` to `max`, given as a number or as text (flags, environment). */
 export const positiveInt = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
-/** What a backend's options give it once validated. */
-export type BackendSettings<Shape extends z.ZodRawShape> = Readonly<z.output<z.ZodObject<Shape>>>;
+/** What a backend's options give it once validated (a backend without options gets an empty object). */
+export type BackendSettings<Shape extends z.ZodRawShape> = [keyof Shape] extends [never]
+  ? Readonly<Record<never, never>>
+  : Readonly<z.output<z.ZodObject<Shape>>>;
 
 /** The broker's admin API (Pulsar's REST API): read for the broker's drop statistics of the agent's subscriptions. */
 export interface AdminApi {

@@ -2,9 +2,12 @@
  * The table of message backends (src/backends.ts) as the settings read it: each backend's options reach the
  * service's settings and its --help as they are declared, and no two options take the same name.
  */
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { BACKENDS, backendNamed } from '../../../src/backends.js';
-import { OPTIONS, PUBSUB_BACKENDS, SettingsSchema } from '../../../src/settings.js';
+import { defineBackend } from '../../../src/bus/backend.js';
+import { MemoryTransport } from '../../../src/bus/memory/memory-transport.js';
+import { loadSettings, OPTIONS, PUBSUB_BACKENDS, SettingsSchema } from '../../../src/settings.js';
 
 describe('the backend table', () => {
   it('names the values of --pubsub-backend, Pulsar first', () => {
@@ -31,5 +34,14 @@ describe('the backend table', () => {
     const envs = OPTIONS.flatMap((option) => (option.env ? [option.env] : []));
     expect(new Set(flags).size).toBe(flags.length);
     expect(new Set(envs).size).toBe(envs.length);
+  });
+});
+
+describe('a backend descriptor', () => {
+  it('may have no options: it takes the service\'s settings as they are (a type check as much as a run)', async () => {
+    const bare = defineBackend({ name: 'bare', settings: {}, options: [], create: async () => new MemoryTransport() });
+    const transport = await bare.create(loadSettings([], {}).settings!, { logger: pino({ level: 'silent' }) });
+    expect(transport.kind).toBe('memory');
+    await transport.close();
   });
 });
