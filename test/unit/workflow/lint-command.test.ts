@@ -10,9 +10,16 @@ describe('tg-agent lint', () => {
 
   it('finds every seeded mistake of the fixture workspace, one per check (MCP drift needs discovery: workflow-lint.test.ts), and the invalid entry', () => {
     const report = lintWorkspaceConfig('default', parseConfigDump(readFileSync(FIXTURE, 'utf8')));
-    expect(report.entryProblems.map((p) => `${p.severity} ${p.key}`)).toEqual(['error tool:broken']);
+    expect(report.entryProblems.map((p) => `${p.severity} ${p.key}: ${p.message.slice(0, 60)}`)).toEqual([
+      'error tool:broken: workspace "default", tool key "broken" (name "Broken"): fiel',
+      'error agent-group-policy: workspace "default": group policy availability rule 2 names ',
+      'error agent-group-policy: workspace "default": group policy availability load service ',
+      'error agent-group-policy: workspace "default": group policy availability names group "',
+    ]);
     expect(report.findings.map((f) => `${f.severity} ${f.check} ${[...f.tools, ...f.groups].join(',')}`)).toEqual([
       'error dead-end-state Summarise',
+      'warning availability-never-matches audit',
+      'warning availability-never-matches summarise',
       'warning case-colliding-names search,Search',
       'warning group-near-miss Draft,reserch,research',
       'warning tool-unreachable-by-policy Admin,admin',
@@ -20,7 +27,7 @@ describe('tg-agent lint', () => {
       'info policy-group-unused audit',
       'info transition-loses-groups Handoff,writers',
     ]);
-    expect(formatReports([report]).split('\n')[0]).toBe('workspace default: 2 error(s), 4 warning(s), 2 note(s)');
+    expect(formatReports([report]).split('\n')[0]).toBe('workspace default: 5 error(s), 6 warning(s), 2 note(s)');
   });
 
   it("finds no error or warning in the spec's §5.1 example", () => {
@@ -45,7 +52,7 @@ describe('tg-agent lint', () => {
     vi.spyOn(console, 'error').mockImplementation((text: string) => void err.push(text));
     expect(await runLintCommand(['--file', FIXTURE.pathname, '--json'], {})).toBe(1);
     const parsed = JSON.parse(out[0]!) as { workspaces: { workspace: string; findings: unknown[] }[] };
-    expect(parsed.workspaces.map((w) => [w.workspace, w.findings.length])).toEqual([['default', 7]]);
+    expect(parsed.workspaces.map((w) => [w.workspace, w.findings.length])).toEqual([['default', 9]]);
     expect(await runLintCommand(['--file', '/no/such/dump'], {})).toBe(2);
     expect(err.at(-1)).toMatch(/^tg-agent lint: ENOENT: no such file or directory/);
     expect(await runLintCommand(['--bogus'], {})).toBe(2);
