@@ -42,7 +42,24 @@ describe('tg-agent lint', () => {
     expect(parseConfigDump('{"tool": {"a": {"type": "text-completion", "name": "A"}}}')).toEqual({
       tool: { a: '{"type":"text-completion","name":"A"}' },
     });
-    expect(() => parseConfigDump('Version: 3\n[1, 2]')).toThrow('the dump is not a JSON object of config types');
+    expect(() => parseConfigDump('Version: 3\n[1, 2]')).toThrow('the dump is not a JSON object of config types, got a list');
+  });
+
+  it('refuses a dump nested too deeply, or of the wrong shape, naming the entry or type', () => {
+    const deep = `{"tool": {"ok": "{}", "deep": ${'['.repeat(500_000)}${']'.repeat(500_000)}}}`;
+    expect(() => parseConfigDump(deep)).toThrow(expect.objectContaining({ code: 'TG_CONFIG_DUMP_INVALID', message: 'entry "tool" / "deep" of the dump has nesting deeper than 64 levels: more than the agent takes in one config value' }));
+    expect(() => parseConfigDump('{"tool": ["a", "b"]}')).toThrow('config type "tool" of the dump must map keys to values, got a list');
+    expect(() => parseConfigDump('{"tool": "x"}')).toThrow('config type "tool" of the dump must map keys to values, got a string ("x")');
+  });
+
+  it('reads "__proto__" as a type and as a key like any other', () => {
+    const tool = JSON.stringify(JSON.stringify({ type: 'text-completion', name: 'Proto' }));
+    const config = parseConfigDump(`{"__proto__": {"tool": {"a": ${tool}}}, "tool": {"__proto__": ${tool}}}`);
+    expect(Object.keys(config)).toEqual(['__proto__', 'tool']);
+    expect(Object.keys(config.tool!)).toEqual(['__proto__']);
+    const report = lintWorkspaceConfig('default', config);
+    expect(report.entryProblems).toEqual([]);
+    expect(formatReports([report])).toBe('workspace default: 0 error(s), 0 warning(s), 0 note(s)');
   });
 
   it('exits 1 on errors with --json output, and 2 when it cannot run', async () => {
