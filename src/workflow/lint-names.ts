@@ -7,7 +7,7 @@ import { CHEAP_ITEMS_PER_STEP, type Steps } from '../threads/time-slices.js';
 import { quote, quoteList } from '../tools/describe-value.js';
 import type { Tool } from '../tools/tool.js';
 import { finding, type Finding } from './finding.js';
-import { MAX_EDITED_LENGTH, NearNames } from './near-names.js';
+import { NearNames } from './near-names.js';
 
 /** A group only one tool has, whose name is a case variant of, or within two edits of, a group other tools use. */
 export function* groupNearMissSteps(tools: readonly Tool[], out: Finding[]): Steps<void> {
@@ -58,7 +58,7 @@ export function* groupNearMissSteps(tools: readonly Tool[], out: Finding[]): Ste
         'info',
         'group-near-miss',
         `${index.caseOnly} of the ${shared.length} groups that several tools use were compared with the others by case only, not by ` +
-          `spelling: too many groups to compare them all (names of up to ${MAX_EDITED_LENGTH} characters are compared)`,
+          'spelling: the workspace has too many groups to index them all for misspellings',
       ),
     );
   }

@@ -1,4 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { formatReports, lintWorkspaceConfig, parseConfigDump, runLintCommand } from '../../../src/lint-command.js';
 import { loadSpecExample } from '../../support/spec-tools.js';
@@ -75,4 +78,21 @@ describe('tg-agent lint', () => {
     expect(await runLintCommand(['--bogus'], {})).toBe(2);
     expect(err.at(-1)).toMatch(/Unknown option '--bogus'/);
   });
+  it('prints its whole report into a pipe before it exits', () => {
+    const tools = Object.fromEntries(
+      Array.from({ length: 3000 }, (_, i) => [`t${String(i).padStart(4, '0')}`, JSON.stringify({ type: 'text-completion', name: `Orphan ${i}`, 'applicable-states': [`nowhere-${i}`] })]),
+    );
+    const dir = mkdtempSync(join(tmpdir(), 'tg-agent-lint-'));
+    try {
+      writeFileSync(join(dir, 'dump.txt'), `Version: 1\n${JSON.stringify({ tool: tools })}`);
+      const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', 'lint', '--file', join(dir, 'dump.txt')], { encoding: 'utf8', maxBuffer: 1 << 26 });
+      expect(run.status, run.stderr).toBe(0);
+      const lines = run.stdout.trimEnd().split('\n');
+      expect(lines[0]).toBe('workspace default: 0 error(s), 3000 warning(s), 0 note(s)');
+      expect(lines).toHaveLength(3001);
+      expect(lines.at(-1)).toMatch(/^ {2}warning unreachable-state: tool "Orphan 2999"/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
