@@ -19,6 +19,7 @@ import { expandGroupHierarchy, isWithin } from '../tools/registry/group-hierarch
 import { PATTERN_IDS } from '../agent/patterns/catalog.js';
 import { DEFAULT_ALLOWED_PATTERNS, type AllowedPatterns } from './pattern-policy.js';
 import {
+  availabilityProblems,
   AvailabilityRuleSchema,
   withdrawals,
   type AvailabilityRule,
@@ -129,6 +130,9 @@ export function parsePolicy(workspace: string, values: TypeValues): PolicyParse 
       `${where}: group policy fallback-groups names ${notAllowed.slice(0, 10).map((g) => quote(g)).join(', ')}, which allowed-groups does not ` +
         'allow; a fallback never uses them',
     );
+  }
+  for (const problem of availabilityProblems(parsed.data.availability, { allowedGroups, groupHierarchy: parsed.data['group-hierarchy'] })) {
+    problems.push(`${where}: group policy ${problem}`);
   }
   return {
     policy: {
