@@ -65,14 +65,15 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
   });
   const service: AgentService = new AgentService(settings, transport, logger, {
     telemetry,
-    onRegistryBuilt: (registry) => workflow.check(registry),
+    // In time slices, after the registry is in place: requests never wait for the checks.
+    onRegistryBuilt: (registry) => void workflow.check(registry),
     extraConfigTypes: [...new Set([settings.policyConfigType, ...(discovery ? [MCP_CONFIG_TYPE] : [])])],
     onConfig: (change) => {
       gate.onConfig(change);
       discovery?.onConfig(change);
       // A policy change alone rebuilds no registry: check the one in use against the new policy.
       const registry = change.changedTypes.includes(settings.policyConfigType) ? service.registries.all().find((r) => r.workspace === change.workspace) : undefined;
-      if (registry) workflow.check(registry);
+      if (registry) void workflow.check(registry);
     },
     ...(discovery ? { mcpLookup: (workspace: string) => discovery.lookup(workspace) } : {}),
     onWorkspaceDeleted: (workspace) => {

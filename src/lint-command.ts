@@ -8,14 +8,16 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { ConfigClient, type TypeValues } from './config/index.js';
+import { ConfigClient, parseConfigDump, type TypeValues } from './config/index.js';
 import { createTransport } from './create-transport.js';
-import { CodedError, errorMessage } from './errors/index.js';
+import { errorMessage } from './errors/index.js';
 import { parsePolicy } from './groups/index.js';
 import { PATTERN_IDS } from './agent/index.js';
 import { loadSettings } from './settings.js';
 import { buildRegistry } from './tools/index.js';
 import { type Finding, lintWorkflow } from './workflow/index.js';
+
+export { parseConfigDump } from './config/index.js';
 
 export const LINT_HELP = `Usage: tg-agent lint [--file <dump>] [--workspace <ws>] [--json] [agent options]
 
@@ -58,25 +60,6 @@ export function lintWorkspaceConfig(workspace: string, config: Readonly<Record<s
     ],
     findings: lintWorkflow(registry, policy.policy),
   };
-}
-
-/** The file given to `tg-agent lint --file` is not a config dump. */
-export class ConfigDumpError extends CodedError {
-  override readonly name = 'ConfigDumpError';
-  readonly code = 'TG_LINT_CONFIG_DUMP_INVALID';
-}
-
-/** A `tg-show-config` dump ("Version: N" then the JSON) or plain JSON, as type → key → value (values as strings). */
-export function parseConfigDump(text: string): Record<string, TypeValues> {
-  const json = text.replace(/^\s*Version:.*\n/, '');
-  const parsed = JSON.parse(json) as unknown;
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigDumpError('the dump is not a JSON object of config types');
-  const out: Record<string, TypeValues> = {};
-  for (const [type, entries] of Object.entries(parsed as Record<string, unknown>)) {
-    if (typeof entries !== 'object' || entries === null) continue;
-    out[type] = Object.fromEntries(Object.entries(entries as Record<string, unknown>).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
-  }
-  return out;
 }
 
 export function formatReports(reports: readonly WorkspaceReport[]): string {
@@ -168,7 +151,7 @@ async function lintFromConfigService(settings: NonNullable<ReturnType<typeof loa
     else for (const type of types) (await client.workspacesWith(type)).workspaces.forEach((w) => workspaces.add(w));
     const reports: WorkspaceReport[] = [];
     for (const workspace of [...workspaces].sort()) {
-      const config: Record<string, TypeValues> = {};
+      const config = Object.create(null) as Record<string, TypeValues>;
       for (const type of types) config[type] = (await client.values(workspace, type)).values;
       reports.push(lintWorkspaceConfig(workspace, config, settings.policyConfigType));
     }

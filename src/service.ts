@@ -155,8 +155,8 @@ export class AgentService {
       }),
       pushQueue: settings.configPushQueue,
       types: [...new Set([this.flowConfigType, ...TOOL_CONFIG_TYPES, ...PATTERN_CONFIG_TYPES, this.agentConfigType, ...(hooks.extraConfigTypes ?? [])])],
-      onChange: (change) => this.onConfigChange(change),
-      onWorkspaceDeleted: (workspace) => this.onWorkspaceDeleted(workspace),
+      onChange: (change) => this.applyConfigChange(change),
+      onWorkspaceDeleted: (workspace) => this.applyWorkspaceDeleted(workspace),
       logger,
     });
   }
@@ -255,7 +255,11 @@ export class AgentService {
     await this.toolServices.close();
   }
 
-  private async onConfigChange(change: WorkspaceChange): Promise<void> {
+  /**
+   * Everything a config change does, in the order it does it (the config watcher calls this with each change
+   * it fetched; the reload benchmark drives it directly, so no piece of a reload escapes its timing).
+   */
+  async applyConfigChange(change: WorkspaceChange): Promise<void> {
     const { workspace, changedTypes, snapshot, version } = change;
     // The policy first: a tightened policy holds before anything else of the change is applied.
     await this.applyPart(change, 'hooks', () => this.hooks.onConfig?.(change));
@@ -304,7 +308,8 @@ export class AgentService {
     }
   }
 
-  private async onWorkspaceDeleted(workspace: string): Promise<void> {
+  /** Everything a workspace's deletion does (the config watcher calls this). */
+  async applyWorkspaceDeleted(workspace: string): Promise<void> {
     await this.flows.sync(workspace, []);
     this.registries.delete(workspace);
     this.patterns.delete(workspace);

@@ -3,7 +3,7 @@
  * docs/errors.md), `InvalidUseError`, and the helpers that put errors and values into bounded text.
  */
 export { CodedError } from './coded-error.js';
-export { describeValue, formatPath, quote, showValue } from './describe-value.js';
+export { describeValue, formatPath, listText, MAX_LISTED, quote, quoteList, showValue } from './describe-value.js';
 export { clipText, errorMessage, firstNames, listNames, MAX_LISTED_NAME_LENGTH } from './error-text.js';
 export { InvalidUseError } from './invalid-use-error.js';
 export {

@@ -4,8 +4,9 @@
  * groups a tool inherits, and the workspace's group policy with its hierarchy, time and load windows and fallback
  * groups (`parsePolicy`, `checkGroups`, `effectiveGroups`). The gate, the registry and the patterns call these.
  */
-export type { LoadReader, ToolWithdrawal, Withdrawal, WithdrawalReason } from './availability.js';
+export { type LoadReader, requestableByRules, type ToolWithdrawal, type Withdrawal, type WithdrawalReason } from './availability.js';
 export { fallbackCandidates, type RecommendationReader, splitOptIn } from './fallback.js';
+export { ancestorsOf } from './hierarchy.js';
 export { inheritedGroups } from './inheritance.js';
 export {
   type AllowedPatterns,

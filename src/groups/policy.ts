@@ -17,6 +17,7 @@ import { describeValue, listNames, quote } from '../errors/index.js';
 import { DEFAULT_GROUP, WILDCARD, type AgentAsk, type RequestedGroups } from './selection.js';
 import { expandGroupHierarchy, isWithin } from './hierarchy.js';
 import {
+  availabilityProblems,
   AvailabilityRuleSchema,
   withdrawals,
   type AvailabilityRule,
@@ -136,6 +137,9 @@ export function parsePolicy(workspace: string, values: TypeValues, patterns: rea
       `${where}: group policy fallback-groups names ${notAllowed.slice(0, 10).map((g) => quote(g)).join(', ')}, which allowed-groups does not ` +
         'allow; a fallback never uses them',
     );
+  }
+  for (const problem of availabilityProblems(parsed.data.availability, { allowedGroups, groupHierarchy: parsed.data['group-hierarchy'] })) {
+    problems.push(`${where}: group policy ${problem}`);
   }
   return {
     policy: {

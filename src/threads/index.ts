@@ -4,5 +4,5 @@
  */
 export { nextMacrotask } from './next-macrotask.js';
 export { serveCalls } from './serve-calls.js';
-export { CHEAP_ITEMS_PER_STEP, runInSlices, runToEnd, type Steps } from './time-slices.js';
+export { CHEAP_ITEMS_PER_STEP, runInSlices, runToEnd, type Steps, whileCurrent } from './time-slices.js';
 export { siblingModule, WorkerClient } from './worker-client.js';

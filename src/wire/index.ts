@@ -200,3 +200,4 @@ export {
   type ProcessingMetadata,
 } from './library.js';
 export { checkJsonLimits } from './json-limits.js';
+export { FLOW_SERVICES, type FlowService, isFlowService } from './services.js';
