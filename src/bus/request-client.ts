@@ -23,7 +23,7 @@ import { type Codec, WireDecodeError } from '../wire/index.js';
 import { ConnectionLostError, lostBeforeAnswer, RequestTimeoutError, TransportClosedError, TransportError } from './errors.js';
 import type { Consumer, IncomingMessage, Producer, Transport, TransportStatus } from './transport.js';
 import { replyTimer, type ReplyTimer } from './reply-timer.js';
-import { errorMessage } from '../errors/index.js';
+import { errorMessage, InvalidUseError } from '../errors/index.js';
 
 export interface RequestClientOptions<Req, Res> {
   transport: Transport;
@@ -101,7 +101,7 @@ export class RequestClient<Req, Res> {
 
   constructor(options: RequestClientOptions<Req, Res>) {
     if (!Number.isFinite(options.timeoutMs) || options.timeoutMs <= 0) {
-      throw new TypeError(`timeoutMs must be a finite number greater than 0, got ${options.timeoutMs}`);
+      throw new InvalidUseError(`timeoutMs must be a finite number greater than 0, got ${options.timeoutMs}`);
     }
     this.transport = options.transport;
     this.requestTopic = options.requestTopic;
@@ -110,7 +110,7 @@ export class RequestClient<Req, Res> {
     this.responseCodec = options.responseCodec;
     this.timeoutMs = options.timeoutMs;
     if (options.gapTimeoutMs !== undefined && (!Number.isFinite(options.gapTimeoutMs) || options.gapTimeoutMs <= 0)) {
-      throw new TypeError(`gapTimeoutMs must be a finite number greater than 0, got ${options.gapTimeoutMs}`);
+      throw new InvalidUseError(`gapTimeoutMs must be a finite number greater than 0, got ${options.gapTimeoutMs}`);
     }
     this.gapTimeoutMs = options.gapTimeoutMs ?? options.timeoutMs;
     this.subscriptionName = options.subscriptionName ?? `rr-${randomBytes(6).toString('hex')}`;

@@ -146,7 +146,7 @@ function dumpsValue(value: unknown, seen: Set<object>): string | undefined {
     default: return undefined;
   }
   if (value === null) return 'null';
-  if (seen.has(value)) throw new TypeError('Circular reference in value passed to pythonJsonDumps');
+  if (seen.has(value)) throw new InvalidUseError('Circular reference in value passed to pythonJsonDumps');
   seen.add(value);
   try {
     if (Array.isArray(value)) {

@@ -84,7 +84,7 @@ export interface MessageDefinition<T, I> {
 export function defineMessage<T, I>(name: string, schema: z.ZodType<T, I>): MessageDefinition<T, I> {
   const normalise = (value: unknown, what: string): T => {
     const result = schema.safeParse(value, { reportInput: true });
-    if (!result.success) throw new TypeError(`Cannot ${what} ${name}: ${describeIssues(result.error.issues)}`);
+    if (!result.success) throw new InvalidUseError(`Cannot ${what} ${name}: ${describeIssues(result.error.issues)}`);
     return result.data;
   };
   /** Messages `make` returned: already valid and normalised, so `encode` need not run zod over them again. */

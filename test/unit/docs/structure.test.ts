@@ -85,14 +85,17 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-/** `new Error(…)`, `Error(…)` and `extends Error` in a file, as `file:line`. */
+/** JavaScript's own error classes: raising one of these in src/ is raising an uncoded error. */
+const BUILT_IN_ERRORS = new Set(['Error', 'TypeError', 'RangeError', 'SyntaxError', 'ReferenceError', 'EvalError', 'URIError', 'AggregateError']);
+
+/** `new Error(…)`, `Error(…)` and `extends Error` (or another built-in error class) in a file, as `file:line`. */
 function bareErrors(path: string): string[] {
   const source = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true);
   const found: string[] = [];
   const at = (node: ts.Node): string => `${relative(ROOT, path)}:${source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1}`;
   const visit = (node: ts.Node): void => {
-    if ((ts.isNewExpression(node) || ts.isCallExpression(node)) && ts.isIdentifier(node.expression) && node.expression.text === 'Error') found.push(at(node));
-    if (ts.isHeritageClause(node) && node.types.some((type) => type.expression.getText(source) === 'Error')) found.push(at(node));
+    if ((ts.isNewExpression(node) || ts.isCallExpression(node)) && ts.isIdentifier(node.expression) && BUILT_IN_ERRORS.has(node.expression.text)) found.push(at(node));
+    if (ts.isHeritageClause(node) && node.types.some((type) => BUILT_IN_ERRORS.has(type.expression.getText(source)))) found.push(at(node));
     ts.forEachChild(node, visit);
   };
   visit(source);
@@ -103,7 +106,7 @@ describe('the errors src/ raises', () => {
   const files = sourceFiles(join(ROOT, 'src'));
   const base = join(ROOT, 'src/errors/coded-error.ts');
 
-  it('are coded: no bare Error but the base CodedError extends', () => {
+  it('are coded: no bare Error (nor TypeError, RangeError, …) but the base CodedError extends', () => {
     expect(files.filter((path) => path !== base).flatMap(bareErrors)).toEqual([]);
     expect(bareErrors(base)).toHaveLength(1);
   });

@@ -38,7 +38,7 @@ import type {
   Transport,
   TransportStatus,
 } from '../../transport.js';
-import { errorMessage } from '../../../errors/index.js';
+import { errorMessage, InvalidUseError } from '../../../errors/index.js';
 import {
   isPlain,
   loadPulsarClient,
@@ -148,7 +148,7 @@ export class NativeTransport extends StatusReporting implements Transport {
   constructor(module: PulsarClientModule, options: NativeTransportOptions) {
     super();
     if (!/^pulsar(\+ssl)?:\/\//.test(options.serviceUrl)) {
-      throw new TypeError(`serviceUrl must be a pulsar:// or pulsar+ssl:// URL, got "${options.serviceUrl}"`);
+      throw new InvalidUseError(`serviceUrl must be a pulsar:// or pulsar+ssl:// URL, got "${options.serviceUrl}"`);
     }
     this.serviceUrl = options.serviceUrl;
     this.connection = new ConnectionStatus(options.reconnectSettleMs, options.subscribers);

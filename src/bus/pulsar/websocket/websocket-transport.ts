@@ -12,6 +12,7 @@
  */
 import { pino, type Logger } from 'pino';
 import { ConnectionStatus, StatusReporting, type SubscriberCheck } from '../../connection-status.js';
+import { InvalidUseError } from '../../../errors/index.js';
 import { ConnectError, TransportClosedError } from '../../errors.js';
 import type { Consumer, Producer, ProducerOptions, Properties, SubscribeOptions, Transport, TransportStatus } from '../../transport.js';
 import { WebSocketConsumer } from './consumer.js';
@@ -84,7 +85,7 @@ export class WebSocketTransport extends StatusReporting implements Transport {
     super();
     const url = options.url ?? DEFAULTS.url;
     if (!/^wss?:\/\/[^/]+/.test(url)) {
-      throw new TypeError(`url must be a ws:// or wss:// URL of the broker's web service, got "${url}"`);
+      throw new InvalidUseError(`url must be a ws:// or wss:// URL of the broker's web service, got "${url}"`);
     }
     this.baseUrl = url.replace(/\/+$/, '');
     const settings: LinkSettings = {
@@ -100,7 +101,7 @@ export class WebSocketTransport extends StatusReporting implements Transport {
     };
     this.connection = new ConnectionStatus(options.reconnect?.settleMs, options.subscribers);
     if (settings.maxDelayMs < settings.initialDelayMs) {
-      throw new TypeError('reconnect.maxDelayMs must not be smaller than reconnect.initialDelayMs');
+      throw new InvalidUseError('reconnect.maxDelayMs must not be smaller than reconnect.initialDelayMs');
     }
     this.settings = settings;
     this.maxFrameBytes = positiveInteger('maxFrameBytes', options.maxFrameBytes ?? DEFAULTS.maxFrameBytes);
@@ -136,9 +137,9 @@ export class WebSocketTransport extends StatusReporting implements Transport {
     positiveInteger('receiverQueueSize', receiverQueueSize);
     const nackDelayMs = options.negativeAckRedeliveryDelayMs ?? DEFAULT_NACK_DELAY_MS;
     if (!Number.isInteger(nackDelayMs) || nackDelayMs < 0) {
-      throw new TypeError(`negativeAckRedeliveryDelayMs must be an integer >= 0, got ${nackDelayMs}`);
+      throw new InvalidUseError(`negativeAckRedeliveryDelayMs must be an integer >= 0, got ${nackDelayMs}`);
     }
-    if (options.subscription.length === 0) throw new TypeError('subscription must not be empty');
+    if (options.subscription.length === 0) throw new InvalidUseError('subscription must not be empty');
     const query = new URLSearchParams({
       subscriptionType: options.subscriptionType,
       receiverQueueSize: String(Math.min(receiverQueueSize, MAX_RECEIVER_QUEUE_SIZE)),
@@ -203,11 +204,11 @@ function topicPath(topic: string): string {
 }
 
 function positive(name: string, value: number): number {
-  if (!Number.isFinite(value) || value <= 0) throw new TypeError(`${name} must be a finite number greater than 0, got ${value}`);
+  if (!Number.isFinite(value) || value <= 0) throw new InvalidUseError(`${name} must be a finite number greater than 0, got ${value}`);
   return value;
 }
 
 function positiveInteger(name: string, value: number): number {
-  if (!Number.isInteger(value) || value <= 0) throw new TypeError(`${name} must be an integer greater than 0, got ${value}`);
+  if (!Number.isInteger(value) || value <= 0) throw new InvalidUseError(`${name} must be an integer greater than 0, got ${value}`);
   return value;
 }
