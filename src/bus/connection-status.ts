@@ -11,7 +11,7 @@
  * a non-persistent topic published before their subscription is back is dropped by the broker. Our own clients
  * retry at least every 2 s; the settle covers that and a margin. Where the broker's admin API is known, a
  * publish to a non-persistent topic in the minute after a reconnect also waits until the topic has a subscriber
- * again (subscriber-presence.ts), once per topic and reconnect.
+ * again (pulsar/subscriber-presence.ts), once per topic and reconnect.
  */
 import type { StatusListener, TransportStatus } from './transport.js';
 import { whenConnected } from './when-connected.js';

@@ -61,7 +61,7 @@ export const McpEntrySchema = z.looseObject({
     .optional(),
   // The value is never echoed: it is a secret.
   'auth-token': z.string({ error: () => 'expected a string (the bearer token)' }).nullable().optional(),
-  // Ours: inherited by the entry's mcp-tool tools that name no group (src/tools/config/inherited-groups.ts).
+  // Ours: inherited by the entry's mcp-tool tools that name no group (src/groups/inheritance.ts).
   group: stringList('group names').nullable().optional(),
 });
 

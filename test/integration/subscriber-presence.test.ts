@@ -1,5 +1,5 @@
 /**
- * The subscriber check that publishes after a reconnect wait for (src/bus/subscriber-presence.ts), against the
+ * The subscriber check that publishes after a reconnect wait for (src/bus/pulsar/subscriber-presence.ts), against the
  * real broker's admin API: a non-persistent topic nobody reads is waited on until a consumer subscribes, and an
  * admin API that cannot be asked is not waited on at all.
  */
