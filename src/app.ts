@@ -143,6 +143,7 @@ function securityGate(
     ? new IterationSigner(settings.signingKey, {
         ...(settings.signingKeyPrevious ? { previousKey: settings.signingKeyPrevious } : {}),
         maxAgeMs: settings.signingMaxAgeSeconds * 1000,
+        replayMemory: settings.replayMemory,
         // A `next` whose publish was retried through a broker outage is still genuine when it arrives.
         listeningMarginMs: (publishRetryMsOf(settings) ?? DEFAULT_PUBLISH_RETRY_MS) + LISTENING_SKEW_MS,
       })

@@ -36,6 +36,7 @@ export const REFUSAL_REASONS = [
   'bad-signature',
   'stale-signature',
   'replayed-signature',
+  'unverifiable-signature',
   'invalid-state',
   'unknown-group',
   'pattern',
