@@ -89,6 +89,7 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
   });
   metrics.watchReadiness(() => service.readiness().ready);
   metrics.watchQueue(() => ({ count: service.limit.queued, bytes: service.limit.queuedBytes }));
+  metrics.watchReplayMemory(() => gate.rememberedSignatures);
   const dropStats = brokerDropStats(settings, service, telemetry, logger);
   const http = httpServer({ settings, transport, logger, service, metrics, gate, discovery, workflow, recommendations });
   return {

@@ -165,6 +165,11 @@ export class IterationSigner {
     return this.keys.some((key) => same(createHmac('sha256', key).update(JSON.stringify([SEEN_LAYOUT, signature, expiresAt])).digest('base64url'), mac));
   }
 
+  /** Signatures remembered now (at most `--replay-memory`). */
+  get remembered(): number {
+    return this.seen.size;
+  }
+
   /** The properties to put on a `next` message. */
   sign(route: IterationRoute, request: AgentRequest): Record<string, string> {
     const signedAt = String(this.now());

@@ -84,6 +84,11 @@ export class SecurityGate implements RequestGate {
     return this.options.load;
   }
 
+  /** Signatures the replay memory holds now (0 without a signing key). */
+  get rememberedSignatures(): number {
+    return this.options.signer?.remembered ?? 0;
+  }
+
   /** Keep each workspace's policy current (called on every config change). */
   onConfig(change: WorkspaceChange): void {
     // A tool may now be in a group that was unknown: report again what is still unknown.

@@ -94,6 +94,7 @@ describe('the request gate', () => {
       const properties = gate.nextProperties(flow, request, `id-${i}`);
       expect(checked(gate, request, { id: `id-${i}`, ...properties })).toEqual({});
     }
+    expect(gate.rememberedSignatures).toBe(1_000);
     const refusal = checked(gate, request, { id: 'id-0', ...first }).refusal;
     expect(refusal).toMatchObject({ kind: 'signature', reason: 'unverifiable-signature' });
     expect(refusal?.message).toContain('--replay-memory');
