@@ -9,7 +9,7 @@
  * cycles through requests that are all in the cache. Prints a markdown table.
  */
 import { buildRegistry, type ToolRegistry } from '../src/tools/registry/registry.js';
-import type { RequestGroups } from '../src/tools/registry/selection.js';
+import type { RequestGroups } from '../src/groups/selection.js';
 import { GROUPS, pick, random, STATES, syntheticTools } from './support/tools.js';
 
 const SIZES = [10, 100, 1_000, 10_000];

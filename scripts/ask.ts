@@ -13,8 +13,8 @@ import { parseArgs } from 'node:util';
 import { RequestClient } from '../src/bus/request-client.js';
 import { queueToTopic } from '../src/bus/topics.js';
 import { openTransport, transportChoice } from './transport-choice.js';
-import { KafkaTransport } from '../src/bus/kafka-transport.js';
-import { RabbitMqTransport } from '../src/bus/rabbitmq-transport.js';
+import { KafkaTransport } from '../src/bus/kafka/kafka-transport.js';
+import { RabbitMqTransport } from '../src/bus/rabbitmq/rabbitmq-transport.js';
 import { agentRequestCodec, agentResponseCodec, makeAgentRequest, type AgentResponse } from '../src/wire/index.js';
 import { errorMessage } from '../src/errors/error-text.js';
 

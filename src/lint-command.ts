@@ -8,17 +8,16 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { ConfigClient } from './config/config-client.js';
-import { parseConfigDump } from './config/config-dump.js';
-import type { TypeValues } from './config/workspace-config.js';
+import { ConfigClient, parseConfigDump, type TypeValues } from './config/index.js';
 import { createTransport } from './create-transport.js';
-import { errorMessage } from './errors/error-text.js';
-import { parsePolicy } from './security/group-policy.js';
+import { errorMessage } from './errors/index.js';
+import { parsePolicy } from './groups/index.js';
+import { PATTERN_IDS } from './agent/index.js';
 import { loadSettings } from './settings.js';
-import { buildRegistry } from './tools/registry/registry.js';
-import { lintWorkflow, type Finding } from './workflow/workflow-lint.js';
+import { buildRegistry } from './tools/index.js';
+import { type Finding, lintWorkflow } from './workflow/index.js';
 
-export { parseConfigDump } from './config/config-dump.js';
+export { parseConfigDump } from './config/index.js';
 
 export const LINT_HELP = `Usage: tg-agent lint [--file <dump>] [--workspace <ws>] [--json] [agent options]
 
@@ -52,7 +51,7 @@ export function lintWorkspaceConfig(workspace: string, config: Readonly<Record<s
     toolServices: config['tool-service'] ?? {},
     mcpServers: config.mcp ?? {},
   });
-  const policy = parsePolicy(workspace, config[policyConfigType] ?? {});
+  const policy = parsePolicy(workspace, config[policyConfigType] ?? {}, PATTERN_IDS);
   return {
     workspace,
     entryProblems: [

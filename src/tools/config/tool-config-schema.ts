@@ -13,7 +13,7 @@
  *   `service`) is required; argument declarations are checked (`name`, `type`).
  */
 import { z } from 'zod';
-import { describeValue } from '../describe-value.js';
+import { describeValue } from '../../errors/index.js';
 
 /** The seven tool types TrustGraph's ReAct agent knows, in its documentation order. */
 export const TOOL_TYPES = [

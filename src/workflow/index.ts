@@ -1,0 +1,6 @@
+/** The operator's view of a workspace's workflow: the linter and its run at each config change, "why is this tool hidden", the page. */
+export { whyHidden } from './why-hidden.js';
+export { WorkflowChecks } from './workflow-checks.js';
+export { workflowGraph } from './workflow-graph.js';
+export { type Finding, lintWorkflow } from './workflow-lint.js';
+export { renderWorkflow, type WorkflowFormat } from './workflow-page.js';
