@@ -21,6 +21,7 @@ import { discoveryArgumentSource } from './mcp/mcp-tool-arguments.js';
 import type { Settings } from './settings.js';
 import type { ToolRegistry } from './tools/registry/registry.js';
 import { ToolServiceClients } from './flow/tool-service-clients.js';
+import { hedgeSettingsOf, ServiceHedging, type HedgeOptions } from './flow/service-hedging.js';
 import { errorMessage } from './errors/error-text.js';
 
 export interface ServiceHooks {
@@ -65,7 +66,8 @@ export type ServiceSettings = Partial<
 > &
   Partial<
     Pick<Settings, 'librarianTimeoutSeconds' | 'librarianMaxInFlight' | 'promptTimeoutSeconds' | 'streamGapTimeoutSeconds' | 'serviceTimeouts' | 'configType'>
-  > & {
+  > &
+  HedgeOptions & {
     /** How long a flow retries a publish while the broker is unreachable (not a flag). Default 60 s. */
     publishRetryMs?: number;
   };
@@ -109,12 +111,15 @@ export class AgentService {
     );
     this.patterns = new WorkspacePatterns(logger);
     const toolServiceWaits = replyTimeouts(settings, 'tool-service');
+    const hedgeSettings = hedgeSettingsOf(settings);
+    const hedging = hedgeSettings && new ServiceHedging(hedgeSettings, telemetry);
     this.toolServices = new ToolServiceClients({
       transport,
       processorId: settings.id,
       timeoutMs: toolServiceWaits.firstMs,
       gapTimeoutMs: toolServiceWaits.gapMs,
       logger,
+      ...(hedging ? { hedging } : {}),
     });
     this.flows = new FlowManager(
       {
@@ -134,6 +139,7 @@ export class AgentService {
         ...(settings.requestConsumers !== undefined ? { requestConsumers: settings.requestConsumers } : {}),
         ...(settings.nextOnBus ? { nextOnBus: true } : {}),
         toolServices: this.toolServices,
+        ...(hedging ? { hedging } : {}),
         telemetry,
         ...(hooks.gate ? { gate: hooks.gate } : {}),
         ...(settings.librarianTimeoutSeconds !== undefined ? { librarianTimeoutMs: settings.librarianTimeoutSeconds * 1000 } : {}),

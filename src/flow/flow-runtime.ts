@@ -7,6 +7,7 @@
 import { replyTimeouts } from './service-timeouts.js';
 import type { Logger } from 'pino';
 import { RequestClient } from '../bus/request-client.js';
+import type { HedgePolicy } from '../bus/hedge-policy.js';
 import { aggregationTopic, flowSubscriptionName, queueToTopic } from '../bus/topics.js';
 import type { Consumer, IncomingMessage, Producer, Properties } from '../bus/transport.js';
 import type { FlowDefinition } from '../config/flows.js';
@@ -46,9 +47,9 @@ export const DEFAULT_LIBRARIAN_MAX_IN_FLIGHT = 64;
 const DOCUMENT_DRAIN_MS = 5_000;
 
 /**
- * The services that only read, so asking one twice for an answer whose reply a broker restart took is harmless
- * (a second model call costs tokens, nothing else). An MCP tool, a tool service or a librarian save may act,
- * and is never sent twice.
+ * The services that only read, so asking one twice for an answer is harmless (a second model call costs tokens,
+ * nothing else): when a broker restart may have taken the reply, and when the first reply is overdue (a hedged
+ * request, service-hedging.ts). An MCP tool, a tool service or a librarian save may act, and is never sent twice.
  */
 const REPEATABLE_SERVICES: ReadonlySet<string> = new Set(['prompt', 'graph-rag', 'structured-query', 'embeddings', 'row-embeddings-query']);
 
@@ -172,6 +173,13 @@ export class FlowRuntime {
     return { timeoutMs: firstMs, gapTimeoutMs: gapMs };
   }
 
+  /** Whether a call to `service` may be sent twice, and its hedge policy when it is hedged. */
+  private repeats(service: string): { repeatable: boolean; hedge?: HedgePolicy } {
+    if (!REPEATABLE_SERVICES.has(service)) return { repeatable: false };
+    const hedge = this.deps.hedging?.policyFor(service);
+    return { repeatable: true, ...(hedge ? { hedge } : {}) };
+  }
+
   private async client<Req, Res extends { error: { type: string } | null }>(
     service: string,
     requestCodec: Codec<Req>,
@@ -192,7 +200,7 @@ export class FlowRuntime {
       requestCodec,
       responseCodec,
       ...this.waitsFor(service),
-      repeatable: REPEATABLE_SERVICES.has(service),
+      ...this.repeats(service),
       logger: this.logger,
     });
     this.clients.push(client as RequestClient<unknown, unknown>);

@@ -18,6 +18,7 @@ import type { ToolWithdrawal, Withdrawal } from '../security/group-availability.
 import type { FanInKind } from '../agent/patterns/fan-in-messages.js';
 import type { ConcurrencyLimit } from './concurrency-limit.js';
 import type { DocumentSaveOutcome } from './document-saver.js';
+import type { HedgeTelemetry, ServiceHedging } from './service-hedging.js';
 
 /** Why a request was refused before it ran. */
 /** `published` / `received`: a `next` message through the broker; `kept`: one run on the replica that made it. */
@@ -123,9 +124,10 @@ export interface DownstreamOutcome {
 
 /**
  * The flow's telemetry: TrustGraph's generic consumer, producer and downstream-call metrics, and one
- * `RequestTelemetry` per consumed request. Every method is required (`noTelemetry` records nothing).
+ * `RequestTelemetry` per consumed request, and the hedged calls. Every method is required (`noTelemetry`
+ * records nothing).
  */
-export interface FlowTelemetry {
+export interface FlowTelemetry extends HedgeTelemetry {
   /** The telemetry of one consumed request; `ask` is undefined when the request could not be decoded. */
   request(flow: FlowDefinition, ask: AgentAsk | undefined, id: string): RequestTelemetry;
   /** A `next` message was handed to the broker / one arrived / one was kept on this replica (TrustGraph's agent counts none). */
@@ -180,6 +182,8 @@ export interface FlowRuntimeDeps {
   patternsFor?(workspace: string): PatternCatalog | undefined;
   limit: ConcurrencyLimit;
   toolServices: ToolServiceClients;
+  /** The hedge policies of the read-only services; absent: no call is hedged. */
+  hedging?: ServiceHedging;
   /** Metrics and the audit trail. */
   telemetry: FlowTelemetry;
   /**

@@ -21,6 +21,7 @@ import type {
 } from '../../wire/index.js';
 import type { ToolServiceDescriptor } from '../tool.js';
 import { ToolRunError } from '../errors.js';
+import { RequestTimeoutError } from '../../bus/errors.js';
 
 export interface ToolClients {
   readonly prompt?: RequestClient<PromptRequest, PromptResponse>;
@@ -42,6 +43,15 @@ export function required<T>(client: T | undefined, service: string, toolType: st
     );
   }
   return client;
+}
+
+/**
+ * The error of a call to a service that may act, which is never sent twice: a call with no reply at its own
+ * timeout says so, since the service may or may not have acted on it. Any other error as it is.
+ */
+export function notSentTwice(error: unknown, what: string): unknown {
+  if (!(error instanceof RequestTimeoutError) || error.received > 0) return error;
+  return new ToolRunError(`${error.message}; not sent again: ${what} may act on a request, so it may or may not have run`, { cause: error });
 }
 
 /** Throw the service's error record, as TrustGraph's clients do. */
