@@ -42,7 +42,7 @@
  * Every run reports the conversations that ended without a final message within 30 s and the agent's hedged
  * calls (`tg_agent_hedged_requests_total`): from the window's start until every conversation started in it ended.
  *
- * Flags: --transports websocket,native,kafka,rabbitmq  --stand-ins js|python  --concurrency 1,8,64  --duration 20 (s, measured)  --warmup 3  --floor 6  --idle 4  --in-process 8 (s; 0 = skip)  --max-load 1.5
+ * Flags: --transports websocket,native,kafka,rabbitmq  --stand-ins js|python  --agent-args="<tg-agent flags>"  --concurrency 1,8,64  --duration 20 (s, measured)  --warmup 3  --floor 6  --idle 4  --in-process 8 (s; 0 = skip)  --max-load 1.5
  *        --soak <s>  --soak-concurrency 8  --sample-every 5  --warm-up-soak 60  --json <file>
  *        --trustgraph off (skip TrustGraph's agent)  --trustgraph-duration 20 (s, measured)  --trustgraph-warmup 5
  *        --cpu-prof (the agent writes a V8 CPU profile per concurrency next to its log; add --keep-logs)
@@ -114,6 +114,8 @@ const TIMELINE = numberFlag(flags, 'timeline', 0);
 /** `--stand-ins python`: the services on TrustGraph's own Python client. */
 const STAND_INS = flags.get('stand-ins') ?? 'js';
 if (STAND_INS !== 'js' && STAND_INS !== 'python') throw new Error(`--stand-ins takes js or python, got ${STAND_INS}`);
+/** `--agent-args="--hedge-budget 0"`: more flags for tg-agent (space-separated), e.g. to compare a setting. */
+const AGENT_ARGS = (flags.get('agent-args') ?? '').split(' ').filter(Boolean);
 if (STAND_INS === 'python' && TIMELINE > 0) throw new Error('--timeline needs the JavaScript stand-ins, which report their hops');
 
 /** What every measured window reports, for tg-agent and TrustGraph's agent alike. */
@@ -220,6 +222,7 @@ async function startAgent(ctx: Context, concurrency: number, extra: { nodeFlags?
     concurrency,
     configQueues: ctx.workload.configQueues,
     logFile: join(ctx.logDir, `agent-${ctx.kind}-c${concurrency}.log`),
+    args: AGENT_ARGS,
     ...extra,
   });
   await agent.waitReady();
@@ -691,6 +694,7 @@ await withCleanup(async (defer) => {
       `transports: ${kinds.join(', ')} (agent, stand-ins, gateway and echo all on the same one)`,
       `each concurrency: the agent idle for ${IDLE_S} s, ${WARMUP_S} s warm-up, ${DURATION_S} s measured, then ${FLOOR_S} s of floor; agent compiled in ${build.seconds.toFixed(1)} s`,
       `2 iterations per conversation (one MCP tool call, then the answer); overhead/iteration = (conversation − ${CRITICAL_PATH_HOPS / 2} × floor RTT p50) / 2`,
+      ...(AGENT_ARGS.length > 0 ? [`tg-agent also run with: ${AGENT_ARGS.join(' ')}`] : []),
       `services: ${STAND_INS === 'python' ? "TrustGraph 2.11.1's own Python client (trustgraph-base's async backend, ReceiverPool, SenderPool), one process per service" : 'lean JavaScript stand-ins in the load generator'}`,
     ]),
   );
