@@ -90,6 +90,11 @@ export async function* hedgedStream<T>(start: StartAttempt<T>, policy: HedgePoli
   const { attempt, result } = step;
   if (result.done) return;
   policy.firstReply(performance.now() - attempt.startedAt);
-  yield result.value;
-  yield* attempt.generator;
+  try {
+    yield result.value;
+    yield* attempt.generator;
+  } finally {
+    // A caller that leaves after the first reply stops the winner listening too.
+    await attempt.generator.return(undefined).catch(() => undefined);
+  }
 }

@@ -156,6 +156,24 @@ describe('hedged requests', () => {
     expect(outcomes).toEqual(['hedge_first']);
   });
 
+  it('stops waiting for a stream\'s next reply when its caller leaves after the first', async () => {
+    const seen: string[] = [];
+    const streamed = settle(
+      (async () => {
+        for await (const r of client.stream({ question: 'stream' }, { isLast: (x) => x.end })) {
+          seen.push(r.answer);
+          break;
+        }
+      })(),
+    );
+    await until(() => received.length === 1);
+    await reply(received[0]!, 'first of many', false);
+    await until(() => streamed.done);
+    expect(seen).toEqual(['first of many']);
+    // No wait for a further reply is left behind (it would hold the process until the gap timeout).
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
   it('ends the call at the first request\'s own timeout when neither answers, not later', async () => {
     const call = await overdue('nobody home');
     await vi.advanceTimersByTimeAsync(TIMEOUT_MS - 1_000 - 1);
