@@ -81,6 +81,7 @@ import type { AgentBuild } from './support/build.js';
 import { availableTransports, createBenchTransport, type BenchBrokerAddress, type BenchTransportKind } from './support/transport.js';
 import { serveTrustGraphConfig, startTrustGraphAgent, TRUSTGRAPH_AGENT_COMMAND } from './support/trustgraph-agent.js';
 import { duplicates, hedgesBetween, readHedges, type HedgeCounts } from './support/hedges.js';
+import { whereLost, type LostAt } from './support/lost-conversations.js';
 import { pythonBrokerUrl } from '../dev/python-stand-ins.js';
 
 const flags = benchFlags(import.meta.url);
@@ -163,6 +164,9 @@ interface ConcurrencyResult extends WindowFigures {
 interface SpanFigures {
   started: number;
   unanswered: number;
+  /** Where each of those stopped (the agent's audit lines), and the first few ids. */
+  lost: Partial<Record<LostAt, number>>;
+  lostIds: string[];
   hedges: HedgeCounts;
   promptRequests: number;
 }
@@ -171,18 +175,22 @@ interface SpanFigures {
 interface SpanMark {
   started: number;
   timeouts: number;
+  /** How many conversations the gateway had listed as unanswered. */
+  listed: number;
   hedges: HedgeCounts;
   served: ServiceCounts;
 }
 
 async function spanMark(ctx: Context, agent: AgentProcess): Promise<SpanMark> {
-  return { started: ctx.client.started, timeouts: ctx.client.timeouts, hedges: await readHedges(agent), served: await ctx.workload.counts() };
+  return { started: ctx.client.started, timeouts: ctx.client.timeouts, listed: ctx.client.unanswered.length, hedges: await readHedges(agent), served: await ctx.workload.counts() };
 }
 
-function spanBetween(before: SpanMark, after: SpanMark): SpanFigures {
+function spanBetween(ctx: Context, before: SpanMark, after: SpanMark): SpanFigures {
   return {
     started: after.started - before.started,
     unanswered: after.timeouts - before.timeouts,
+    lost: {},
+    lostIds: ctx.client.unanswered.slice(before.listed, after.listed),
     hedges: hedgesBetween(before.hedges, after.hedges),
     promptRequests: after.served.prompt - before.served.prompt,
   };
@@ -256,7 +264,7 @@ async function measureConcurrency(ctx: Context, floor: FloorClient, echoPid: num
     });
     const { records: done, cpu } = window;
     // measureWindow returns once every conversation started in the window has ended (or timed out).
-    const span = spanBetween(window.before.span, await spanMark(ctx, agent));
+    const span = spanBetween(ctx, window.before.span, await spanMark(ctx, agent));
     const before = window.before.metrics;
     const { metrics: after, probe } = window.after;
     const peakRssBytes = agent.memory().peakRss;
@@ -266,6 +274,8 @@ async function measureConcurrency(ctx: Context, floor: FloorClient, echoPid: num
       await timeline.take(ctx.client, ctx.workload, TIMELINE);
     }
     await agent.stop();
+    for (const at of whereLost(agent.logFile, span.lostIds).values()) span.lost[at] = (span.lost[at] ?? 0) + 1;
+    span.lostIds.splice(5);
 
     const failed = done.filter((r) => r.failed).length;
     const latencies = done.filter((r) => !r.failed).map((r) => r.end - r.start);
@@ -731,7 +741,7 @@ function printSpans(runs: { kind: BenchTransportKind; results: ConcurrencyResult
       run.kind,
       String(r.concurrency),
       num(r.span.started),
-      String(r.span.unanswered),
+      r.span.unanswered === 0 ? '0' : `${r.span.unanswered} (${Object.entries(r.span.lost).map(([at, n]) => `${at}: ${n}`).join(', ')}; ${r.span.lostIds.join(', ')})`,
       `${duplicates(r.span.hedges)} (${r.span.hedges.hedge_first} / ${r.span.hedges.original_first} / ${r.span.hedges.neither})`,
       String(r.span.hedges.over_budget),
       `${num(r.span.promptRequests)} (${(r.span.promptRequests / Math.max(1, r.span.started)).toFixed(3)})`,
@@ -740,7 +750,7 @@ function printSpans(runs: { kind: BenchTransportKind; results: ConcurrencyResult
   );
   return [
     '\n### Conversations without a final message within 30 s, and hedged calls (from the window\'s start until every conversation started in it ended)\n',
-    table(['transport', 'concurrency', 'conversations started', 'no final message within 30 s', 'hedges sent (hedge first / original first / neither)', 'over budget', 'prompt requests received by the service (per conversation)', 'load average'], rows),
+    table(['transport', 'concurrency', 'conversations started', 'no final message within 30 s (where it stopped: see bench/support/lost-conversations.ts)', 'hedges sent (hedge first / original first / neither)', 'over budget', 'prompt requests received by the service (per conversation)', 'load average'], rows),
   ].join('\n');
 }
 

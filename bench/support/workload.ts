@@ -297,6 +297,8 @@ export class ConversationClient {
   /** Conversations started, and those that ended without a final message within the timeout (30 s). */
   started = 0;
   timeouts = 0;
+  /** The ids of the first 100 conversations that ended without a final message, to look up in the agent's log. */
+  readonly unanswered: string[] = [];
   /** Told of each request sent and each response received, while a timeline is taken. */
   hops: HopTap = {};
 
@@ -352,6 +354,7 @@ export class ConversationClient {
       const timer = setTimeout(() => {
         this.pending.delete(id);
         this.timeouts++;
+        if (this.unanswered.length < 100) this.unanswered.push(id);
         resolve({ start, end: performance.now(), responses: -1, failed: true });
       }, this.timeoutMs);
       this.pending.set(id, { start, responses: 0, failed: false, answer: '', resolve, timer });
