@@ -7,28 +7,48 @@
  * An attempt that fails while the other still waits does not end the call; both failing does, with the first
  * attempt's error. The first attempt's timeout ends the call whatever the second is doing: a hedge makes a
  * call end sooner, never later.
+ *
+ * Every call pays for this, hedged or not, so the common path is lean: one timer, no AbortController.
  */
 import { RequestTimeoutError } from './errors.js';
 import type { HedgePolicy } from './hedge-policy.js';
 
-/** Starts one attempt: publishes the request when first iterated; stops listening when `signal` aborts. */
-export type StartAttempt<T> = (signal: AbortSignal) => AsyncGenerator<T, void, undefined>;
+/** How an attempt learns that it lost the race: it stops listening (a plain callback; an AbortSignal costs more). */
+export class Abandonment {
+  abandoned = false;
+  private listener: (() => void) | undefined;
+
+  /** `listener` runs once, when the attempt is abandoned. */
+  onAbandon(listener: (() => void) | undefined): void {
+    this.listener = listener;
+  }
+
+  abandon(): void {
+    if (this.abandoned) return;
+    this.abandoned = true;
+    const listener = this.listener;
+    this.listener = undefined;
+    listener?.();
+  }
+}
+
+/** Starts one attempt: it publishes the request when first iterated, and stops listening when abandoned. */
+export type StartAttempt<T> = (abandonment?: Abandonment) => AsyncGenerator<T, void, undefined>;
 
 interface Attempt<T> {
   readonly generator: AsyncGenerator<T, void, undefined>;
-  readonly abort: AbortController;
+  readonly abandonment: Abandonment;
   readonly startedAt: number;
   /** How its first step ended. */
-  readonly first: Promise<Step<T>>;
+  first: Promise<Step<T>>;
 }
 
 type Step<T> = { readonly attempt: Attempt<T> } & ({ readonly result: IteratorResult<T, void> } | { readonly error: unknown });
 
 function launch<T>(start: StartAttempt<T>): Attempt<T> {
-  const abort = new AbortController();
-  const generator = start(abort.signal);
-  const attempt: { -readonly [K in keyof Attempt<T>]: Attempt<T>[K] } = { generator, abort, startedAt: performance.now(), first: undefined! };
-  attempt.first = generator.next().then(
+  const abandonment = new Abandonment();
+  const attempt: Attempt<T> = { generator: start(abandonment), abandonment, startedAt: performance.now(), first: undefined! };
+  attempt.first = attempt.generator.next().then(
     (result) => ({ attempt, result }),
     (error: unknown) => ({ attempt, error }),
   );
@@ -36,15 +56,8 @@ function launch<T>(start: StartAttempt<T>): Attempt<T> {
 }
 
 function abandon<T>(attempt: Attempt<T>): void {
-  attempt.abort.abort();
+  attempt.abandonment.abandon();
   void attempt.generator.return(undefined).catch(() => undefined);
-}
-
-/** Resolves after `ms`, unless cancelled. */
-function overdueAfter(ms: number): { readonly fired: Promise<'overdue'>; cancel(): void } {
-  let timer: NodeJS.Timeout | undefined;
-  const fired = new Promise<'overdue'>((resolve) => (timer = setTimeout(() => resolve('overdue'), ms)));
-  return { fired, cancel: () => clearTimeout(timer) };
 }
 
 /** The attempts' first steps: the first one with a reply wins; see the header for failures. */
@@ -69,27 +82,40 @@ async function raceAttempts<T>(primary: Attempt<T>, start: StartAttempt<T>, poli
 }
 
 /** The first step of the call: the first attempt's, or the race's when it is overdue and the budget allows. */
-async function firstStep<T>(start: StartAttempt<T>, policy: HedgePolicy, timeoutMs: number): Promise<Step<T>> {
+function firstStep<T>(start: StartAttempt<T>, policy: HedgePolicy, timeoutMs: number): Promise<Step<T>> {
   const deadlineMs = policy.begin(timeoutMs);
   const primary = launch(start);
   if (deadlineMs === undefined) return primary.first;
-  const overdue = overdueAfter(deadlineMs);
-  const early = await Promise.race([primary.first, overdue.fired]);
-  overdue.cancel();
-  if (early !== 'overdue' || !policy.mayHedge()) return primary.first;
-  return raceAttempts(primary, start, policy);
+  return new Promise((resolve) => {
+    let overdue = false;
+    const timer = setTimeout(() => {
+      overdue = true;
+      resolve(policy.mayHedge() ? raceAttempts(primary, start, policy) : primary.first);
+    }, deadlineMs);
+    void primary.first.then((step) => {
+      if (overdue) return;
+      clearTimeout(timer);
+      resolve(step);
+    });
+  });
+}
+
+/** The winning attempt and its first reply; every first reply teaches the policy the service's latency. */
+async function winner<T>(start: StartAttempt<T>, policy: HedgePolicy, timeoutMs: number): Promise<{ attempt: Attempt<T>; result: IteratorResult<T, void> }> {
+  const step = await firstStep(start, policy, timeoutMs);
+  if ('error' in step) throw step.error;
+  if (!step.result.done) policy.firstReply(performance.now() - step.attempt.startedAt);
+  return step;
 }
 
 /**
- * The replies of a call that is hedged by `policy`; `timeoutMs` is the call's own wait for its first reply.
- * Every first reply teaches the policy the service's latency.
+ * The replies of one try of a call: hedged by `policy` when there is one; `timeoutMs` is the call's own wait
+ * for its first reply.
  */
-export async function* hedgedStream<T>(start: StartAttempt<T>, policy: HedgePolicy, timeoutMs: number): AsyncGenerator<T, void, undefined> {
-  const step = await firstStep(start, policy, timeoutMs);
-  if ('error' in step) throw step.error;
-  const { attempt, result } = step;
+export async function* replies<T>(start: StartAttempt<T>, policy: HedgePolicy | undefined, timeoutMs: number): AsyncGenerator<T, void, undefined> {
+  if (!policy) return yield* start();
+  const { attempt, result } = await winner(start, policy, timeoutMs);
   if (result.done) return;
-  policy.firstReply(performance.now() - attempt.startedAt);
   try {
     yield result.value;
     yield* attempt.generator;
@@ -97,4 +123,17 @@ export async function* hedgedStream<T>(start: StartAttempt<T>, policy: HedgePoli
     // A caller that leaves after the first reply stops the winner listening too.
     await attempt.generator.return(undefined).catch(() => undefined);
   }
+}
+
+/** The one reply of a try whose every reply is its last (a request, not a stream), hedged as `replies` is. */
+export async function firstReply<T>(start: StartAttempt<T>, policy: HedgePolicy | undefined, timeoutMs: number): Promise<T> {
+  const { attempt, result } = policy ? await winner(start, policy, timeoutMs) : await launchFirst(start);
+  void attempt.generator.return(undefined).catch(() => undefined);
+  // Such a try yields its one reply before it ends, or throws.
+  return result.value as T;
+}
+
+async function launchFirst<T>(start: StartAttempt<T>): Promise<{ attempt: { generator: AsyncGenerator<T, void, undefined> }; result: IteratorResult<T, void> }> {
+  const generator = start();
+  return { attempt: { generator }, result: await generator.next() };
 }

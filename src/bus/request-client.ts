@@ -24,10 +24,10 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { pino, type Logger } from 'pino';
 import type { Codec } from '../wire/codec.js';
 import { WireDecodeError } from '../wire/errors.js';
-import { ConnectionLostError, lostBeforeAnswer, RequestTimeoutError, TransportClosedError } from './errors.js';
+import { ConnectionLostError, lostBeforeAnswer, RequestAbandonedError, RequestTimeoutError, TransportClosedError } from './errors.js';
 import type { Consumer, IncomingMessage, Producer, Transport, TransportStatus } from './transport.js';
 import { replyTimer, type ReplyTimer } from './reply-timer.js';
-import { hedgedStream } from './hedged-stream.js';
+import { firstReply, replies, type Abandonment, type StartAttempt } from './hedged-stream.js';
 import type { HedgePolicy } from './hedge-policy.js';
 import { errorMessage } from '../errors/error-text.js';
 
@@ -160,7 +160,8 @@ export class RequestClient<Req, Res> {
   async request(request: Req, options: RequestOptions = {}): Promise<Res> {
     const started = performance.now();
     try {
-      const once = (repeated: boolean): Promise<Res> => firstOf(this.attempt(request, { ...options, isLast: () => true }, repeated));
+      const once = (repeated: boolean): Promise<Res> =>
+        firstReply(this.attempt(request, { ...options, isLast: () => true }, repeated), this.hedge, options.timeoutMs ?? this.timeoutMs);
       const response = await once(false).catch((error: unknown) => {
         if (!this.repeatsAfter(error)) throw error;
         return once(true);
@@ -193,10 +194,9 @@ export class RequestClient<Req, Res> {
     return why !== undefined;
   }
 
-  /** One try of a request: hedged when the client has a policy for it. */
-  private attempt(request: Req, options: StreamOptions<Res>, repeated: boolean): AsyncGenerator<Res, void, undefined> {
-    const start = (signal?: AbortSignal): AsyncGenerator<Res, void, undefined> => this.streamOnce(request, options, repeated, signal);
-    return this.hedge ? hedgedStream(start, this.hedge, options.timeoutMs ?? this.timeoutMs) : start();
+  /** One try of a request, as hedged-stream.ts starts it (twice, when the client hedges and its reply is overdue). */
+  private attempt(request: Req, options: StreamOptions<Res>, repeated: boolean): StartAttempt<Res> {
+    return (abandonment) => this.streamOnce(request, options, repeated, abandonment);
   }
 
   /**
@@ -212,7 +212,7 @@ export class RequestClient<Req, Res> {
       let repeated = false;
       for (;;) {
         try {
-          for await (const response of this.attempt(request, options, repeated)) {
+          for await (const response of replies(this.attempt(request, options, repeated), this.hedge, options.timeoutMs ?? this.timeoutMs)) {
             lastResponse = response;
             yield response;
           }
@@ -230,8 +230,8 @@ export class RequestClient<Req, Res> {
     }
   }
 
-  /** One request sent, its replies yielded; `signal` abandons it (it stops listening: a later reply is ignored). */
-  private async *streamOnce(request: Req, options: StreamOptions<Res>, repeated: boolean, signal?: AbortSignal): AsyncGenerator<Res, void, undefined> {
+  /** One request sent, its replies yielded; once abandoned it stops listening (a later reply is ignored). */
+  private async *streamOnce(request: Req, options: StreamOptions<Res>, repeated: boolean, abandonment?: Abandonment): AsyncGenerator<Res, void, undefined> {
     const payload = this.requestCodec.encode(request);
     await this.start();
     const firstMs = options.timeoutMs ?? this.timeoutMs;
@@ -287,11 +287,11 @@ export class RequestClient<Req, Res> {
     });
     const abandoned = (): void => {
       stop();
-      push({ error: asError(signal?.reason) });
+      push({ error: new RequestAbandonedError(this.requestTopic, id) });
     };
-    signal?.addEventListener('abort', abandoned, { once: true });
+    abandonment?.onAbandon(abandoned);
     try {
-      if (signal?.aborted) throw asError(signal.reason);
+      if (abandonment?.abandoned) throw new RequestAbandonedError(this.requestTopic, id);
       arm();
       await this.publish(id, payload);
       for (;;) {
@@ -303,7 +303,7 @@ export class RequestClient<Req, Res> {
       }
     } finally {
       stop();
-      signal?.removeEventListener('abort', abandoned);
+      abandonment?.onAbandon(undefined);
     }
   }
 
@@ -379,14 +379,6 @@ export class RequestClient<Req, Res> {
     }
     await message.ack().catch((err: unknown) => this.logger.debug({ err }, 'ack failed'));
   }
-}
-
-/** The one reply of a stream whose every reply is its last. */
-async function firstOf<Res>(replies: AsyncGenerator<Res, void, undefined>): Promise<Res> {
-  const first = await replies.next();
-  void replies.return(undefined);
-  // Such a stream yields one reply before it ends, or throws.
-  return first.value as Res;
 }
 
 function asError(err: unknown): Error {
