@@ -92,8 +92,10 @@ export async function startPythonStandIn(spec: PythonStandInSpec, options: Pytho
   const ready = new Promise<void>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout });
     lines.on('line', (line) => {
-      const reply = JSON.parse(line) as Reply;
-      if (reply.ready) resolve();
+      // The Pulsar client's C++ logger writes to stdout too (a reconnect's errors): keep it with the log.
+      const reply = replyIn(line);
+      if (!reply) stderr = (stderr + line + '\n').slice(-20_000);
+      else if (reply.ready) resolve();
       else replies.shift()?.(reply);
     });
     void exited.then(() => reject(new Error(`the ${spec.service} stand-in exited before it was ready:\n${stderr}`)));
@@ -150,6 +152,16 @@ async function probeUntilAnswered(transport: Transport, spec: PythonStandInSpec,
     }
   } finally {
     await client.close();
+  }
+}
+
+/** One of the stand-in's own answer lines, or undefined for anything else written on stdout. */
+function replyIn(line: string): Reply | undefined {
+  if (!line.startsWith('{')) return undefined;
+  try {
+    return JSON.parse(line) as Reply;
+  } catch {
+    return undefined;
   }
 }
 
