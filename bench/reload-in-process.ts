@@ -4,24 +4,25 @@
  * bench/reload.ts), `--reloads` times: the config answer of `--tools` tools (encoded beforehand, as the config
  * service does) arrives as the transport hands it over — on `websocket`, a WebSocket frame decoded by the
  * frame decoder (a worker for frames this large); on `native`, a payload Buffer — then the config client's
- * decoder takes its values (a worker, and only what changed), the workspace store applies them, the registry
- * is rebuilt in time slices and swapped, and the metrics learn of it (`registryRebuilt`), as in the agent.
+ * decoder takes its values (a worker, and only what changed), the workspace store applies them, and the agent
+ * itself takes the change: the whole app (`createAgentApp`, on an in-process bus, not started) applies it
+ * through `AgentService.applyConfigChange`, the entry the config watcher uses, so every piece of work a
+ * reload does is in the measurement (the registry rebuilt in time slices and swapped, the metrics, the
+ * workflow checks, whatever is added later); a reload ends when the workflow checks have reported.
  *
  * Measured on the event-loop thread, during each reload: the longest gap between ticks of a 1 ms timer
  * (wall), the most CPU the event-loop thread used in one gap (Linux schedstat: what the gap would be on an
  * idle machine), and the longest garbage collection pause (PerformanceObserver `gc`; a scavenge or the
  * final pause of a mark-compact).
  */
-import { openSync, readSync } from 'node:fs';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { pino } from 'pino';
 import { FrameDecoder } from '../src/bus/websocket-frame-decoder.js';
 import { ConfigAnswerDecoder } from '../src/config/config-answer-decoder.js';
 import { WorkspaceConfigStore } from '../src/config/workspace-config.js';
-import { AgentMetrics } from '../src/observability/metrics.js';
-import { WorkspaceRegistries } from '../src/tools/registry/workspace-registries.js';
 import { configResponseCodec, makeConfigResponse } from '../src/wire/index.js';
 import type { ReloadKind } from './support/config-process.js';
+import { applyTools, mainThreadCpuMs, reloadableAgent } from './support/reload-agent.js';
 import { ms, quantile, table } from './support/stats.js';
 import { syntheticTools } from './support/tools.js';
 
@@ -38,22 +39,8 @@ interface Reading {
   gcMs: number;
   gcKind: string;
   reloadMs: number;
-}
-
-/** CPU time (ms) of the event-loop thread so far; NaN where /proc has no schedstat. */
-function mainThreadCpuMs(): () => number {
-  let fd: number;
-  try {
-    fd = openSync(`/proc/self/task/${process.pid}/schedstat`, 'r');
-  } catch {
-    return () => Number.NaN;
-  }
-  const buffer = Buffer.alloc(64);
-  return () => {
-    const n = readSync(fd, buffer, 0, buffer.length, 0);
-    const text = buffer.toString('latin1', 0, n);
-    return Number(text.slice(0, text.indexOf(' '))) / 1e6;
-  };
+  /** Event-loop thread CPU over the whole reload, ms. */
+  reloadCpuMs: number;
 }
 
 const GC_KINDS: Record<number, string> = { 1: 'major', 2: 'minor', 4: 'incremental', 8: 'weak callbacks' };
@@ -68,8 +55,7 @@ export async function runInProcess(options: InProcessOptions): Promise<{ text: s
   });
   await frames.warmUp();
   const store = new WorkspaceConfigStore();
-  const metrics = new AgentMetrics('bench', { defaultMetrics: false });
-  const registries = new WorkspaceRegistries(logger, (registry, seconds) => metrics.registryRebuilt(registry, seconds));
+  const agent = await reloadableAgent();
 
   let revision = 0;
   const current = new Map(Object.entries(syntheticTools(options.tools, revision)));
@@ -97,8 +83,7 @@ export async function runInProcess(options: InProcessOptions): Promise<{ text: s
   const reload = async (workspace: string, bytes: Buffer): Promise<void> => {
     const received = await hand(bytes);
     const { values, version: answered } = await decoder.values(received, `${workspace}\u0000tool`);
-    const snapshot = store.apply(workspace, { tool: values });
-    await registries.rebuild(workspace, snapshot, answered);
+    await applyTools(agent.app, workspace, store.apply(workspace, { tool: values }), answered);
   };
   // The agent's first load, before any measurement.
   await reload('main', wire(answerOf(version)));
@@ -127,10 +112,9 @@ export async function runInProcess(options: InProcessOptions): Promise<{ text: s
       if (kind === 'first') {
         if (fresh > 0) {
           const gone = `fresh-${fresh}`;
-          registries.delete(gone);
+          await agent.app.service.applyWorkspaceDeleted(gone);
           store.delete(gone);
           decoder.forget(`${gone}\u0000tool`);
-          metrics.workspaceDeleted(gone);
         }
         workspace = `fresh-${++fresh}`;
       }
@@ -149,18 +133,21 @@ export async function runInProcess(options: InProcessOptions): Promise<{ text: s
         lastCpu = used;
       }, 1);
       const started = performance.now();
+      const cpuBefore = cpu();
       const gcFrom = gcs.length;
       await reload(workspace, bytes);
       const reloadMs = performance.now() - started;
+      const reloadCpuMs = cpu() - cpuBefore;
       await new Promise((resolve) => setTimeout(resolve, 50));
       clearInterval(timer);
       const pauses = gcs.slice(gcFrom);
       const longest = pauses.reduce((a, b) => (b.ms > a.ms ? b : a), { ms: 0, kind: '–', at: 0 });
-      readings[kind].push({ wallMs, mainCpuMs, gcMs: longest.ms, gcKind: longest.kind, reloadMs });
+      readings[kind].push({ wallMs, mainCpuMs, gcMs: longest.ms, gcKind: longest.kind, reloadMs, reloadCpuMs });
     }
   }
   observer.disconnect();
   await decoder.close();
+  await agent.close();
 
   const rows = options.cases.map((kind) => {
     const r = readings[kind]!;
@@ -175,10 +162,11 @@ export async function runInProcess(options: InProcessOptions): Promise<{ text: s
       ms(quantile(r.map((x) => x.mainCpuMs), 0.5), 1),
       `${ms(longestGc.gcMs, 1)} (${longestGc.gcKind})`,
       ms(quantile(r.map((x) => x.reloadMs), 0.5), 0),
+      ms(quantile(r.map((x) => x.reloadCpuMs), 0.5), 0),
     ];
   });
   const text = table(
-    ['case', 'reloads', 'longest block (wall)', 'median reload’s longest block', 'most event-loop thread CPU in one block', 'median reload’s', 'longest GC pause', 'reload time (median)'],
+    ['case', 'reloads', 'longest block (wall)', 'median reload’s longest block', 'most event-loop thread CPU in one block', 'median reload’s', 'longest GC pause', 'reload time (median)', 'event-loop thread CPU per reload (median)'],
     rows,
   );
   return { text, readings };

@@ -49,21 +49,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { queueToTopic } from '../src/bus/topics.js';
 import { WebSocketTransport } from '../src/bus/websocket-transport.js';
-import { AgentMetrics } from '../src/observability/metrics.js';
-import { buildRegistry } from '../src/tools/registry/registry.js';
-import { configResponseCodec, makeConfigResponse } from '../src/wire/index.js';
 import type { Block, ProbeSample } from './support/agent-probe.js';
 import type { ReloadKind } from './support/config-process.js';
 import { AgentProcess, startConfigProcess } from './support/agent-process.js';
 import { buildAgent } from './support/build.js';
 import { runInProcess } from './reload-in-process.js';
+import { reloadSteps } from './support/reload-steps.js';
 import { startBenchBroker } from './support/broker.js';
 import { topicDeliveries } from './support/broker-traffic.js';
 import { coreShare, CpuMeter, loadAverage, reserveCpusForAgent, waitForLowLoad, type CpuReading } from './support/proc.js';
 import { header, log, withCleanup, writeJson } from './support/run.js';
 import { mib, ms, num, numberFlag, quantile, sleep, summarize, table, type Summary } from './support/stats.js';
-import { syntheticTools } from './support/tools.js';
-import { ConversationClient, LOOKUP_TOOL, startWorkload, type ConversationRecord } from './support/workload.js';
+import { ConversationClient, startWorkload, type ConversationRecord } from './support/workload.js';
 
 const flags = benchFlags(import.meta.url);
 
@@ -104,69 +101,6 @@ const AGENT_CPUS = flags.get('agent-cpus');
 const FRAME_LIMIT = 16 * 1024 * 1024;
 const BLOCK_THRESHOLD_MS = 10;
 const GOAL_MS = 50;
-
-/** Median wall time (ms) of `fn` over `runs` runs after one warm-up. */
-function timeIt<T>(fn: () => T, runs = 5): { ms: number; value: T } {
-  let value = fn();
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const started = performance.now();
-    value = fn();
-    times.push(performance.now() - started);
-  }
-  return { ms: quantile(times, 0.5), value };
-}
-
-/** The agent's reload work, step by step, in this process (same code, same payload). */
-function breakdown(): { rows: string[][]; payloadBytes: number; frameBytes: number; totalMs: number } {
-  const tools: Record<string, string> = { lookup: JSON.stringify(LOOKUP_TOOL), ...syntheticTools(TOOLS, 1) };
-  const values = Object.keys(tools)
-    .sort()
-    .map((key) => ({ type: 'tool', key, value: tools[key]!, workspace: '' }));
-  const encoded = timeIt(() => configResponseCodec.encode(makeConfigResponse({ version: 2, values })), 3);
-  const payload = encoded.value;
-  const frameText = JSON.stringify({ messageId: 'CAEQADAA', payload: payload.toString('base64'), properties: { id: 'x' }, publishTime: new Date().toISOString(), redeliveryCount: 0 });
-  const frameBytes = Buffer.from(frameText, 'utf8');
-  const steps: [string, () => unknown][] = [
-    ['WebSocket frame bytes → string (utf8)', () => frameBytes.toString('utf8')],
-    ['frame JSON.parse + base64 → payload Buffer', () => Buffer.from((JSON.parse(frameText) as { payload: string }).payload, 'base64')],
-    ['configResponseCodec.decode (JSON.parse + zod, 10k values)', () => configResponseCodec.decode(payload)],
-    ['… of which JSON.parse of the payload alone', () => JSON.parse(payload.toString('utf8'))],
-    [
-      'ConfigClient.values: values → key map',
-      (() => {
-        const response = configResponseCodec.decode(payload);
-        return () => {
-          const out: Record<string, string> = {};
-          for (const v of response.values ?? []) if (v.key !== null && v.key !== undefined) out[v.key] = v.value ?? '';
-          return out;
-        };
-      })(),
-    ],
-    ['buildRegistry (parse + validate + index every tool)', () => buildRegistry({ workspace: 'bench', tools, toolServices: {}, version: 2 })],
-    [
-      'AgentMetrics.registryRebuilt (the telemetry\'s registryRebuilt; two registries built from scratch in turn)',
-      (() => {
-        const metrics = new AgentMetrics('bench', { defaultMetrics: false });
-        // Two builds of the same tools: each replaces the other, so the hook counts every name in and out
-        // (the same registry again, or a patched one, takes its shortcut).
-        const registries = [2, 3].map((version) => buildRegistry({ workspace: 'bench', tools, toolServices: {}, version }).registry);
-        let turn = 0;
-        return () => metrics.registryRebuilt(registries[turn++ % 2]!, 0.1);
-      })(),
-    ],
-  ];
-  const rows: string[][] = [];
-  let total = 0;
-  for (const [name, fn] of steps) {
-    const { ms: took } = timeIt(fn);
-    if (!name.startsWith('…')) total += took;
-    rows.push([name, ms(took, 1)]);
-  }
-  rows.push(['**sum of the steps (one block before reloads ran in slices)**', `**${ms(total, 1)}**`]);
-  rows.push(['(config service side, not the agent: configResponseCodec.encode of the answer)', ms(encoded.ms, 1)]);
-  return { rows, payloadBytes: payload.length, frameBytes: frameBytes.length, totalMs: total };
-}
 
 interface Reload {
   kind: ReloadKind;
@@ -227,7 +161,7 @@ await withCleanup(async (defer) => {
   const cpuSplit = AGENT_CPUS === undefined ? undefined : reserveCpusForAgent(AGENT_CPUS);
   if (cpuSplit) log(`the agent runs alone on CPU ${cpuSplit.agent}; this process, the broker and the config service on ${cpuSplit.others}`);
   log(`measuring the reload work in-process (${TOOLS} tools)`);
-  const steps = breakdown();
+  const steps = await reloadSteps(TOOLS);
 
   const build = await buildAgent(log);
   defer(() => build.remove());
@@ -425,7 +359,7 @@ await withCleanup(async (defer) => {
       `blocks: gaps > ${BLOCK_THRESHOLD_MS} ms between ticks of a 1 ms timer inside the agent (with the CPU the agent process, and its event-loop thread alone, used meanwhile); event-loop delay: monitorEventLoopDelay at 1 ms resolution (resolution subtracted)`,
     ]),
     '### The reload work, step by step (this process, same code and payload, median of 5)\n',
-    table(['step', 'time'], steps.rows),
+    table(['step', 'event-loop thread CPU', 'wall'], steps.rows),
     '\n### Requests and the event loop, without and with reloads\n',
     table(
       ['phase', 'conversations/s', 'latency p50', 'p99', 'max', 'event-loop delay p99', 'event-loop delay max', 'longest block', 'garbage collection in it', 'most event-loop thread CPU in one block', `blocks > ${GOAL_MS} ms`, 'CPU agent / broker / config service', 'agent CPU/iteration', 'agent log/iteration'],

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { ConfigClient } from './config/config-client.js';
+import { parseConfigDump } from './config/config-dump.js';
 import type { TypeValues } from './config/workspace-config.js';
 import { createTransport } from './create-transport.js';
 import { errorMessage } from './errors/error-text.js';
@@ -16,6 +17,8 @@ import { parsePolicy } from './security/group-policy.js';
 import { loadSettings } from './settings.js';
 import { buildRegistry } from './tools/registry/registry.js';
 import { lintWorkflow, type Finding } from './workflow/workflow-lint.js';
+
+export { parseConfigDump } from './config/config-dump.js';
 
 export const LINT_HELP = `Usage: tg-agent lint [--file <dump>] [--workspace <ws>] [--json] [agent options]
 
@@ -58,19 +61,6 @@ export function lintWorkspaceConfig(workspace: string, config: Readonly<Record<s
     ],
     findings: lintWorkflow(registry, policy.policy),
   };
-}
-
-/** A `tg-show-config` dump ("Version: N" then the JSON) or plain JSON, as type → key → value (values as strings). */
-export function parseConfigDump(text: string): Record<string, TypeValues> {
-  const json = text.replace(/^\s*Version:.*\n/, '');
-  const parsed = JSON.parse(json) as unknown;
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('the dump is not a JSON object of config types');
-  const out: Record<string, TypeValues> = {};
-  for (const [type, entries] of Object.entries(parsed as Record<string, unknown>)) {
-    if (typeof entries !== 'object' || entries === null) continue;
-    out[type] = Object.fromEntries(Object.entries(entries as Record<string, unknown>).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
-  }
-  return out;
 }
 
 export function formatReports(reports: readonly WorkspaceReport[]): string {
@@ -162,7 +152,7 @@ async function lintFromConfigService(settings: NonNullable<ReturnType<typeof loa
     else for (const type of types) (await client.workspacesWith(type)).workspaces.forEach((w) => workspaces.add(w));
     const reports: WorkspaceReport[] = [];
     for (const workspace of [...workspaces].sort()) {
-      const config: Record<string, TypeValues> = {};
+      const config = Object.create(null) as Record<string, TypeValues>;
       for (const type of types) config[type] = (await client.values(workspace, type)).values;
       reports.push(lintWorkspaceConfig(workspace, config, settings.policyConfigType));
     }

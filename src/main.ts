@@ -9,15 +9,24 @@ import { createAgentApp } from './app.js';
 import { createTransport } from './create-transport.js';
 import { TransportError } from './bus/errors.js';
 import { helpText, loadSettings, SettingsError, type Settings } from './settings.js';
+import { settingsSecrets } from './settings-secrets.js';
+
+/**
+ * Exit once everything printed has been handed over: into a pipe stdout is written asynchronously, and exiting
+ * at once cuts a long report short (`tg-agent lint | grep …` lost most of its lines).
+ */
+function exitWhenPrinted(code: number): void {
+  process.stdout.write('', () => process.exit(code));
+}
 
 async function main(): Promise<void> {
-  if (process.argv[2] === 'lint') process.exit(await runLintCommand(process.argv.slice(3), process.env));
+  if (process.argv[2] === 'lint') return exitWhenPrinted(await runLintCommand(process.argv.slice(3), process.env));
   let settings: Settings;
   try {
     const parsed = loadSettings(process.argv.slice(2), process.env);
     if (parsed.help || !parsed.settings) {
       console.log(helpText());
-      process.exit(0);
+      return exitWhenPrinted(0);
     }
     settings = parsed.settings;
   } catch (error) {
@@ -28,7 +37,7 @@ async function main(): Promise<void> {
     throw error;
   }
 
-  const logs = createServiceLogger(settings);
+  const logs = createServiceLogger({ ...settings, secrets: settingsSecrets(settings) });
   const { logger } = logs;
   const transport = await createTransport(settings, logger);
   const app = await createAgentApp(settings, transport, logger);

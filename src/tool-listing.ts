@@ -53,7 +53,7 @@ export function toolListing(
         }
       : null,
     policy_problems: gate.problemsOf(workspace),
-    ...(workflow ? { workflow_findings: workflow.findingsOf(workspace) } : {}),
+    ...(workflow ? { workflow_findings: workflow.findingsOf(workspace), workflow_findings_pending: workflow.pending(workspace) } : {}),
     ...(recommendations ? { recommendations: recommendations.of(workspace) } : {}),
     config_failures: service.failuresOfConfig(workspace),
   };

@@ -6,3 +6,9 @@ export class ConfigServiceError extends CodedError {
   override readonly name = 'ConfigServiceError';
   readonly code = 'TG_CONFIG_SERVICE';
 }
+
+/** A config dump (`tg-show-config`'s output, read by `tg-agent lint --file`) that cannot be read; the message names the type or entry. */
+export class ConfigDumpError extends CodedError {
+  override readonly name = 'ConfigDumpError';
+  readonly code = 'TG_CONFIG_DUMP_INVALID';
+}

@@ -32,6 +32,7 @@ import {
 import { DocumentSaver } from './document-saver.js';
 import { DEFAULT_AGGREGATION_TIMEOUT_MS, FanInConsumer } from './fan-in-consumer.js';
 import type { FlowRuntimeDeps } from './ports.js';
+import type { FlowService } from '../wire/services.js';
 import { DEFAULT_PUBLISH_RETRY_MS, PublishPolicy } from './publish-policy.js';
 import { RequestHandler } from './request-handler.js';
 
@@ -181,7 +182,7 @@ export class FlowRuntime {
   }
 
   private async client<Req, Res extends { error: { type: string } | null }>(
-    service: string,
+    service: FlowService,
     requestCodec: Codec<Req>,
     responseCodec: Codec<Res>,
   ): Promise<RequestClient<Req, Res> | undefined> {

@@ -52,4 +52,5 @@ export const noTelemetry: Telemetry = {
   discoveryFailed: nothing,
   discoveryStatus: nothing,
   brokerDropRate: nothing,
+  ledgerRecordRefused: nothing,
 };

@@ -20,7 +20,10 @@
  * tools are left out of the offered set whatever groups the request runs with.
  */
 import { z } from 'zod';
-import { isWithin } from '../tools/registry/group-hierarchy.js';
+import { listText, quote } from '../tools/describe-value.js';
+import { ancestorsOf, isWithin } from '../tools/registry/group-hierarchy.js';
+import { WILDCARD } from '../tools/registry/selection.js';
+import { FLOW_SERVICES, isFlowService } from '../wire/services.js';
 
 export const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
 type Weekday = (typeof WEEKDAYS)[number];
@@ -170,4 +173,69 @@ export function withdrawnGroups(rules: readonly AvailabilityRule[], groups: read
 /** The single tools the rules withdraw at `now`. */
 export function withdrawnTools(rules: readonly AvailabilityRule[], now: Date, load?: LoadReader): ToolWithdrawal[] {
   return withdrawals(rules, [], now, false, load).tools;
+}
+
+/** What the checks of rules need of the group policy (group-policy.ts). */
+export interface AllowedGroups {
+  readonly allowedGroups: ReadonlySet<string>;
+  readonly groupHierarchy: boolean;
+}
+
+/**
+ * Whether a rule on `group` can ever meet a request's groups: a request runs only with groups the policy allows
+ * (with the hierarchy: those and the groups below them, and a rule covers the groups below its own), so the
+ * rule's group must be allowed, or with the hierarchy be below or above an allowed one. One set built per
+ * policy; each question costs the group's depth.
+ */
+export function requestableByRules(policy: AllowedGroups): (group: string) => boolean {
+  if (!policy.groupHierarchy) return (group) => policy.allowedGroups.has(group);
+  const aboveAllowed = new Set<string>();
+  for (const allowed of policy.allowedGroups) for (const ancestor of ancestorsOf(allowed)) aboveAllowed.add(ancestor);
+  return (group) => policy.allowedGroups.has(group) || aboveAllowed.has(group) || ancestorsOf(group).some((ancestor) => policy.allowedGroups.has(ancestor));
+}
+
+/**
+ * The rules' parts that can never withdraw anything, whatever the workspace's tools, each kind one sentence:
+ * group `"*"` (a `"*"` request is never narrowed, and no request's groups hold `"*"`), a load service the agent
+ * does not call, a group no request runs with. Accepted rules stay in force; the sentences say what to fix.
+ */
+export function availabilityProblems(rules: readonly AvailabilityRule[], policy: AllowedGroups): string[] {
+  const requestable = requestableByRules(policy);
+  let lowerAllowed: Map<string, string> | undefined;
+  const wildcard: string[] = [];
+  const services: string[] = [];
+  const unrequestable: string[] = [];
+  rules.forEach((rule, i) => {
+    const where = `rule ${i + 1}`;
+    for (const group of rule.groups) {
+      if (group === WILDCARD) {
+        wildcard.push(where);
+      } else if (!requestable(group)) {
+        lowerAllowed ??= new Map([...policy.allowedGroups].map((allowed) => [allowed.toLowerCase(), allowed]));
+        const like = lowerAllowed.get(group.toLowerCase());
+        unrequestable.push(`${quote(group)} (${where}${like === undefined ? '' : `; did you mean ${quote(like)}?`})`);
+      }
+    }
+    if (rule.load !== undefined && !isFlowService(rule.load.service)) services.push(`${quote(rule.load.service)} (${where})`);
+  });
+  const problems: string[] = [];
+  if (wildcard.length > 0) {
+    problems.push(
+      `availability ${listText(wildcard)} name${wildcard.length === 1 ? 's' : ''} group "*", which never matches: a rule withdraws groups a ` +
+        'request runs with, and a "*" request is never narrowed; name the groups to withdraw',
+    );
+  }
+  if (services.length > 0) {
+    problems.push(
+      `availability load service ${listText(services)} is not one the agent calls (${FLOW_SERVICES.join(', ')}): ` +
+        'that load condition never closes its rule',
+    );
+  }
+  if (unrequestable.length > 0) {
+    problems.push(
+      `availability names group ${listText(unrequestable)}, which allowed-groups does not allow: no request runs with ` +
+        `${unrequestable.length === 1 ? 'it, so its rule never withdraws it' : 'them, so their rules never withdraw them'}`,
+    );
+  }
+  return problems;
 }

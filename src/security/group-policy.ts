@@ -19,6 +19,7 @@ import { expandGroupHierarchy, isWithin } from '../tools/registry/group-hierarch
 import { PATTERN_IDS } from '../agent/patterns/catalog.js';
 import { DEFAULT_ALLOWED_PATTERNS, type AllowedPatterns } from './pattern-policy.js';
 import {
+  availabilityProblems,
   AvailabilityRuleSchema,
   withdrawals,
   type AvailabilityRule,
@@ -27,6 +28,7 @@ import {
   type Withdrawal,
 } from './group-availability.js';
 import { FallbackGroupsSchema, type FallbackGroups } from './group-fallback.js';
+import { listNames } from '../errors/error-text.js';
 
 export const POLICY_KEY = 'policy';
 
@@ -129,6 +131,9 @@ export function parsePolicy(workspace: string, values: TypeValues): PolicyParse 
         'allow; a fallback never uses them',
     );
   }
+  for (const problem of availabilityProblems(parsed.data.availability, { allowedGroups, groupHierarchy: parsed.data['group-hierarchy'] })) {
+    problems.push(`${where}: group policy ${problem}`);
+  }
   return {
     policy: {
       allowedGroups,
@@ -172,7 +177,7 @@ export function checkGroups(policy: GroupPolicy | undefined, requested: Requeste
     allowed: false,
     deniedGroups: denied,
     wildcard: denied.includes(WILDCARD),
-    message: `Insufficient permissions for requested tool groups: ${denied.map((g) => `"${g}"`).join(', ')}`,
+    message: `Insufficient permissions for requested tool groups: ${listNames(denied)}`,
   };
 }
 

@@ -46,3 +46,19 @@ export async function runInSlices<T>(steps: Steps<T>, sliceMs = DEFAULT_SLICE_MS
     }
   }
 }
+
+/**
+ * The steps while `current()` holds, checked before each step: once it turns false (a newer run of the same
+ * work has started), no further step runs, the steps' `finally` blocks run, and the result is `undefined`.
+ */
+export function* whileCurrent<T>(steps: Steps<T>, current: () => boolean): Steps<T | undefined> {
+  for (;;) {
+    if (!current()) {
+      steps.return(undefined as T);
+      return undefined;
+    }
+    const step = steps.next();
+    if (step.done) return step.value;
+    yield;
+  }
+}

@@ -46,3 +46,21 @@ export function formatPath(path: readonly PropertyKey[]): string {
   }
   return out;
 }
+
+/** Most names a message lists before it says how many more there are. */
+export const MAX_LISTED = 10;
+
+/**
+ * Names as a message lists them, each quoted: `"a", "b", "c"`; past `max`, the first `max` and `and 12 more`,
+ * so a message about thousands of names stays a line. `total`: how many there are when `names` holds only the
+ * first of them.
+ */
+export function quoteList(names: readonly string[], max = MAX_LISTED, total = names.length): string {
+  return listText(names.slice(0, max).map((name) => quote(name)), max, total);
+}
+
+/** Phrases joined with commas, at most `max` of them, then `and 12 more`. */
+export function listText(items: readonly string[], max = MAX_LISTED, total = items.length): string {
+  const shown = items.slice(0, max);
+  return total > shown.length ? [...shown, `and ${total - shown.length} more`].join(', ') : shown.join(', ');
+}

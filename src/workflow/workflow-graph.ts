@@ -41,16 +41,13 @@ export function workflowGraph(
   request?: { groups: RequestGroups; state: string | null | undefined },
 ): WorkflowGraph {
   const initial = new Set(policy?.initialStates ?? [DEFAULT_STATE]);
-  const names = new Set<string>(initial);
+  // State → the tools listing it, in one pass (every state named, initial ones included, even with no tool).
+  const listing = new Map<string, string[]>([...initial].map((state) => [state, []]));
   for (const tool of registry.tools) {
-    if (tool.states !== 'all') tool.states.forEach((s) => names.add(s));
-    if (tool.nextState !== undefined) names.add(tool.nextState);
+    if (tool.states !== 'all') for (const state of tool.states) (listing.get(state) ?? listing.set(state, []).get(state)!).push(tool.name);
+    if (tool.nextState !== undefined && !listing.has(tool.nextState)) listing.set(tool.nextState, []);
   }
-  const states = [...names].sort().map((name) => ({
-    name,
-    initial: initial.has(name),
-    tools: registry.tools.filter((t) => t.states !== 'all' && t.states.has(name)).map((t) => t.name),
-  }));
+  const states = [...listing.keys()].sort().map((name) => ({ name, initial: initial.has(name), tools: listing.get(name)! }));
   const transitions: WorkflowTransition[] = [];
   for (const tool of registry.tools) {
     if (tool.nextState === undefined) continue;

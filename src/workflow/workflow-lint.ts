@@ -1,198 +1,74 @@
 /**
  * Mistakes in a workspace's workflow that TrustGraph accepts silently: a misspelt group, a state no tool
  * leads to, a state with no way out, a transition into a state where the tool's own groups can do nothing, a
- * tool no group of the policy reaches. Each finding names the tools, groups and states involved and says what
- * to do. Read by `tg-agent lint`, the HTTP listing and the load-time check (one log line each, a metric).
+ * tool no group of the policy reaches, an availability rule that can never withdraw anything. Each finding
+ * names the tools, groups and states involved and says what to do. Read by `tg-agent lint`, the HTTP listing
+ * and the load-time check (workflow-checks.ts: one log line each, a metric).
+ *
+ * Every check is linear in the workspace's tools, states and groups, and written as steps (time-slices.ts):
+ * the agent runs them in slices between requests, `tg-agent lint` to the end in one go.
  */
-import { distance } from 'fastest-levenshtein';
 import type { GroupPolicy } from '../security/group-policy.js';
+import { CHEAP_ITEMS_PER_STEP, runToEnd, type Steps } from '../threads/time-slices.js';
+import { quote } from '../tools/describe-value.js';
 import type { ToolRegistry } from '../tools/registry/registry.js';
-import { DEFAULT_STATE, WILDCARD } from '../tools/registry/selection.js';
-import type { Tool } from '../tools/tool.js';
+import { finding, LINT_CHECKS, SEVERITIES, type Finding } from './finding.js';
+import { caseCollisionSteps, groupNearMissSteps } from './lint-names.js';
+import { policyFindingSteps } from './lint-policy.js';
+import { stateFindingSteps } from './lint-states.js';
 
-export type Severity = 'error' | 'warning' | 'info';
+export { LINT_CHECKS, type Finding, type LintCheck, type Severity } from './finding.js';
 
-export const LINT_CHECKS = [
-  'group-near-miss',
-  'unreachable-state',
-  'dead-end-state',
-  'transition-loses-groups',
-  'tool-unreachable-by-policy',
-  'policy-group-unused',
-  'case-colliding-names',
-  'mcp-arguments-drift',
-] as const;
-export type LintCheck = (typeof LINT_CHECKS)[number];
-
-export interface Finding {
-  readonly severity: Severity;
-  readonly check: LintCheck;
-  readonly message: string;
-  readonly tools: readonly string[];
-  readonly groups: readonly string[];
-  readonly states: readonly string[];
-}
-
-const quoted = (names: Iterable<string>): string => [...names].map((n) => `"${n}"`).join(', ');
-
-function finding(severity: Severity, check: LintCheck, message: string, involved: Partial<Pick<Finding, 'tools' | 'groups' | 'states'>> = {}): Finding {
-  return { severity, check, message, tools: involved.tools ?? [], groups: involved.groups ?? [], states: involved.states ?? [] };
-}
-
-const availableIn = (tool: Tool, state: string): boolean => tool.states === 'all' || tool.states.has(state);
-
-/** Every finding for a workspace, errors first, then by check and message. */
+/** Every finding for a workspace, errors first, then by check; a check's findings in the workspace's order. */
 export function lintWorkflow(registry: ToolRegistry, policy: GroupPolicy | undefined): Finding[] {
-  const { tools } = registry;
-  const findings: Finding[] = [
-    ...groupNearMisses(tools),
-    ...stateFindings(tools, policy),
-    ...policyFindings(tools, policy),
-    ...caseCollisions(tools),
-    ...mcpDrift(registry),
-  ];
-  const rank: Record<Severity, number> = { error: 0, warning: 1, info: 2 };
-  return findings.sort((a, b) => rank[a.severity] - rank[b.severity] || a.check.localeCompare(b.check) || a.message.localeCompare(b.message));
+  return runToEnd(lintWorkflowSteps(registry, policy));
 }
 
-/** A group only one tool has, whose name is a case variant or within two edits of a group other tools use. */
-function groupNearMisses(tools: readonly Tool[]): Finding[] {
-  const users = new Map<string, string[]>();
-  for (const tool of tools) for (const group of tool.groups) users.set(group, [...(users.get(group) ?? []), tool.name]);
-  const out: Finding[] = [];
-  for (const [group, holders] of users) {
-    if (holders.length !== 1) continue;
-    const near = [...users.keys()].filter(
-      (other) => other !== group && (users.get(other)?.length ?? 0) > 1 && (other.toLowerCase() === group.toLowerCase() || distance(other, group) <= 2),
-    );
-    if (near.length === 0) continue;
-    out.push(
-      finding(
-        'warning',
-        'group-near-miss',
-        `group "${group}" is used by tool "${holders[0]}" only, and is close to ${quoted(near)} used by other tools: a misspelling? ` +
-          'A request naming the other group is never offered this tool',
-        { tools: holders, groups: [group, ...near] },
-      ),
-    );
+/** The same, as steps (see time-slices.ts). */
+export function* lintWorkflowSteps(registry: ToolRegistry, policy: GroupPolicy | undefined): Steps<Finding[]> {
+  const found: Finding[] = [];
+  yield* groupNearMissSteps(registry.tools, found);
+  yield* stateFindingSteps(registry.tools, policy, found);
+  yield* policyFindingSteps(registry, policy, found);
+  yield* caseCollisionSteps(registry.tools, found);
+  yield* mcpDriftSteps(registry, found);
+  return yield* orderSteps(found);
+}
+
+/** Findings ordered by severity, then by check (a stable bucket sort: no comparison of messages). */
+function* orderSteps(found: readonly Finding[]): Steps<Finding[]> {
+  const buckets = SEVERITIES.map(() => LINT_CHECKS.map((): Finding[] => []));
+  const checkIndex = new Map(LINT_CHECKS.map((check, i) => [check, i]));
+  for (let i = 0; i < found.length; i++) {
+    const item = found[i]!;
+    buckets[SEVERITIES.indexOf(item.severity)]![checkIndex.get(item.check)!]!.push(item);
+    if ((i + 1) % CHEAP_ITEMS_PER_STEP === 0) yield;
   }
-  return out;
-}
-
-function stateFindings(tools: readonly Tool[], policy: GroupPolicy | undefined): Finding[] {
-  const out: Finding[] = [];
-  const initial = new Set(policy?.initialStates ?? [DEFAULT_STATE]);
-  const ledTo = new Map<string, string[]>();
-  for (const tool of tools) if (tool.nextState !== undefined) ledTo.set(tool.nextState, [...(ledTo.get(tool.nextState) ?? []), tool.name]);
-
-  // States a conversation can be in: the initial ones, and every state a tool available in one of them leads to.
-  const reachable = new Set(initial);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const tool of tools) {
-      if (tool.nextState === undefined || reachable.has(tool.nextState)) continue;
-      if (tool.states === 'all' || [...tool.states].some((s) => reachable.has(s))) {
-        reachable.add(tool.nextState);
-        grew = true;
+  const ordered: Finding[] = [];
+  for (const bySeverity of buckets) {
+    for (const bucket of bySeverity) {
+      for (let i = 0; i < bucket.length; i++) {
+        ordered.push(bucket[i]!);
+        if ((i + 1) % CHEAP_ITEMS_PER_STEP === 0) yield;
       }
     }
   }
-  for (const tool of tools) {
-    if (tool.states === 'all' || [...tool.states].some((s) => reachable.has(s))) continue;
-    const states = [...tool.states].sort();
-    out.push(
-      finding(
-        'warning',
-        'unreachable-state',
-        `tool "${tool.name}" is available only in ${quoted(states)}, which no conversation reaches: no tool leads there from ` +
-          `the initial state${initial.size > 1 ? 's' : ''} ${quoted([...initial].sort())}. Only a request naming such a state itself is offered it`,
-        { tools: [tool.name], states },
-      ),
-    );
-  }
-  for (const [state, leaders] of [...ledTo].sort(([a], [b]) => a.localeCompare(b))) {
-    const available = tools.filter((t) => availableIn(t, state));
-    if (available.length === 0) {
-      out.push(
-        finding(
-          'error',
-          'dead-end-state',
-          `state "${state}" (reached through ${quoted(leaders)}) has no tool available: a conversation there can only answer, never act ` +
-            'or leave it. Make a tool available there (applicable-states) to continue or to reset',
-          { tools: leaders, states: [state] },
-        ),
-      );
-      continue;
-    }
-    for (const leader of leaders) {
-      const tool = tools.find((t) => t.name === leader)!;
-      if (tool.groups.length === 0) continue;
-      const shared = available.filter((t) => t.groups.includes(WILDCARD) || t.groups.some((g) => tool.groups.includes(g)));
-      if (shared.length === 0) {
-        out.push(
-          finding(
-            'info',
-            'transition-loses-groups',
-            `tool "${leader}" (groups ${quoted(tool.groups)}) moves to state "${state}", where no tool of those groups is available ` +
-              `(available there: ${quoted(available.map((t) => t.name))}): a request with only those groups can only answer after it`,
-            { tools: [leader], groups: tool.groups, states: [state] },
-          ),
-        );
-      }
-    }
-  }
-  return out;
+  return ordered;
 }
 
-function policyFindings(tools: readonly Tool[], policy: GroupPolicy | undefined): Finding[] {
-  if (!policy) return [];
-  const out: Finding[] = [];
-  for (const tool of tools) {
-    const reachable = tool.groups.length === 0 ? policy.allowWildcard : tool.groups.some((g) => policy.allowedGroups.has(g)) || policy.allowWildcard;
-    if (!reachable) {
-      out.push(
-        finding(
-          'warning',
-          'tool-unreachable-by-policy',
-          `tool "${tool.name}" (groups ${tool.groups.length === 0 ? 'none: "*" only' : quoted(tool.groups)}) cannot be offered to any request: ` +
-            `the group policy allows ${quoted([...policy.allowedGroups].sort())}${policy.allowWildcard ? '' : ' and no "*"'}`,
-          { tools: [tool.name], groups: tool.groups },
-        ),
-      );
-    }
-  }
-  const used = new Set(tools.flatMap((t) => t.groups));
-  for (const group of [...policy.allowedGroups].sort()) {
-    if (!used.has(group)) {
-      out.push(finding('info', 'policy-group-unused', `the group policy allows group "${group}", which no tool has`, { groups: [group] }));
-    }
-  }
-  return out;
-}
-
-function caseCollisions(tools: readonly Tool[]): Finding[] {
-  const byLower = new Map<string, string[]>();
-  for (const tool of tools) byLower.set(tool.name.toLowerCase(), [...(byLower.get(tool.name.toLowerCase()) ?? []), tool.name]);
-  return [...byLower.values()]
-    .filter((names) => names.length > 1)
-    .map((names) =>
-      finding('warning', 'case-colliding-names', `tool names ${quoted(names)} differ only in case: a model writing either may get the other`, { tools: names }),
-    );
-}
-
-function mcpDrift(registry: ToolRegistry): Finding[] {
-  const out: Finding[] = [];
+function* mcpDriftSteps(registry: ToolRegistry, out: Finding[]): Steps<void> {
+  let seen = 0;
   for (const [tool, report] of registry.mcp) {
+    if (++seen % CHEAP_ITEMS_PER_STEP === 0) yield;
     if (report.drift.length === 0) continue;
     out.push(
       finding(
         'warning',
         'mcp-arguments-drift',
-        `tool "${tool}" declares arguments that differ from MCP server "${report.mcpKey}"'s schema: ` +
+        `tool ${quote(tool)} declares arguments that differ from MCP server ${quote(report.mcpKey)}'s schema: ` +
           report.drift.map((d) => d.message).join('; '),
         { tools: [tool] },
       ),
     );
   }
-  return out;
 }

@@ -9,6 +9,14 @@ import { ANY_STATE, type WorkflowGraph } from './workflow-graph.js';
 const OFFERED = '#1a7f37';
 const HIDDEN = '#8c959f';
 
+/**
+ * Mermaid label text: quotes, `#`, `%`, `&`, `<`, `>`, backquotes and every control character (line breaks
+ * included) as Mermaid's numeric entities (`#37;`), so a name from the config can neither end its label, start a
+ * line of its own (a `%%{init: …}%%` directive, a comment, a node), nor carry markup.
+ */
+const MERMAID_SPECIAL = /["#%&<>`\u0000-\u001f\u007f\u0085\u2028\u2029]/g;
+const mermaidText = (value: string): string => value.replace(MERMAID_SPECIAL, (c) => `#${c.codePointAt(0)};`);
+
 /** A DOT string literal. */
 const q = (text: string): string => `"${text.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`;
 
@@ -46,7 +54,7 @@ export function toMermaid(graph: WorkflowGraph): string {
     if (!ids.has(state)) ids.set(state, `s${ids.size}`);
     return ids.get(state)!;
   };
-  const text = (value: string): string => value.replace(/"/g, '#quot;');
+  const text = mermaidText;
   const lines = ['flowchart LR'];
   for (const state of graph.states) {
     const body = [state.name, ...state.tools.map((t) => `· ${t}`)].map(text).join('<br/>');

@@ -43,6 +43,8 @@ describe('the workflow view', () => {
   });
 
   it('lints at config load: the misspelt group logged once, counted, and listed', async () => {
+    // The checks run in time slices after the registry is in place: their findings come when they end.
+    await h.app!.workflow.settled(h.workspace);
     const warnings = logs.lines.filter((l) => l.check === 'group-near-miss');
     expect(warnings.map((l) => l.msg)).toEqual([
       'Workflow warning: group "admn" is used by tool "Audit Log" only, and is close to "admin" used by other tools: a misspelling? ' +
@@ -57,6 +59,7 @@ describe('the workflow view', () => {
     // Fixed: the finding goes, and its count with it; nothing more is logged for it.
     await h.putTool('audit-log', { type: 'text-completion', name: 'Audit Log', group: ['admin'], 'applicable-states': ['results'] });
     await h.configApplied();
+    await h.app!.workflow.settled(h.workspace);
     const after = await (await fetch(`${h.httpUrl()}/metrics`)).text();
     expect(new RegExp(`^tg_agent_workflow_findings\\{(?=[^}]*workspace="${h.workspace}")(?=[^}]*severity="warning")[^}]*\\} 0$`, 'm').test(after)).toBe(true);
     expect(logs.lines.filter((l) => l.check === 'group-near-miss')).toHaveLength(1);

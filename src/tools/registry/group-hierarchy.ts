@@ -30,3 +30,10 @@ export function expandGroupHierarchy(requested: RequestedGroups, knownGroups: It
   if (groups.size === requested.groups.length) return requested;
   return { groups: [...groups].sort(), wildcard: false };
 }
+
+/** The groups `group` is below (each `isWithin(group, ancestor)`), nearest first: `a.b.c` → `a.b`, `a`. */
+export function ancestorsOf(group: string): string[] {
+  const out: string[] = [];
+  for (let dot = group.lastIndexOf('.'); dot >= 0; dot = dot > 0 ? group.lastIndexOf('.', dot - 1) : -1) out.push(group.slice(0, dot));
+  return out;
+}

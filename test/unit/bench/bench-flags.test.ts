@@ -2,7 +2,7 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 
-const BENCHES = ['iteration', 'reload', 'scale-out', 'flood'];
+const BENCHES = ['iteration', 'reload', 'scale-out', 'flood', 'workflow-checks'];
 const run = (bench: string, ...args: string[]) =>
   spawnSync(process.execPath, ['--import', 'tsx', `bench/${bench}.ts`, ...args], { encoding: 'utf8', timeout: 60_000 });
 

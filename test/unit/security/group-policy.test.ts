@@ -67,4 +67,27 @@ describe('group policy', () => {
     expect(policy({ 'allowed-groups': [] }).policy?.initialStates).toBeUndefined();
     expect([...(policy({ 'allowed-groups': [], 'initial-states': ['analysis'] }).policy?.initialStates ?? [])]).toEqual(['analysis']);
   });
+  it('reports availability rules that can never withdraw anything: group "*", a service the agent does not call, a group no request runs with', () => {
+    const always = [{ from: '00:00', to: '24:00' }];
+    const parsed = policy({
+      'allowed-groups': ['advanced', 'research', 'knowledge.read'],
+      availability: [
+        { groups: ['*'], windows: always },
+        { groups: ['research'], load: { service: 'nope', 'max-error-rate': 0.5 } },
+        { groups: ['Advanced', 'research', 'knowledge'], windows: always },
+        { groups: ['research'], load: { service: 'graph-rag', 'max-error-rate': 0.5 } },
+      ],
+    });
+    expect(parsed.problems).toEqual([
+      'workspace "ws": group policy availability rule 1 names group "*", which never matches: a rule withdraws groups a request runs with, and a "*" request is never narrowed; name the groups to withdraw',
+      'workspace "ws": group policy availability load service "nope" (rule 2) is not one the agent calls (prompt, graph-rag, mcp-tool, structured-query, embeddings, row-embeddings-query, librarian): that load condition never closes its rule',
+      'workspace "ws": group policy availability names group "Advanced" (rule 3; did you mean "advanced"?), "knowledge" (rule 3), which allowed-groups does not allow: no request runs with them, so their rules never withdraw them',
+    ]);
+    // Reported, not refused: the rules stay in force.
+    expect(parsed.policy?.availability).toHaveLength(4);
+    expect(checkGroups(parsed.policy, ['research'])).toEqual({ allowed: true });
+    // With the hierarchy a rule on a group above or below an allowed one meets requests.
+    const tree = policy({ 'allowed-groups': ['knowledge.read'], 'group-hierarchy': true, availability: [{ groups: ['knowledge', 'knowledge.read.deep'], windows: always }] });
+    expect(tree.problems).toEqual([]);
+  });
 });

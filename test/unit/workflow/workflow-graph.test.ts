@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { workflowGraph } from '../../../src/workflow/workflow-graph.js';
 import { toDot, toMermaid, toSvg } from '../../../src/workflow/workflow-text.js';
 import { specRegistry } from '../../support/spec-tools.js';
+import { registryOf } from '../../support/registry-fixtures.js';
 
 const registry = specRegistry();
 
@@ -42,5 +43,20 @@ describe("the workflow graph of the spec's §5.1 tools", () => {
     const svg = await toSvg(workflowGraph(registry, undefined));
     expect(svg).toMatch(/<svg [^>]*>/);
     for (const text of ['analysis', 'results', 'modification', 'Complex Analysis Tool', 'any state']) expect(svg).toContain(`>${text}</text>`);
+  });
+  it('keeps config names inside their Mermaid labels: no line, directive or markup of their own', () => {
+    const hostile = 'done\n%%{init: {"theme": "dark", "securityLevel": "loose"}}%%\nclick s0 call alert()';
+    const { registry: tricky } = registryOf({
+      a: { type: 'text-completion', name: 'Finish <img src=x onerror=alert(1)>', group: ['g`#'], 'applicable-states': ['undefined'], state: hostile },
+      b: { type: 'text-completion', name: 'Reset\r\n%% comment', 'applicable-states': [hostile], state: 'undefined' },
+    });
+    const mermaid = toMermaid(workflowGraph(tricky, undefined));
+    const lines = mermaid.trimEnd().split('\n');
+    // flowchart LR, two states, two transitions: nothing more.
+    expect(lines).toHaveLength(5);
+    expect(lines.every((line, i) => i === 0 || /^ {2}s\d/.test(line))).toBe(true);
+    expect(mermaid).not.toMatch(/%|<img|`/);
+    expect(mermaid).toContain('s0["done#10;#37;#37;{init: {#34;theme#34;: #34;dark#34;, #34;securityLevel#34;: #34;loose#34;}}#37;#37;#10;click s0 call alert()<br/>· Reset#13;#10;#37;#37; comment"]');
+    expect(mermaid).toContain('s1 -- "Finish #60;img src=x onerror=alert(1)#62; [g#96;#35;]" --> s0');
   });
 });

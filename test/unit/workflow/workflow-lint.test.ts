@@ -45,8 +45,9 @@ describe('lintWorkflow', () => {
       }),
       undefined,
     );
-    expect(summary(findings)).toEqual(['warning group-near-miss: D', 'warning group-near-miss: C']);
-    expect(findings[1]!.groups).toEqual(['reserch', 'research']);
+    // In the order the tools name the groups.
+    expect(summary(findings)).toEqual(['warning group-near-miss: C', 'warning group-near-miss: D']);
+    expect(findings[0]!.groups).toEqual(['reserch', 'research']);
   });
 
   it('finds a tool available only in states no conversation reaches, and respects the policy\'s initial states', () => {
@@ -92,6 +93,46 @@ describe('lintWorkflow', () => {
     expect(findings[2]!.groups).toEqual(['audit']);
   });
 
+  it('finds availability rules naming a group no tool is in or a tool the workspace does not have, with the name it probably meant', () => {
+    const registry = registryOf({
+      advanced: { type: 'text-completion', name: 'Place Order', group: ['advanced'] },
+      read: { type: 'text-completion', name: 'Read', group: ['knowledge.read'] },
+    });
+    const always = [{ from: '00:00', to: '24:00' }];
+    const findings = lintWorkflow(
+      registry,
+      policyOf({
+        'allowed-groups': ['advanced', 'Advanced', 'knowledge', 'archive'],
+        'group-hierarchy': true,
+        availability: [
+          { groups: ['Advanced', 'knowledge', 'archive'], windows: always },
+          { tools: ['place order', 'Read'], windows: always },
+        ],
+      }),
+    );
+    expect(findings.filter((f) => f.check === 'availability-never-matches').map((f) => f.message)).toEqual([
+      'the group policy\'s availability rule 1 names group "Advanced", which no tool is in (nor below it) (did you mean "advanced"?): the rule never withdraws a tool through it',
+      'the group policy\'s availability rule 1 names group "archive", which no tool is in (nor below it): the rule never withdraws a tool through it',
+      'the group policy\'s availability rule 2 names tool "place order", which the workspace does not have (did you mean "Place Order"?): the rule never withdraws it',
+    ]);
+  });
+
+  it('reads the policy through the group hierarchy: a tool below an allowed group is reachable, and that group is in use', () => {
+    const registry = registryOf({ read: { type: 'text-completion', name: 'Read', group: ['knowledge.read'] } });
+    expect(lintWorkflow(registry, policyOf({ 'allowed-groups': ['knowledge'], 'group-hierarchy': true }))).toEqual([]);
+    expect(summary(lintWorkflow(registry, policyOf({ 'allowed-groups': ['knowledge'] })))).toEqual([
+      'warning tool-unreachable-by-policy: Read',
+      'info policy-group-unused: ',
+    ]);
+  });
+
+  it('keeps each message a line: lists of names stop at ten and say how many more', () => {
+    const tools: Record<string, object> = { go: { type: 'text-completion', name: 'Go', group: ['writers'], 'applicable-states': ['undefined'], state: 'review' } };
+    for (let i = 0; i < 30; i++) tools[`r${String(i).padStart(2, '0')}`] = { type: 'text-completion', name: `Reviewer ${i}`, group: ['reviewers'], 'applicable-states': ['review'] };
+    const [hint] = lintWorkflow(registryOf(tools), undefined);
+    expect(hint!.message).toContain('(available there: "Reviewer 0", "Reviewer 1", "Reviewer 2", "Reviewer 3", "Reviewer 4", "Reviewer 5", "Reviewer 6", "Reviewer 7", "Reviewer 8", "Reviewer 9", and 20 more)');
+  });
+
   it('finds tool names that differ only in case', () => {
     const findings = lintWorkflow(
       registryOf({ a: { type: 'text-completion', name: 'Search' }, b: { type: 'text-completion', name: 'search' } }),
@@ -119,6 +160,7 @@ describe('lintWorkflow', () => {
 
   it('names every check it has', () => {
     expect([...LINT_CHECKS].sort()).toEqual([
+      'availability-never-matches',
       'case-colliding-names',
       'dead-end-state',
       'group-near-miss',

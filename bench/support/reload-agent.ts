@@ -1,0 +1,41 @@
+/**
+ * The whole agent as the reload benchmarks drive it: the app of src/app.ts on an in-process bus, not started
+ * (no broker, no HTTP port), taking config changes through `AgentService.applyConfigChange`, the entry the
+ * config watcher uses; and the event-loop thread's own CPU time, which waiting for a core does not inflate.
+ */
+import { openSync, readSync } from 'node:fs';
+import { pino } from 'pino';
+import { createAgentApp, type AgentApp } from '../../src/app.js';
+import { MemoryTransport } from '../../src/bus/memory-transport.js';
+import type { TypeValues } from '../../src/config/workspace-config.js';
+import { SettingsSchema } from '../../src/settings.js';
+
+/** The whole agent (not started: no broker, no HTTP port), as the reload benchmarks drive it. */
+export async function reloadableAgent(): Promise<{ app: AgentApp; close(): Promise<void> }> {
+  const logger = pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false }));
+  const settings = Object.freeze({ ...SettingsSchema.parse({}), metricsPort: 0, mcpDiscovery: false });
+  const app = await createAgentApp(settings, new MemoryTransport(), logger);
+  return { app, close: () => app.stop() };
+}
+
+/** Everything the agent does with a workspace's decoded `tool` values, until its workflow checks have reported. */
+export async function applyTools(app: AgentApp, workspace: string, snapshot: Readonly<Record<string, TypeValues>>, version: number): Promise<void> {
+  await app.service.applyConfigChange({ workspace, changedTypes: ['tool'], snapshot, version });
+  await app.workflow.settled(workspace);
+}
+
+/** CPU time (ms) of the event-loop thread so far; NaN where /proc has no schedstat. */
+export function mainThreadCpuMs(): () => number {
+  let fd: number;
+  try {
+    fd = openSync(`/proc/self/task/${process.pid}/schedstat`, 'r');
+  } catch {
+    return () => Number.NaN;
+  }
+  const buffer = Buffer.alloc(64);
+  return () => {
+    const n = readSync(fd, buffer, 0, buffer.length, 0);
+    const text = buffer.toString('latin1', 0, n);
+    return Number(text.slice(0, text.indexOf(' '))) / 1e6;
+  };
+}
