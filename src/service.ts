@@ -110,17 +110,9 @@ export class AgentService {
       }),
     );
     this.patterns = new WorkspacePatterns(logger);
-    const toolServiceWaits = replyTimeouts(settings, 'tool-service');
     const hedgeSettings = hedgeSettingsOf(settings);
     const hedging = hedgeSettings && new ServiceHedging(hedgeSettings, telemetry);
-    this.toolServices = new ToolServiceClients({
-      transport,
-      processorId: settings.id,
-      timeoutMs: toolServiceWaits.firstMs,
-      gapTimeoutMs: toolServiceWaits.gapMs,
-      logger,
-      ...(hedging ? { hedging } : {}),
-    });
+    this.toolServices = toolServiceClients(settings, transport, logger, hedging);
     this.flows = new FlowManager(
       {
         transport,
@@ -328,6 +320,24 @@ export class AgentService {
     this.hooks.telemetry.workspaceDeleted(workspace);
     this.hooks.onWorkspaceDeleted?.(workspace);
   }
+}
+
+/** The clients of the tool services every flow shares; a call is hedged only to one configured idempotent. */
+function toolServiceClients(
+  settings: ServiceSettings,
+  transport: Transport,
+  logger: Logger,
+  hedging: ServiceHedging | undefined,
+): ToolServiceClients {
+  const waits = replyTimeouts(settings, 'tool-service');
+  return new ToolServiceClients({
+    transport,
+    processorId: settings.id,
+    timeoutMs: waits.firstMs,
+    gapTimeoutMs: waits.gapMs,
+    logger,
+    ...(hedging ? { hedging } : {}),
+  });
 }
 
 /** The broker liveness probe behind /readyz (`--broker-ping-timeout`), on a topic beside the config queue's. */

@@ -52,7 +52,7 @@ const DOCUMENT_DRAIN_MS = 5_000;
  * nothing else): when a broker restart may have taken the reply, and when the first reply is overdue (a hedged
  * request, service-hedging.ts). An MCP tool, a tool service or a librarian save may act, and is never sent twice.
  */
-const REPEATABLE_SERVICES: ReadonlySet<string> = new Set(['prompt', 'graph-rag', 'structured-query', 'embeddings', 'row-embeddings-query']);
+const REPEATABLE_SERVICES: ReadonlySet<FlowService> = new Set<FlowService>(['prompt', 'graph-rag', 'structured-query', 'embeddings', 'row-embeddings-query']);
 
 export class FlowRuntime {
   private readonly consumers: Consumer[] = [];
@@ -169,13 +169,13 @@ export class FlowRuntime {
   }
 
   /** The request client's waits for `service` (the librarian's saves also carry their own timeout). */
-  private waitsFor(service: string): { timeoutMs: number; gapTimeoutMs: number } {
+  private waitsFor(service: FlowService): { timeoutMs: number; gapTimeoutMs: number } {
     const { firstMs, gapMs } = replyTimeouts(this.deps.timeouts, service);
     return { timeoutMs: firstMs, gapTimeoutMs: gapMs };
   }
 
   /** Whether a call to `service` may be sent twice, and its hedge policy when it is hedged. */
-  private repeats(service: string): { repeatable: boolean; hedge?: HedgePolicy } {
+  private repeats(service: FlowService): { repeatable: boolean; hedge?: HedgePolicy } {
     if (!REPEATABLE_SERVICES.has(service)) return { repeatable: false };
     const hedge = this.deps.hedging?.policyFor(service);
     return { repeatable: true, ...(hedge ? { hedge } : {}) };
