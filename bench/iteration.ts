@@ -36,6 +36,9 @@
  * first tables compare: conversations/s and the ratio tg-agent / TrustGraph per transport, and agent CPU,
  * broker CPU per iteration and their ratio.
  *
+ * `--agent-args` applies to the in-process runs too (`--in-process-only --agent-args="--hedge-budget 0"`: the agent's
+ * own CPU per iteration without hedging).
+ *
  * `--stand-ins python` runs the prompt, MCP tool and librarian services on TrustGraph's own Python client instead of the
  * lean JavaScript stand-ins (dev/python-stand-ins.ts: trustgraph-base's async Pulsar, Kafka or RabbitMQ backend,
  * one process per service, as TrustGraph runs them; on both Pulsar transports they speak the binary protocol).
@@ -596,7 +599,7 @@ await withCleanup(async (defer) => {
   if (SOAK_S === 0 && IN_PROCESS_S > 0) {
     for (const concurrency of CONCURRENCIES) {
       log(`in-process (memory transport), concurrency ${concurrency}`);
-      inProcess.push(await measureInProcess(concurrency, IN_PROCESS_S, 2, join(logDir, `in-process-c${concurrency}.log`)));
+      inProcess.push(await measureInProcess(concurrency, IN_PROCESS_S, 2, join(logDir, `in-process-c${concurrency}.log`), AGENT_ARGS));
     }
   }
   if (IN_PROCESS_ONLY) {
