@@ -36,8 +36,11 @@
  * `--transports kafka,rabbitmq` runs the same on TrustGraph's Kafka and RabbitMQ backends, each on a node of its own
  * (dev/kafka-broker.ts, dev/rabbitmq-broker.ts) whose data survives its restarts, as a broker's volume does.
  *
+ * `--stand-ins python` serves the prompt, MCP tool and librarian queues with TrustGraph's own Python client
+ * (dev/python-stand-ins.ts) instead of the lean JavaScript stand-ins; the tool faults leave out its replies.
+ *
  * Flags: --faults <list>  --transports websocket,native,kafka,rabbitmq  --in-flight 16  --after 20 (s)  --timeout 60 (s)
- *        --max-load 1.5  --json <file>  --keep-logs
+ *        --stand-ins js|python  --max-load 1.5  --json <file>  --keep-logs
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -53,6 +56,7 @@ import { benchFlags, commonOptions } from './support/options.js';
 import { ms, numberFlag, sleep, table } from './support/stats.js';
 import { availableTransports, createBenchTransport, type BenchBrokerAddress, type BenchTransportKind } from './support/transport.js';
 import { startWorkload, type Workload } from './support/workload.js';
+import { pythonBrokerUrl } from '../dev/python-stand-ins.js';
 
 const flags = benchFlags(import.meta.url);
 const { transports: TRANSPORTS_FLAG, maxLoad: MAX_LOAD, jsonOut: JSON_OUT, keepLogs: KEEP_LOGS } = commonOptions(flags, { durationSeconds: 0, warmupSeconds: 0 });
@@ -63,6 +67,8 @@ const BEFORE_FAULT_MS = 5000;
 const LATE_DUPLICATE_WAIT_MS = 3000;
 const REPLICAS = 2;
 const AGENT_ARGS = ['--service-timeouts', 'mcp-tool=10,prompt=10'];
+const PYTHON_STAND_INS = flags.get('stand-ins') === 'python';
+if (!PYTHON_STAND_INS && (flags.get('stand-ins') ?? 'js') !== 'js') throw new Error(`--stand-ins takes js or python, got ${flags.get('stand-ins')}`);
 
 /** The broker of one transport, as the faults use it. */
 type FaultBroker = BenchBrokerAddress & Pick<RestartableBroker, 'crash' | 'stop' | 'start'>;
@@ -154,7 +160,8 @@ interface FaultResult {
 
 async function runFault(build: AgentBuild, broker: FaultBroker, kind: BenchTransportKind, fault: Fault, logDir: string): Promise<FaultResult> {
   const transport = await createBenchTransport(kind, broker);
-  const workload = await startWorkload({ transport });
+  const backend = kind === 'kafka' || kind === 'rabbitmq' ? kind : 'pulsar';
+  const workload = await startWorkload({ transport, ...(PYTHON_STAND_INS ? { pythonBrokerUrl: pythonBrokerUrl(broker, backend) } : {}) });
   const gateway = await FaultGateway.start(transport, workload.topics);
   const agents: AgentProcess[] = [];
   try {

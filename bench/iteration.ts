@@ -36,7 +36,16 @@
  * first tables compare: conversations/s and the ratio tg-agent / TrustGraph per transport, and agent CPU,
  * broker CPU per iteration and their ratio.
  *
- * Flags: --transports websocket,native,kafka,rabbitmq  --concurrency 1,8,64  --duration 20 (s, measured)  --warmup 3  --floor 6  --idle 4  --in-process 8 (s; 0 = skip)  --max-load 1.5
+ * `--agent-args` applies to the in-process runs too (`--in-process-only --agent-args="--hedge-budget 0"`: the agent's
+ * own CPU per iteration without hedging).
+ *
+ * `--stand-ins python` runs the prompt, MCP tool and librarian services on TrustGraph's own Python client instead of the
+ * lean JavaScript stand-ins (dev/python-stand-ins.ts: trustgraph-base's async Pulsar, Kafka or RabbitMQ backend,
+ * one process per service, as TrustGraph runs them; on both Pulsar transports they speak the binary protocol).
+ * Every run reports the conversations that ended without a final message within 30 s and the agent's hedged
+ * calls (`tg_agent_hedged_requests_total`): from the window's start until every conversation started in it ended.
+ *
+ * Flags: --transports websocket,native,kafka,rabbitmq  --stand-ins js|python  --agent-args="<tg-agent flags>"  --concurrency 1,8,64  --duration 20 (s, measured)  --warmup 3  --floor 6  --idle 4  --in-process 8 (s; 0 = skip)  --max-load 1.5
  *        --soak <s>  --soak-concurrency 8  --sample-every 5  --warm-up-soak 60  --json <file>
  *        --trustgraph off (skip TrustGraph's agent)  --trustgraph-duration 20 (s, measured)  --trustgraph-warmup 5
  *        --cpu-prof (the agent writes a V8 CPU profile per concurrency next to its log; add --keep-logs)
@@ -68,11 +77,15 @@ import {
   publishAckLatencies,
   REQUEST_BODY,
   startWorkload,
+  type ServiceCounts,
   type Workload,
 } from './support/workload.js';
 import type { AgentBuild } from './support/build.js';
 import { availableTransports, createBenchTransport, type BenchBrokerAddress, type BenchTransportKind } from './support/transport.js';
 import { serveTrustGraphConfig, startTrustGraphAgent, TRUSTGRAPH_AGENT_COMMAND } from './support/trustgraph-agent.js';
+import { duplicates, hedgesBetween, readHedges, type HedgeCounts } from './support/hedges.js';
+import { whereLost, type LostAt } from './support/lost-conversations.js';
+import { pythonBrokerUrl } from '../dev/python-stand-ins.js';
 
 const flags = benchFlags(import.meta.url);
 const CONCURRENCIES = (flags.get('concurrency') ?? '1,8,64').split(',').map(Number);
@@ -102,6 +115,12 @@ const TRUSTGRAPH_DURATION_S = numberFlag(flags, 'trustgraph-duration', DURATION_
 const TRUSTGRAPH_WARMUP_S = numberFlag(flags, 'trustgraph-warmup', 5);
 /** `--timeline N`: after the window at concurrency 1, N conversations one at a time, every hop stamped. */
 const TIMELINE = numberFlag(flags, 'timeline', 0);
+/** `--stand-ins python`: the services on TrustGraph's own Python client. */
+const STAND_INS = flags.get('stand-ins') ?? 'js';
+if (STAND_INS !== 'js' && STAND_INS !== 'python') throw new Error(`--stand-ins takes js or python, got ${STAND_INS}`);
+/** `--agent-args="--hedge-budget 0"`: more flags for tg-agent (space-separated), e.g. to compare a setting. */
+const AGENT_ARGS = (flags.get('agent-args') ?? '').split(' ').filter(Boolean);
+if (STAND_INS === 'python' && TIMELINE > 0) throw new Error('--timeline needs the JavaScript stand-ins, which report their hops');
 
 /** What every measured window reports, for tg-agent and TrustGraph's agent alike. */
 interface WindowFigures {
@@ -140,6 +159,44 @@ interface ConcurrencyResult extends WindowFigures {
   eventLoop: { p99: number; max: number };
   /** The hop-by-hop timeline (`--timeline`), at concurrency 1. */
   timeline?: string;
+  /** From the window's start until every conversation started in it ended (see the header). */
+  span: SpanFigures;
+}
+
+/** Conversations started, those with no final message within 30 s, the hedges, the prompt requests the service got. */
+interface SpanFigures {
+  started: number;
+  unanswered: number;
+  /** Where each of those stopped (the agent's audit lines), and the first few ids. */
+  lost: Partial<Record<LostAt, number>>;
+  lostIds: string[];
+  hedges: HedgeCounts;
+  promptRequests: number;
+}
+
+/** What the span's figures are read from. */
+interface SpanMark {
+  started: number;
+  timeouts: number;
+  /** How many conversations the gateway had listed as unanswered. */
+  listed: number;
+  hedges: HedgeCounts;
+  served: ServiceCounts;
+}
+
+async function spanMark(ctx: Context, agent: AgentProcess): Promise<SpanMark> {
+  return { started: ctx.client.started, timeouts: ctx.client.timeouts, listed: ctx.client.unanswered.length, hedges: await readHedges(agent), served: await ctx.workload.counts() };
+}
+
+function spanBetween(ctx: Context, before: SpanMark, after: SpanMark): SpanFigures {
+  return {
+    started: after.started - before.started,
+    unanswered: after.timeouts - before.timeouts,
+    lost: {},
+    lostIds: ctx.client.unanswered.slice(before.listed, after.listed),
+    hedges: hedgesBetween(before.hedges, after.hedges),
+    promptRequests: after.served.prompt - before.served.prompt,
+  };
 }
 
 const METRICS = [
@@ -176,6 +233,7 @@ async function startAgent(ctx: Context, concurrency: number, extra: { nodeFlags?
     concurrency,
     configQueues: ctx.workload.configQueues,
     logFile: join(ctx.logDir, `agent-${ctx.kind}-c${concurrency}.log`),
+    args: AGENT_ARGS,
     ...extra,
   });
   await agent.waitReady();
@@ -203,11 +261,13 @@ async function measureConcurrency(ctx: Context, floor: FloorClient, echoPid: num
       before: async () => {
         const metrics = await agent.metrics(METRICS);
         await agent.sample({ reset: true });
-        return { metrics, traffic: await trafficOf(ctx.bus) };
+        return { metrics, traffic: await trafficOf(ctx.bus), span: await spanMark(ctx, agent) };
       },
       after: async () => ({ traffic: await trafficOf(ctx.bus), metrics: await agent.metrics(METRICS), probe: await agent.sample() }),
     });
     const { records: done, cpu } = window;
+    // measureWindow returns once every conversation started in the window has ended (or timed out).
+    const span = spanBetween(ctx, window.before.span, await spanMark(ctx, agent));
     const before = window.before.metrics;
     const { metrics: after, probe } = window.after;
     const peakRssBytes = agent.memory().peakRss;
@@ -217,6 +277,8 @@ async function measureConcurrency(ctx: Context, floor: FloorClient, echoPid: num
       await timeline.take(ctx.client, ctx.workload, TIMELINE);
     }
     await agent.stop();
+    for (const at of whereLost(agent.logFile, span.lostIds).values()) span.lost[at] = (span.lost[at] ?? 0) + 1;
+    span.lostIds.splice(5);
 
     const failed = done.filter((r) => r.failed).length;
     const latencies = done.filter((r) => !r.failed).map((r) => r.end - r.start);
@@ -281,6 +343,7 @@ async function measureConcurrency(ctx: Context, floor: FloorClient, echoPid: num
       peakRssBytes,
       eventLoop: { p99: probe.eld.p99, max: probe.eld.max },
       ...(timeline ? { timeline: timeline.report(floorSummary.p50) } : {}),
+      span,
     };
   } finally {
     if (agent.running) await agent.stop();
@@ -300,6 +363,11 @@ interface TrustGraphResult extends WindowFigures {
 interface TrustGraphRun {
   kind: BenchTransportKind;
   results: TrustGraphResult[];
+}
+
+/** The backend a transport's Python stand-ins are configured for. */
+function backendName(kind: BenchTransportKind): 'pulsar' | 'kafka' | 'rabbitmq' {
+  return isBackendKind(kind) ? kind : 'pulsar';
 }
 
 /** Which broker a transport talks to: the two Pulsar transports share one. */
@@ -531,7 +599,7 @@ await withCleanup(async (defer) => {
   if (SOAK_S === 0 && IN_PROCESS_S > 0) {
     for (const concurrency of CONCURRENCIES) {
       log(`in-process (memory transport), concurrency ${concurrency}`);
-      inProcess.push(await measureInProcess(concurrency, IN_PROCESS_S, 2, join(logDir, `in-process-c${concurrency}.log`)));
+      inProcess.push(await measureInProcess(concurrency, IN_PROCESS_S, 2, join(logDir, `in-process-c${concurrency}.log`), AGENT_ARGS));
     }
   }
   if (IN_PROCESS_ONLY) {
@@ -560,7 +628,7 @@ await withCleanup(async (defer) => {
     const bus = busOf(kind);
     const transport = await createBenchTransport(kind, bus.address);
     stops.push(() => transport.close());
-    const workload = await startWorkload({ transport });
+    const workload = await startWorkload({ transport, ...(STAND_INS === 'python' ? { pythonBrokerUrl: pythonBrokerUrl(bus.address, backendName(kind)) } : {}) });
     stops.push(() => workload.stop());
     // The gateway on a connection of its own, as TrustGraph's gateway is a process of its own.
     const gatewayTransport = await createBenchTransport(kind, bus.address);
@@ -639,9 +707,12 @@ await withCleanup(async (defer) => {
       `transports: ${kinds.join(', ')} (agent, stand-ins, gateway and echo all on the same one)`,
       `each concurrency: the agent idle for ${IDLE_S} s, ${WARMUP_S} s warm-up, ${DURATION_S} s measured, then ${FLOOR_S} s of floor; agent compiled in ${build.seconds.toFixed(1)} s`,
       `2 iterations per conversation (one MCP tool call, then the answer); overhead/iteration = (conversation − ${CRITICAL_PATH_HOPS / 2} × floor RTT p50) / 2`,
+      ...(AGENT_ARGS.length > 0 ? [`tg-agent also run with: ${AGENT_ARGS.join(' ')}`] : []),
+      `services: ${STAND_INS === 'python' ? "TrustGraph 2.11.1's own Python client (trustgraph-base's async backend, ReceiverPool, SenderPool), one process per service" : 'lean JavaScript stand-ins in the load generator'}`,
     ]),
   );
   console.log(printSideBySide(runs));
+  console.log(printSpans(runs));
   console.log(printCpuRatio(runs));
   for (const run of trustGraph) console.log(printTrustGraph(runs, run));
   for (const [i, run] of runs.entries()) {
@@ -663,6 +734,26 @@ function printSideBySide(runs: { kind: BenchTransportKind; results: ConcurrencyR
   return [
     '### Side by side\n',
     table(['concurrency', ...runs.flatMap((run) => [`${run.kind} conversations/s`, `${run.kind} p50`, `${run.kind} lost`])], rows),
+  ].join('\n');
+}
+
+/** Per transport and concurrency: conversations with no final message within 30 s, and the hedged calls that cost. */
+function printSpans(runs: { kind: BenchTransportKind; results: ConcurrencyResult[] }[]): string {
+  const rows = runs.flatMap((run) =>
+    run.results.map((r) => [
+      run.kind,
+      String(r.concurrency),
+      num(r.span.started),
+      r.span.unanswered === 0 ? '0' : `${r.span.unanswered} (${Object.entries(r.span.lost).map(([at, n]) => `${at}: ${n}`).join(', ')}; ${r.span.lostIds.join(', ')})`,
+      `${duplicates(r.span.hedges)} (${r.span.hedges.hedge_first} / ${r.span.hedges.original_first} / ${r.span.hedges.neither})`,
+      String(r.span.hedges.over_budget),
+      `${num(r.span.promptRequests)} (${(r.span.promptRequests / Math.max(1, r.span.started)).toFixed(3)})`,
+      `${r.loadAverage.start} → ${r.loadAverage.end}`,
+    ]),
+  );
+  return [
+    '\n### Conversations without a final message within 30 s, and hedged calls (from the window\'s start until every conversation started in it ended)\n',
+    table(['transport', 'concurrency', 'conversations started', 'no final message within 30 s (where it stopped: see bench/support/lost-conversations.ts)', 'hedges sent (hedge first / original first / neither)', 'over budget', 'prompt requests received by the service (per conversation)', 'load average'], rows),
   ].join('\n');
 }
 

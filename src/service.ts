@@ -6,7 +6,10 @@ import {
   ConcurrencyLimit,
   type ConfigPart,
   FlowManager,
+  type HedgeOptions,
+  hedgeSettingsOf,
   replyTimeouts,
+  ServiceHedging,
   type RequestGate,
   type ServiceTelemetry,
   ToolServiceClients,
@@ -62,7 +65,8 @@ export type ServiceSettings = Partial<
 > &
   Partial<
     Pick<Settings, 'librarianTimeoutSeconds' | 'librarianMaxInFlight' | 'promptTimeoutSeconds' | 'streamGapTimeoutSeconds' | 'serviceTimeouts' | 'configType'>
-  > & {
+  > &
+  HedgeOptions & {
     /** How long a flow retries a publish while the broker is unreachable (not a flag). Default 60 s. */
     publishRetryMs?: number;
   };
@@ -105,14 +109,9 @@ export class AgentService {
       }),
     );
     this.patterns = new WorkspacePatterns(logger, PATTERN_IDS);
-    const toolServiceWaits = replyTimeouts(settings, 'tool-service');
-    this.toolServices = new ToolServiceClients({
-      transport,
-      processorId: settings.id,
-      timeoutMs: toolServiceWaits.firstMs,
-      gapTimeoutMs: toolServiceWaits.gapMs,
-      logger,
-    });
+    const hedgeSettings = hedgeSettingsOf(settings);
+    const hedging = hedgeSettings && new ServiceHedging(hedgeSettings, telemetry);
+    this.toolServices = toolServiceClients(settings, transport, logger, hedging);
     this.flows = new FlowManager(
       {
         transport,
@@ -132,6 +131,7 @@ export class AgentService {
         ...(settings.requestConsumers !== undefined ? { requestConsumers: settings.requestConsumers } : {}),
         ...(settings.nextOnBus ? { nextOnBus: true } : {}),
         toolServices: this.toolServices,
+        ...(hedging ? { hedging } : {}),
         telemetry,
         ...(hooks.gate ? { gate: hooks.gate } : {}),
         ...(settings.librarianTimeoutSeconds !== undefined ? { librarianTimeoutMs: settings.librarianTimeoutSeconds * 1000 } : {}),
@@ -319,6 +319,24 @@ export class AgentService {
     this.hooks.telemetry.workspaceDeleted(workspace);
     this.hooks.onWorkspaceDeleted?.(workspace);
   }
+}
+
+/** The clients of the tool services every flow shares; a call is hedged only to one configured idempotent. */
+function toolServiceClients(
+  settings: ServiceSettings,
+  transport: Transport,
+  logger: Logger,
+  hedging: ServiceHedging | undefined,
+): ToolServiceClients {
+  const waits = replyTimeouts(settings, 'tool-service');
+  return new ToolServiceClients({
+    transport,
+    processorId: settings.id,
+    timeoutMs: waits.firstMs,
+    gapTimeoutMs: waits.gapMs,
+    logger,
+    ...(hedging ? { hedging } : {}),
+  });
 }
 
 /** The broker liveness probe behind /readyz (`--broker-ping-timeout`), on a topic beside the config queue's. */

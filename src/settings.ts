@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { CodedError, errorMessage } from './errors/index.js';
-import { DEFAULT_AGGREGATION_TOPIC, type OptionSpec, positiveInt } from './bus/index.js';
+import { DEFAULT_AGGREGATION_TOPIC, DEFAULT_HEDGE, type OptionSpec, positiveInt } from './bus/index.js';
 import { BACKENDS, backendNamed, type BackendName } from './backends.js';
 import { DEFAULT_STREAM_GAP_SECONDS, parseServiceTimeouts } from './flow/index.js';
 
@@ -76,6 +76,16 @@ export const SettingsSchema = z.object({
       }
     })
     .optional(),
+  /** Hedged calls to read-only services (flow/service-hedging.ts): at most this share of a service's calls; 0 = off. */
+  hedgeBudget: z.coerce.number().min(0).max(1).default(DEFAULT_HEDGE.budget),
+  /** The hedge deadline: this quantile of the service's recent first-reply latencies … */
+  hedgeQuantile: z.coerce.number().gt(0).max(1).default(DEFAULT_HEDGE.quantile),
+  /** … times this, … */
+  hedgeFactor: z.coerce.number().min(1).max(1000).default(DEFAULT_HEDGE.factor),
+  /** … at least this many seconds … */
+  hedgeFloorSeconds: z.coerce.number().positive().default(DEFAULT_HEDGE.floorMs / 1000),
+  /** … and at most this many (also the deadline until the service has answered 20 calls). */
+  hedgeCeilingSeconds: z.coerce.number().positive().default(DEFAULT_HEDGE.ceilingMs / 1000),
   /** Config type whose `additional-context` value is given to the model as context (TrustGraph's `--config-type`). */
   configType: z.string().min(1).default('agent'),
   /** Larger requests are refused with an error. Unset: three quarters of what the transport carries in one message. */
@@ -159,6 +169,11 @@ export const OPTIONS: readonly OptionSpec<SettingsKey>[] = [
   { key: 'promptTimeoutSeconds', flag: 'prompt-timeout', env: 'TG_AGENT_PROMPT_TIMEOUT', help: "seconds to wait for the prompt service's reply (default: --request-timeout)" },
   { key: 'streamGapTimeoutSeconds', flag: 'stream-gap-timeout', env: 'TG_AGENT_STREAM_GAP_TIMEOUT', help: 'seconds to wait for each further reply of a streamed answer once its first came (default 60)' },
   { key: 'serviceTimeouts', flag: 'service-timeouts', env: 'TG_AGENT_SERVICE_TIMEOUTS', help: 'per service: <service>=<first-reply s>[/<gap s>],... (services: prompt, graph-rag, mcp-tool, structured-query, embeddings, row-embeddings-query, tool-service)' },
+  { key: 'hedgeBudget', flag: 'hedge-budget', env: 'TG_AGENT_HEDGE_BUDGET', help: "share of a read-only service's calls that may be sent once more when their first reply is overdue (default 0.1; 0 turns hedging off)" },
+  { key: 'hedgeQuantile', flag: 'hedge-quantile', env: 'TG_AGENT_HEDGE_QUANTILE', help: "quantile of the service's recent first-reply latencies the hedge deadline follows (default 0.99)" },
+  { key: 'hedgeFactor', flag: 'hedge-factor', env: 'TG_AGENT_HEDGE_FACTOR', help: 'the hedge deadline is that quantile times this (default 2)' },
+  { key: 'hedgeFloorSeconds', flag: 'hedge-floor', env: 'TG_AGENT_HEDGE_FLOOR', help: 'shortest hedge deadline, seconds (default 2)' },
+  { key: 'hedgeCeilingSeconds', flag: 'hedge-ceiling', env: 'TG_AGENT_HEDGE_CEILING', help: 'longest hedge deadline, seconds; also the deadline until the service has answered 20 calls (default 60)' },
   { key: 'configType', flag: 'config-type', env: 'TG_AGENT_CONFIG_TYPE', help: 'config type whose additional-context value is the model\'s context, as TrustGraph reads it (default agent)' },
   { key: 'maxRequestBytes', flag: 'max-request-bytes', env: 'TG_AGENT_MAX_REQUEST_BYTES', help: 'refuse larger requests with an error (default: 3/4 of what the transport carries: ~589 KB on websocket, ~3.9 MB on native)' },
   { key: 'librarianTimeoutSeconds', flag: 'librarian-timeout', env: 'TG_AGENT_LIBRARIAN_TIMEOUT', help: 'seconds to wait for the librarian to confirm a saved document (default 120)' },
@@ -257,6 +272,11 @@ export function loadSettings(argv: string[], env: NodeJS.ProcessEnv): ParsedComm
       return `${name}: ${issue.message}${option ? `; accepted: ${option.help}` : ''}`;
     });
     throw new SettingsError(`Invalid settings:\n  ${problems.join('\n  ')}`);
+  }
+  if (result.data.hedgeCeilingSeconds < result.data.hedgeFloorSeconds) {
+    throw new SettingsError(
+      `Invalid settings:\n  --hedge-ceiling (${result.data.hedgeCeilingSeconds}) must be at least --hedge-floor (${result.data.hedgeFloorSeconds})`,
+    );
   }
   try {
     backendNamed(result.data.pubsubBackend).check?.(result.data);

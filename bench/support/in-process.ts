@@ -8,7 +8,7 @@
 import { pino } from 'pino';
 import { createAgentApp } from '../../src/app.js';
 import { MemoryTransport } from '../../src/bus/memory/memory-transport.js';
-import { SettingsSchema, type Settings } from '../../src/settings.js';
+import { loadSettings, type Settings } from '../../src/settings.js';
 import { sleep, summarize, type Summary } from './stats.js';
 import { ConversationClient, ITERATIONS_PER_CONVERSATION, startWorkload, type ConversationRecord } from './workload.js';
 
@@ -22,11 +22,20 @@ export interface InProcessResult {
   failed: number;
 }
 
-export async function measureInProcess(concurrency: number, seconds: number, warmupSeconds: number, logFile: string): Promise<InProcessResult> {
+/** `agentArgs`: tg-agent flags (bench:iteration's `--agent-args`), e.g. `--hedge-budget 0` to compare a setting. */
+export async function measureInProcess(
+  concurrency: number,
+  seconds: number,
+  warmupSeconds: number,
+  logFile: string,
+  agentArgs: readonly string[] = [],
+): Promise<InProcessResult> {
+  const { settings: flagged } = loadSettings([...agentArgs], {});
+  if (!flagged) throw new Error(`--agent-args: no settings from ${agentArgs.join(' ')}`);
   const transport = new MemoryTransport();
   const workload = await startWorkload({ transport });
   const settings: Settings = Object.freeze({
-    ...SettingsSchema.parse({}),
+    ...flagged,
     concurrency,
     configRequestQueue: workload.configQueues.request,
     configResponseQueue: workload.configQueues.response,

@@ -10,6 +10,9 @@
  * confirms the documents both agents save (TrustGraph's agent waits for each save, so without one it would
  * stall; tg-agent saves in the background).
  *
+ * With `pythonBrokerUrl`, the prompt, MCP tool and librarian services are TrustGraph's own Python client instead
+ * (dev/python-stand-ins.ts), one process per service: the same answers, through the code TrustGraph's services run.
+ *
  *   client ─request─▶ agent ─prompt─▶ stand-in ─▶ agent ─mcp-tool─▶ stand-in ─▶ agent ─next─▶ agent
  *          ─prompt─▶ stand-in ─▶ agent ─answer (end_of_dialog)─▶ client
  *
@@ -32,6 +35,7 @@ import {
 import { librarianResponse } from '../../dev/stand-ins/librarian.js';
 import { startConfigService, type ConfigEntry, type ConfigQueues, type ConfigServiceStandIn } from '../../dev/stand-ins/config-service.js';
 import { agentFlowConfig, agentFlowTopics, flowRecordConfig, uniqueSuffix, uniqueWorkspace } from '../../dev/flow-config.js';
+import { startPythonStandIn, type PythonFault, type PythonStandIn } from '../../dev/python-stand-ins.js';
 
 /** One-way broker hops on a conversation's critical path (see the diagram above). */
 export const CRITICAL_PATH_HOPS = 9;
@@ -64,10 +68,24 @@ export interface Workload {
   /** The workspace's config values (flow definition, flow record, the lookup tool), values as JSON strings. */
   readonly entries: { type: string; key: string; value: string }[];
   readonly topics: Record<string, string>;
-  readonly counts: { prompt: number; tool: number; librarian: number };
-  /** The stand-ins' hops (bench:iteration --timeline). */
+  /** Requests each service has received so far. */
+  counts(): Promise<ServiceCounts>;
+  /** The stand-ins' hops (bench:iteration --timeline; the JavaScript stand-ins only). */
   readonly hops: HopTap;
   /** How the MCP tool stand-in behaves now; a benchmark may change it at any time (bench:faults). */
+  readonly faults: { tool: ToolFault };
+  stop(): Promise<void>;
+}
+
+export interface ServiceCounts {
+  prompt: number;
+  tool: number;
+  librarian: number;
+}
+
+/** The workload's prompt, MCP tool and librarian services, whichever client they run on. */
+export interface WorkloadServices {
+  counts(): Promise<ServiceCounts>;
   readonly faults: { tool: ToolFault };
   stop(): Promise<void>;
 }
@@ -131,6 +149,11 @@ export interface WorkloadOptions {
   tools?: Record<string, string>;
   /** Do not start the config stand-in: the caller serves `entries` itself (bench/support/config-process.ts). */
   externalConfig?: boolean;
+  /**
+   * Run the prompt, MCP tool and librarian services on TrustGraph's own Python client, connected to this broker
+   * (`pulsar://…`, `kafka://…`, `amqp://…`), instead of the lean JavaScript stand-ins.
+   */
+  pythonBrokerUrl?: string;
 }
 
 /** Config stand-in with the flow and its tools, and the prompt and MCP tool stand-ins of the flow. */
@@ -147,10 +170,40 @@ export async function startWorkload(options: WorkloadOptions): Promise<Workload>
   const topics = agentFlowTopics(workspace, flow);
   const config = options.externalConfig ? undefined : await startConfigService({ transport, queues: configQueues });
 
+  const hops: HopTap = {};
+  const services = options.pythonBrokerUrl
+    ? await startPythonServices(transport, topics, options.pythonBrokerUrl)
+    : await startLeanServices(transport, topics, hops);
+
+  const entries: (ConfigEntry & { value: string })[] = [
+    { type: 'processor:agent-manager', key: flow, value: agentFlowConfig(workspace, flow) },
+    { type: 'flow', key: flow, value: flowRecordConfig(workspace, flow) },
+    { type: 'tool', key: 'lookup', value: pythonJsonDumps(LOOKUP_TOOL) },
+    ...Object.entries(options.tools ?? {}).map(([key, value]) => ({ type: 'tool', key, value })),
+  ];
+  await config?.putMany(workspace, entries);
+
+  return {
+    workspace,
+    flow,
+    configQueues,
+    config,
+    entries,
+    topics,
+    hops,
+    faults: services.faults,
+    counts: () => services.counts(),
+    async stop() {
+      await Promise.allSettled([services.stop(), config?.stop()]);
+    },
+  };
+}
+
+/** The lean JavaScript prompt, MCP tool and librarian stand-ins (see the header). */
+async function startLeanServices(transport: Transport, topics: Record<string, string>, hops: HopTap): Promise<WorkloadServices> {
   const actionReply = promptResponseCodec.encode(makePromptResponse({ text: ACTION_TEXT, end_of_stream: true }));
   const finalReply = promptResponseCodec.encode(makePromptResponse({ text: FINAL_TEXT, end_of_stream: true }));
   const toolReply = toolResponseCodec.encode(makeToolResponse({ text: OBSERVATION_TEXT }));
-  const hops: HopTap = {};
   const prompt = await leanStandIn(
     transport,
     topics['prompt-request']!,
@@ -173,37 +226,43 @@ export async function startWorkload(options: WorkloadOptions): Promise<Workload>
   const librarianReply = Buffer.from(librarianResponse(null), 'utf8');
   const librarian = await leanStandIn(transport, topics['librarian-request']!, topics['librarian-response']!, () => librarianReply, { name: 'librarian', hops });
 
-  const entries: (ConfigEntry & { value: string })[] = [
-    { type: 'processor:agent-manager', key: flow, value: agentFlowConfig(workspace, flow) },
-    { type: 'flow', key: flow, value: flowRecordConfig(workspace, flow) },
-    { type: 'tool', key: 'lookup', value: pythonJsonDumps(LOOKUP_TOOL) },
-    ...Object.entries(options.tools ?? {}).map(([key, value]) => ({ type: 'tool', key, value })),
-  ];
-  await config?.putMany(workspace, entries);
-
   return {
-    workspace,
-    flow,
-    configQueues,
-    config,
-    entries,
-    topics,
-    hops,
     faults,
-    counts: {
-      get prompt() {
-        return prompt.count;
-      },
-      get tool() {
-        return tool.count;
-      },
-      get librarian() {
-        return librarian.count;
-      },
-    },
+    counts: () => Promise.resolve({ prompt: prompt.count, tool: tool.count, librarian: librarian.count }),
     async stop() {
-      await Promise.allSettled([prompt.stop(), tool.stop(), librarian.stop(), config?.stop()]);
+      await Promise.allSettled([prompt.stop(), tool.stop(), librarian.stop()]);
     },
+  };
+}
+
+/** The prompt, MCP tool and librarian services on TrustGraph's own Python client, each answering once subscribed. */
+async function startPythonServices(transport: Transport, topics: Record<string, string>, brokerUrl: string): Promise<WorkloadServices> {
+  const texts = { action: ACTION_TEXT, final: FINAL_TEXT, observation: OBSERVATION_TEXT, 'graph-rag': OBSERVATION_TEXT };
+  const queues = (name: string): { requestQueue: string; responseQueue: string } => ({ requestQueue: topics[`${name}-request`]!, responseQueue: topics[`${name}-response`]! });
+  const started: PythonStandIn[] = [];
+  const stop = async (): Promise<void> => void (await Promise.allSettled(started.map((s) => s.stop())));
+  try {
+    for (const service of ['prompt', 'mcp-tool', 'librarian'] as const) started.push(await startPythonStandIn({ service, ...queues(service) }, { brokerUrl, texts }));
+    for (const standIn of started) await standIn.waitAnswering(transport);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  const [prompt, tool, librarian] = started as [PythonStandIn, PythonStandIn, PythonStandIn];
+  let toolFault: ToolFault = 'answer';
+  const asPython = (fault: ToolFault): PythonFault => (typeof fault === 'object' ? { 'drop-every': fault.dropEvery } : fault);
+  return {
+    faults: {
+      get tool() {
+        return toolFault;
+      },
+      set tool(fault: ToolFault) {
+        toolFault = fault;
+        tool.fault(asPython(fault)).catch((error: unknown) => console.error(`the Python MCP tool stand-in refused the fault: ${String(error)}`));
+      },
+    },
+    counts: async () => ({ prompt: (await prompt.counts()).received, tool: (await tool.counts()).received, librarian: (await librarian.counts()).received }),
+    stop,
   };
 }
 
@@ -235,7 +294,11 @@ export class ConversationClient {
   private producer: Producer | undefined;
   private consumer: Consumer | undefined;
   private readonly pending = new Map<string, Pending>();
+  /** Conversations started, and those that ended without a final message within the timeout (30 s). */
+  started = 0;
   timeouts = 0;
+  /** The ids of the first 100 conversations that ended without a final message, to look up in the agent's log. */
+  readonly unanswered: string[] = [];
   /** Told of each request sent and each response received, while a timeline is taken. */
   hops: HopTap = {};
 
@@ -285,11 +348,13 @@ export class ConversationClient {
   /** One conversation; resolves on end_of_dialog, or after the timeout with `failed: true`. */
   converse(): Promise<ConversationRecord> {
     const id = randomUUID();
+    this.started++;
     const start = performance.now();
     return new Promise<ConversationRecord>((resolve) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
         this.timeouts++;
+        if (this.unanswered.length < 100) this.unanswered.push(id);
         resolve({ start, end: performance.now(), responses: -1, failed: true });
       }, this.timeoutMs);
       this.pending.set(id, { start, responses: 0, failed: false, answer: '', resolve, timer });

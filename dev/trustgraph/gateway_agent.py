@@ -25,10 +25,8 @@ import asyncio
 import json
 import logging
 import sys
-from urllib.parse import unquote, urlparse
-
+from backends import backend_for
 from trustgraph.base import async_kafka_backend, async_pulsar_backend, async_rabbitmq_backend
-from trustgraph.base.pubsub import get_async_pubsub
 from trustgraph.base.serialization import dataclass_to_dict
 from trustgraph.gateway.dispatch.agent import AgentRequestor
 from trustgraph.schema import AgentResponse
@@ -68,23 +66,6 @@ def _recording_kafka_decode(self):
 
 
 async_kafka_backend.AsyncKafkaMessage.value = _recording_kafka_decode
-
-
-def backend_for(url):
-    """TrustGraph's async backend for BROKER_URL, made by its own factory."""
-    if url.startswith("amqp://"):
-        parsed = urlparse(url)
-        return get_async_pubsub(
-            pubsub_backend="rabbitmq",
-            rabbitmq_host=parsed.hostname,
-            rabbitmq_port=parsed.port or 5672,
-            rabbitmq_username=unquote(parsed.username or "guest"),
-            rabbitmq_password=unquote(parsed.password or "guest"),
-            rabbitmq_vhost=unquote(parsed.path[1:]) or "/",
-        )
-    if url.startswith("kafka://"):
-        return get_async_pubsub(pubsub_backend="kafka", kafka_bootstrap_servers=url[len("kafka://"):])
-    return get_async_pubsub(pubsub_backend="pulsar", pulsar_host=url)
 
 
 class RecordingAgentRequestor(AgentRequestor):

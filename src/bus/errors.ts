@@ -193,6 +193,22 @@ export class RequestTimeoutError extends TransportError {
 }
 
 /**
+ * A request sent twice (a hedged request, hedged-stream.ts) whose other sending answered first: it stops
+ * listening, and a reply of it that comes later is ignored. It never reaches a caller.
+ */
+export class RequestAbandonedError extends CodedError {
+  override readonly name = 'RequestAbandonedError';
+  readonly code = 'TG_REQUEST_ABANDONED';
+
+  constructor(
+    readonly requestTopic: string,
+    readonly requestId: string,
+  ) {
+    super(`request ${requestId} on ${requestTopic} was sent twice and the other sending answered first; its replies are ignored`);
+  }
+}
+
+/**
  * The broker connection was lost while a request waited for its response. Responses travel on non-persistent
  * topics, where one published while our subscription was away is gone, so the request is given up as soon as
  * the connection is whole again instead of waiting for its timeout. A request to a service that only reads

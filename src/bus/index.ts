@@ -6,7 +6,8 @@
  */
 export { BackendOptionsError, type OptionSpec, positiveInt } from './backend.js';
 export { BrokerProbe } from './broker-probe.js';
-export { AdminApiError, FrameTooLargeError, NotConnectedError, TransportError } from './errors.js';
+export { AdminApiError, FrameTooLargeError, NotConnectedError, RequestAbandonedError, RequestTimeoutError, TransportError } from './errors.js';
+export { DEFAULT_HEDGE, HEDGE_OUTCOMES, HedgePolicy, type HedgeOutcome, type HedgeSettings } from './hedge-policy.js';
 export { RequestClient } from './request-client.js';
 export {
   aggregationTopic,

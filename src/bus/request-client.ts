@@ -16,13 +16,18 @@
  * queries do) sends such a request once more, with a fresh id, if nothing of its answer had come yet; so too
  * a request the connection lost before the broker acknowledged it. A tool that acts (an MCP tool, a tool
  * service, a librarian save) is never sent twice.
+ *
+ * Such a client may also hedge (`hedge`): a request whose first reply is overdue against the service's recent
+ * latency is sent once more beside the first, and the first answer wins (hedged-stream.ts).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { pino, type Logger } from 'pino';
 import { type Codec, WireDecodeError } from '../wire/index.js';
-import { ConnectionLostError, lostBeforeAnswer, RequestTimeoutError, TransportClosedError, TransportError } from './errors.js';
+import { ConnectionLostError, lostBeforeAnswer, RequestAbandonedError, RequestTimeoutError, TransportClosedError, TransportError } from './errors.js';
 import type { Consumer, IncomingMessage, Producer, Transport, TransportStatus } from './transport.js';
 import { replyTimer, type ReplyTimer } from './reply-timer.js';
+import { firstReply, replies, type Abandonment, type StartAttempt } from './hedged-stream.js';
+import type { HedgePolicy } from './hedge-policy.js';
 import { errorMessage, InvalidUseError } from '../errors/index.js';
 
 export interface RequestClientOptions<Req, Res> {
@@ -48,6 +53,8 @@ export interface RequestClientOptions<Req, Res> {
    * connection, and of which nothing came yet, is sent once more. Default false.
    */
   repeatable?: boolean;
+  /** Send a request whose first reply is overdue once more, by this policy (a `repeatable` service only). */
+  hedge?: HedgePolicy;
 }
 
 /** How one call ended: `ok` (with the service's own error type, if its reply carried one), `timeout`, `failed`. */
@@ -92,6 +99,7 @@ export class RequestClient<Req, Res> {
   private readonly logger: Logger;
   private readonly observer: CallObserver<Res> | undefined;
   private readonly repeatable: boolean;
+  private readonly hedge: HedgePolicy | undefined;
   private readonly waiters = new Map<string, Waiter<Res>>();
   private starting: Promise<void> | undefined;
   private consumer: Consumer | undefined;
@@ -116,6 +124,8 @@ export class RequestClient<Req, Res> {
     this.subscriptionName = options.subscriptionName ?? `rr-${randomBytes(6).toString('hex')}`;
     this.observer = options.observer;
     this.repeatable = options.repeatable ?? false;
+    if (options.hedge && !this.repeatable) throw new InvalidUseError(`a request client that hedges must be repeatable (${options.requestTopic})`);
+    this.hedge = options.hedge;
     this.logger = (options.logger ?? pino({ level: 'silent' })).child({
       requestTopic: this.requestTopic,
       subscription: this.subscriptionName,
@@ -149,9 +159,11 @@ export class RequestClient<Req, Res> {
   async request(request: Req, options: RequestOptions = {}): Promise<Res> {
     const started = performance.now();
     try {
-      const response = await this.requestOnce(request, options).catch((error: unknown) => {
+      const once = (repeated: boolean): Promise<Res> =>
+        firstReply(this.attempt(request, { ...options, isLast: () => true }, repeated), this.hedge, options.timeoutMs ?? this.timeoutMs);
+      const response = await once(false).catch((error: unknown) => {
         if (!this.repeatsAfter(error)) throw error;
-        return this.requestOnce(request, options, true);
+        return once(true);
       });
       this.observe(started, response);
       return response;
@@ -181,36 +193,9 @@ export class RequestClient<Req, Res> {
     return why !== undefined;
   }
 
-  private async requestOnce(request: Req, options: RequestOptions, repeated = false): Promise<Res> {
-    const payload = this.requestCodec.encode(request);
-    await this.start();
-    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
-    const id = randomUUID();
-    const epoch = this.transport.status().epoch;
-    return new Promise<Res>((resolve, reject) => {
-      const finish = (): void => {
-        timer.cancel();
-        this.waiters.delete(id);
-      };
-      const timer = replyTimer(() => this.transport.status(), epoch, timeoutMs, () => waiter.onLost(), () => {
-        finish();
-        reject(new RequestTimeoutError(this.requestTopic, timeoutMs, id));
-      });
-      const waiter: Waiter<Res> = {
-        epoch,
-        onResponse: (response) => {
-          finish();
-          resolve(response);
-        },
-        onError: (error) => {
-          finish();
-          reject(error);
-        },
-        onLost: () => waiter.onError(new ConnectionLostError(this.requestTopic, id, 0, repeated)),
-      };
-      this.waiters.set(id, waiter);
-      this.publish(id, payload).catch((err: unknown) => waiter.onError(asError(err)));
-    });
+  /** One try of a request, as hedged-stream.ts starts it (twice, when the client hedges and its reply is overdue). */
+  private attempt(request: Req, options: StreamOptions<Res>, repeated: boolean): StartAttempt<Res> {
+    return (abandonment) => this.streamOnce(request, options, repeated, abandonment);
   }
 
   /**
@@ -226,7 +211,7 @@ export class RequestClient<Req, Res> {
       let repeated = false;
       for (;;) {
         try {
-          for await (const response of this.streamOnce(request, options, repeated)) {
+          for await (const response of replies(this.attempt(request, options, repeated), this.hedge, options.timeoutMs ?? this.timeoutMs)) {
             lastResponse = response;
             yield response;
           }
@@ -244,7 +229,8 @@ export class RequestClient<Req, Res> {
     }
   }
 
-  private async *streamOnce(request: Req, options: StreamOptions<Res>, repeated: boolean): AsyncGenerator<Res, void, undefined> {
+  /** One request sent, its replies yielded; once abandoned it stops listening (a later reply is ignored). */
+  private async *streamOnce(request: Req, options: StreamOptions<Res>, repeated: boolean, abandonment?: Abandonment): AsyncGenerator<Res, void, undefined> {
     const payload = this.requestCodec.encode(request);
     await this.start();
     const firstMs = options.timeoutMs ?? this.timeoutMs;
@@ -298,7 +284,13 @@ export class RequestClient<Req, Res> {
       },
       onLost: lost,
     });
+    const abandoned = (): void => {
+      stop();
+      push({ error: new RequestAbandonedError(this.requestTopic, id) });
+    };
+    abandonment?.onAbandon(abandoned);
     try {
+      if (abandonment?.abandoned) throw new RequestAbandonedError(this.requestTopic, id);
       arm();
       await this.publish(id, payload);
       for (;;) {
@@ -310,6 +302,7 @@ export class RequestClient<Req, Res> {
       }
     } finally {
       stop();
+      abandonment?.onAbandon(undefined);
     }
   }
 

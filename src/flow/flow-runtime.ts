@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import {
   aggregationTopic,
   type Consumer,
+  type HedgePolicy,
   flowSubscriptionName,
   type IncomingMessage,
   type Producer,
@@ -54,11 +55,11 @@ export const DEFAULT_LIBRARIAN_MAX_IN_FLIGHT = 64;
 const DOCUMENT_DRAIN_MS = 5_000;
 
 /**
- * The services that only read, so asking one twice for an answer whose reply a broker restart took is harmless
- * (a second model call costs tokens, nothing else). An MCP tool, a tool service or a librarian save may act,
- * and is never sent twice.
+ * The services that only read, so asking one twice for an answer is harmless (a second model call costs tokens,
+ * nothing else): when a broker restart may have taken the reply, and when the first reply is overdue (a hedged
+ * request, service-hedging.ts). An MCP tool, a tool service or a librarian save may act, and is never sent twice.
  */
-const REPEATABLE_SERVICES: ReadonlySet<string> = new Set(['prompt', 'graph-rag', 'structured-query', 'embeddings', 'row-embeddings-query']);
+const REPEATABLE_SERVICES: ReadonlySet<FlowService> = new Set<FlowService>(['prompt', 'graph-rag', 'structured-query', 'embeddings', 'row-embeddings-query']);
 
 export class FlowRuntime {
   private readonly consumers: Consumer[] = [];
@@ -175,9 +176,16 @@ export class FlowRuntime {
   }
 
   /** The request client's waits for `service` (the librarian's saves also carry their own timeout). */
-  private waitsFor(service: string): { timeoutMs: number; gapTimeoutMs: number } {
+  private waitsFor(service: FlowService): { timeoutMs: number; gapTimeoutMs: number } {
     const { firstMs, gapMs } = replyTimeouts(this.deps.timeouts, service);
     return { timeoutMs: firstMs, gapTimeoutMs: gapMs };
+  }
+
+  /** Whether a call to `service` may be sent twice, and its hedge policy when it is hedged. */
+  private repeats(service: FlowService): { repeatable: boolean; hedge?: HedgePolicy } {
+    if (!REPEATABLE_SERVICES.has(service)) return { repeatable: false };
+    const hedge = this.deps.hedging?.policyFor(service);
+    return { repeatable: true, ...(hedge ? { hedge } : {}) };
   }
 
   private async client<Req, Res extends { error: { type: string } | null }>(
@@ -200,7 +208,7 @@ export class FlowRuntime {
       requestCodec,
       responseCodec,
       ...this.waitsFor(service),
-      repeatable: REPEATABLE_SERVICES.has(service),
+      ...this.repeats(service),
       logger: this.logger,
     });
     this.clients.push(client as RequestClient<unknown, unknown>);

@@ -14,6 +14,7 @@ import type { ToolRegistry } from '../tools/index.js';
 import type { AgentAsk, RequestedGroups, ToolWithdrawal, Withdrawal } from '../groups/index.js';
 import type { ConcurrencyLimit } from './concurrency-limit.js';
 import type { DocumentSaveOutcome } from './document-saver.js';
+import type { HedgeTelemetry, ServiceHedging } from './service-hedging.js';
 
 /** Why a request was refused before it ran. */
 /** `published` / `received`: a `next` message through the broker; `kept`: one run on the replica that made it. */
@@ -119,9 +120,10 @@ export interface DownstreamOutcome {
 
 /**
  * The flow's telemetry: TrustGraph's generic consumer, producer and downstream-call metrics, and one
- * `RequestTelemetry` per consumed request. Every method is required (`noTelemetry` records nothing).
+ * `RequestTelemetry` per consumed request, and the hedged calls. Every method is required (`noTelemetry`
+ * records nothing).
  */
-export interface FlowTelemetry {
+export interface FlowTelemetry extends HedgeTelemetry {
   /** The telemetry of one consumed request; `ask` is undefined when the request could not be decoded. */
   request(flow: FlowDefinition, ask: AgentAsk | undefined, id: string): RequestTelemetry;
   /** A `next` message was handed to the broker / one arrived / one was kept on this replica (TrustGraph's agent counts none). */
@@ -176,6 +178,8 @@ export interface FlowRuntimeDeps {
   patternsFor?(workspace: string): PatternCatalog | undefined;
   limit: ConcurrencyLimit;
   toolServices: ToolServiceClients;
+  /** The hedge policies of the read-only services; absent: no call is hedged. */
+  hedging?: ServiceHedging;
   /** Metrics and the audit trail. */
   telemetry: FlowTelemetry;
   /**

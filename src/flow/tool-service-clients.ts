@@ -1,6 +1,8 @@
 /**
  * Clients for `tool-service` tools, one per (request queue, response queue) pair, created on first use and
- * shared by every flow, as TrustGraph caches them (subscription `<processor id>--tool-service--<uuid>`).
+ * shared by every flow, as TrustGraph caches them (subscription `<processor id>--tool-service--<uuid>`). A
+ * tool service may act, so its requests are never sent twice, unless its config entry says it is
+ * `idempotent`: then they are hedged and sent again after a lost connection, as the read-only services are.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -12,6 +14,7 @@ import {
   type ToolServiceResponse,
 } from '../wire/index.js';
 import type { ToolServiceDescriptor } from '../tools/index.js';
+import type { ServiceHedging } from './service-hedging.js';
 
 type Client = RequestClient<ToolServiceRequest, ToolServiceResponse>;
 
@@ -19,11 +22,20 @@ export class ToolServiceClients {
   private readonly clients = new Map<string, Promise<Client>>();
 
   constructor(
-    private readonly options: { transport: Transport; processorId: string; timeoutMs: number; gapTimeoutMs?: number; logger: Logger },
+    private readonly options: {
+      transport: Transport;
+      processorId: string;
+      timeoutMs: number;
+      gapTimeoutMs?: number;
+      logger: Logger;
+      /** Absent: nothing is hedged. */
+      hedging?: ServiceHedging;
+    },
   ) {}
 
   get(descriptor: ToolServiceDescriptor): Promise<Client> {
-    const key = `${descriptor.requestQueue}\u0000${descriptor.responseQueue}`;
+    // An idempotent service's client hedges by the latency of that service alone.
+    const key = `${descriptor.requestQueue}\u0000${descriptor.responseQueue}\u0000${descriptor.idempotent ? descriptor.key : ''}`;
     let client = this.clients.get(key);
     if (!client) {
       client = this.create(descriptor);
@@ -41,6 +53,8 @@ export class ToolServiceClients {
   }
 
   private async create(descriptor: ToolServiceDescriptor): Promise<Client> {
+    const idempotent = descriptor.idempotent === true;
+    const hedge = idempotent ? this.options.hedging?.policyFor(`tool-service:${descriptor.key}`) : undefined;
     const client = new RequestClient({
       transport: this.options.transport,
       requestTopic: queueToTopic(descriptor.requestQueue),
@@ -50,6 +64,8 @@ export class ToolServiceClients {
       subscriptionName: `${this.options.processorId}--tool-service--${randomUUID()}`,
       timeoutMs: this.options.timeoutMs,
       ...(this.options.gapTimeoutMs === undefined ? {} : { gapTimeoutMs: this.options.gapTimeoutMs }),
+      repeatable: idempotent,
+      ...(hedge ? { hedge } : {}),
       logger: this.options.logger,
     });
     await client.start();

@@ -119,6 +119,13 @@ export class AgentMetrics {
   readonly downstreamDuration: Histogram<'processor' | 'target_service'> = new Histogram({ name: 'tg_downstream_call_duration_seconds', help: 'Calls to TrustGraph services, by request spec', labelNames: ['processor', 'target_service'], buckets: LLM_BUCKETS, registers: this.registers });
   readonly downstreamTimeouts: Counter<'processor' | 'target_service'> = new Counter({ name: 'tg_downstream_timeout_total', help: 'Calls to TrustGraph services that timed out', labelNames: ['processor', 'target_service'], registers: this.registers });
   readonly downstreamErrors: Counter<'processor' | 'target_service' | 'error_type'> = new Counter({ name: 'tg_downstream_error_total', help: 'Calls to TrustGraph services that failed, by error type', labelNames: ['processor', 'target_service', 'error_type'], registers: this.registers });
+  readonly hedgedRequests: Counter<'processor' | 'service' | 'outcome'> = new Counter({
+    name: 'tg_agent_hedged_requests_total',
+    help: 'Calls to a read-only service whose first reply was overdue, by how they ended: hedge_first (the request sent once more answered first), original_first (the first one did; the second was a wasted call), neither, over_budget (not sent again: --hedge-budget)',
+    labelNames: ['processor', 'service', 'outcome'],
+    registers: this.registers,
+  });
+  readonly hedgeDeadline: Gauge<'processor' | 'service'> = new Gauge({ name: 'tg_agent_hedge_deadline_seconds', help: "How long a call to a read-only service waits for its first reply before it is sent once more: the service's recent latency quantile times the factor, between floor and ceiling", labelNames: ['processor', 'service'], registers: this.registers });
 
   // Tool groups and states (TG-16) and enforcement
   readonly groupRequests: Counter<'processor' | 'group'> = new Counter({ name: 'tg_agent_tool_group_requests_total', help: 'Iterations by requested tool group (TG-16)', labelNames: ['processor', 'group'], registers: this.registers });

@@ -39,6 +39,8 @@ export const noTelemetry: Telemetry = {
   subscribing: nothing,
   produced: nothing,
   downstream: nothing,
+  hedged: nothing,
+  hedgeDeadline: nothing,
   documentSaved: nothing,
   aggregationEnded: nothing,
   aggregationRefused: nothing,

@@ -26,6 +26,7 @@ import type { WatchedSubscription } from './broker-drop-stats.js';
 import { IterationRecorder } from './iteration-recorder.js';
 import type { AgentMetrics } from './metrics.js';
 import { serviceOfTarget, type DownstreamLoad } from './downstream-load.js';
+import { HEDGE_OUTCOMES, type HedgeOutcome } from '../bus/index.js';
 import type { AnswerRecommendations } from './recommendations.js';
 
 /** The whole vocabulary: what any part of the agent reports. */
@@ -50,6 +51,12 @@ export interface AgentTelemetryOptions {
   /** Told of every conversation that ends with an answer (the listing's recommendations). */
   recommendations?: AnswerRecommendations;
 }
+
+const HEDGE_LOG: Record<Exclude<HedgeOutcome, 'original_first'>, string> = {
+  hedge_first: 'A first reply was overdue; the request sent once more was answered first',
+  neither: 'A first reply was overdue; neither the request nor its second sending was answered',
+  over_budget: 'A first reply was overdue; not sent again, the hedge budget is spent (--hedge-budget)',
+};
 
 export class AgentTelemetry implements Telemetry {
   private readonly metrics: AgentMetrics;
@@ -92,6 +99,18 @@ export class AgentTelemetry implements Telemetry {
     if (status === 'timeout') this.metrics.downstreamTimeouts.inc(labels);
     if (status === 'error') this.metrics.downstreamErrors.inc({ ...labels, error_type: errorType ?? 'unknown' });
     this.options.load?.record(serviceOfTarget(targetService), seconds, status !== 'ok');
+  }
+
+  hedged(service: string, outcome: HedgeOutcome): void {
+    this.metrics.hedgedRequests.inc({ service, outcome });
+    // Rare, and each says a reply was lost or late (or, over budget, that a call waits its whole timeout).
+    if (outcome !== 'original_first') this.options.logger.info({ service, outcome }, HEDGE_LOG[outcome]);
+  }
+
+  /** Also where a service's hedge series start, at 0. */
+  hedgeDeadline(service: string, seconds: number): void {
+    this.metrics.hedgeDeadline.set({ service }, seconds);
+    for (const outcome of HEDGE_OUTCOMES) this.metrics.hedgedRequests.inc({ service, outcome }, 0);
   }
 
   documentSaved(outcome: DocumentSaveOutcome): void {

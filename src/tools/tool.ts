@@ -79,6 +79,8 @@ export interface ToolServiceDescriptor {
   readonly configParams: readonly { readonly name: string; readonly required: boolean }[];
   /** The entry's `group`: the groups of its tools that name none of their own. */
   readonly groups?: readonly string[];
+  /** The entry's `idempotent` (ours): the service may be asked twice for one answer, so its calls are hedged. */
+  readonly idempotent?: boolean;
   /** The whole parsed config entry (frozen). */
   readonly config: Readonly<Record<string, unknown>>;
 }

@@ -18,6 +18,7 @@ import type { HarnessTarget } from './harness-per-test.js';
 import { askAsGateway, contentOf, expectOneFinal, typesOf } from './trustgraph-gateway.js';
 import { agentBehaviourSuite } from '../behaviour/agent-behaviour.js';
 import { keptNextSuite } from '../behaviour/kept-next.js';
+import { hedgedCallsSuite } from '../behaviour/hedged-calls.js';
 import { malformedInputSuite } from '../behaviour/malformed-input.js';
 import { specWorkflowSuite } from '../behaviour/spec-workflow.js';
 import { supervisorFanInSuite } from '../behaviour/supervisor-fan-in.js';
@@ -43,6 +44,7 @@ export function backendSuites(backend: BackendUnderTest): void {
   const { target } = backend;
   specWorkflowSuite(target);
   keptNextSuite(target);
+  hedgedCallsSuite(target);
   agentBehaviourSuite(target);
   malformedInputSuite(target);
   supervisorFanInSuite(target);

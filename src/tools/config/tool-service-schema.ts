@@ -51,6 +51,15 @@ export const ToolServiceConfigSchema = z
       .nullable()
       .optional()
       .meta({ description: "Ours: the groups of every tool of this service that names no `group` of its own" }),
+    idempotent: z
+      .boolean({ error: (issue) => `expected true or false, got ${describeValue(issue.input)}` })
+      .nullable()
+      .optional()
+      .meta({
+        description:
+          'Ours: asking the service twice for one answer is harmless (it only reads): a request whose first reply is overdue is sent once more (hedged), as is one a lost broker connection may have taken. Default false: never sent twice',
+        default: false,
+      }),
   })
   .meta({
     title: 'TrustGraph tool service',

@@ -29,6 +29,7 @@ export function loadToolService(workspace: string, key: string, raw: unknown): T
     responseQueue: config['response-queue'],
     configParams: Object.freeze(configParams),
     ...(config.group ? { groups: Object.freeze([...new Set(config.group)]) } : {}),
+    ...(config.idempotent ? { idempotent: true } : {}),
     config: deepFreeze(decoded.value),
   });
   return { descriptor, problems: [] };

@@ -2,7 +2,7 @@
 import { pythonJsonDumps, toolRequestOf } from '../../wire/index.js';
 import type { McpTool } from '../tool.js';
 import { ToolRunError } from '../errors.js';
-import { raiseServiceError, required, type ToolClients } from './tool-clients.js';
+import { notSentTwice, raiseServiceError, required, type ToolClients } from './tool-clients.js';
 
 export async function runMcpTool(
   tool: McpTool,
@@ -10,7 +10,9 @@ export async function runMcpTool(
   clients: ToolClients,
 ): Promise<string> {
   const client = required(clients.mcpTool, 'mcp-tool', tool.type);
-  const response = await client.request(toolRequestOf({ name: tool.mcpTool, parameters: pythonJsonDumps(args) }));
+  const response = await client.request(toolRequestOf({ name: tool.mcpTool, parameters: pythonJsonDumps(args) })).catch((error: unknown) => {
+    throw notSentTwice(error, 'an MCP tool');
+  });
   raiseServiceError('mcp-tool', response.error);
   if (response.text) return response.text;
   try {

@@ -4,7 +4,7 @@
  */
 import { makeToolServiceRequest, pythonJsonDumps } from '../../wire/index.js';
 import type { ToolServiceTool } from '../tool.js';
-import { raiseServiceError, type ToolClients } from './tool-clients.js';
+import { notSentTwice, raiseServiceError, type ToolClients } from './tool-clients.js';
 
 export async function runToolService(
   tool: ToolServiceTool,
@@ -17,9 +17,14 @@ export async function runToolService(
     arguments: pythonJsonDumps(args),
   });
   let text = '';
-  for await (const response of client.stream(request, { isLast: (r) => r.end_of_stream || r.error !== null })) {
-    raiseServiceError(`tool-service "${tool.service.key}"`, response.error);
-    text += response.response;
+  try {
+    for await (const response of client.stream(request, { isLast: (r) => r.end_of_stream || r.error !== null })) {
+      raiseServiceError(`tool-service "${tool.service.key}"`, response.error);
+      text += response.response;
+    }
+  } catch (error) {
+    // An idempotent service was hedged (its client sent it twice where that helped).
+    throw tool.service.idempotent ? error : notSentTwice(error, `tool service "${tool.service.key}"`);
   }
   return text;
 }

@@ -31,6 +31,8 @@ export interface ToolServiceSpec {
   configParams?: (string | { name: string; required?: boolean })[];
   /** The entry's `group` (inherited by its tools that name none). */
   group?: string[];
+  /** The entry's `idempotent`: the agent may send it a request twice (hedged calls). */
+  idempotent?: boolean;
   /** Topic under `non-persistent://tg/{request,response}/`. Default `<id>-<random>`. */
   topic?: string;
 }

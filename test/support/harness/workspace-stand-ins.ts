@@ -78,6 +78,7 @@ export class WorkspaceStandIns {
         value: {
           ...toolServiceDescriptor({ id, ...queues, ...(spec.configParams ? { configParams: spec.configParams } : {}) }),
           ...(spec.group ? { group: spec.group } : {}),
+          ...(spec.idempotent === undefined ? {} : { idempotent: spec.idempotent }),
         },
       });
     }
