@@ -29,6 +29,7 @@ import {
 } from './group-availability.js';
 import { FallbackGroupsSchema, type FallbackGroups } from './group-fallback.js';
 import { listNames } from '../errors/error-text.js';
+import { suggestKey } from '../tools/config/key-suggestion.js';
 
 export const POLICY_KEY = 'policy';
 
@@ -78,6 +79,13 @@ export interface PolicyParse {
 }
 
 const FAIL_CLOSED = 'every group is refused until it is fixed';
+const POLICY_FIELDS = Object.keys(PolicySchema.shape);
+
+/** `"initial-state" (did you mean "initial-states"?)`, or the key alone when nothing known is close. */
+function unknownField(key: string, value: unknown): string {
+  const meant = suggestKey(key, value, POLICY_FIELDS);
+  return meant === undefined ? quote(key) : `${quote(key)} (did you mean ${quote(meant)}?)`;
+}
 
 /** Read a workspace's entries of the policy config type. */
 export function parsePolicy(workspace: string, values: TypeValues): PolicyParse {
@@ -106,7 +114,7 @@ export function parsePolicy(workspace: string, values: TypeValues): PolicyParse 
     const issue = parsed.error.issues[0];
     const detail =
       issue?.code === 'unrecognized_keys'
-        ? `unknown field(s) ${issue.keys.slice(0, 10).map((k) => quote(k)).join(', ')} (known: allowed-groups, allow-wildcard, initial-states, unknown-groups, allowed-patterns, group-hierarchy, availability, fallback-groups)`
+        ? `unknown field(s) ${issue.keys.slice(0, 10).map((k) => unknownField(k, (json as Record<string, unknown>)[k])).join(', ')} (known: ${POLICY_FIELDS.join(', ')})`
         : issue?.path.length
           ? `field "${issue.path.join('.')}": ${issue.message}`
           : `must be a JSON object, got ${describeValue(json)}`;

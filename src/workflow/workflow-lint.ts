@@ -12,8 +12,10 @@ import type { GroupPolicy } from '../security/group-policy.js';
 import { CHEAP_ITEMS_PER_STEP, runToEnd, type Steps } from '../threads/time-slices.js';
 import { quote } from '../tools/describe-value.js';
 import type { ToolRegistry } from '../tools/registry/registry.js';
+import { DEFAULT_STATE } from '../tools/registry/selection.js';
 import { finding, LINT_CHECKS, SEVERITIES, type Finding } from './finding.js';
-import { caseCollisionSteps, groupNearMissSteps } from './lint-names.js';
+import { caseCollisionSteps, groupNearMissSteps, stateNearMissSteps } from './lint-names.js';
+import { unknownKeySteps } from './lint-keys.js';
 import { policyFindingSteps } from './lint-policy.js';
 import { stateFindingSteps } from './lint-states.js';
 
@@ -27,7 +29,9 @@ export function lintWorkflow(registry: ToolRegistry, policy: GroupPolicy | undef
 /** The same, as steps (see time-slices.ts). */
 export function* lintWorkflowSteps(registry: ToolRegistry, policy: GroupPolicy | undefined): Steps<Finding[]> {
   const found: Finding[] = [];
+  yield* unknownKeySteps(registry.tools, found);
   yield* groupNearMissSteps(registry.tools, found);
+  yield* stateNearMissSteps(registry.tools, policy?.initialStates ?? new Set([DEFAULT_STATE]), found);
   yield* stateFindingSteps(registry.tools, policy, found);
   yield* policyFindingSteps(registry, policy, found);
   yield* caseCollisionSteps(registry.tools, found);
