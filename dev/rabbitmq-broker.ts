@@ -80,7 +80,7 @@ export async function startRabbitMq(): Promise<RabbitMqHandle> {
     RABBITMQ_ENABLED_PLUGINS_FILE: join(dir, 'enabled_plugins'),
     RABBITMQ_PID_FILE: join(dir, 'pid'),
   };
-  const node = new NodeProcess(() => spawn(RABBITMQ_SERVER, [], { env, stdio: ['ignore', 'pipe', 'pipe'] }), port, 'rabbitmq-server', START_TIMEOUT_MS);
+  const node = new NodeProcess(() => spawn(RABBITMQ_SERVER, [], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true }), port, 'rabbitmq-server', START_TIMEOUT_MS);
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;

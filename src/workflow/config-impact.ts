@@ -13,7 +13,7 @@ import { DEFAULT_GROUP, normalizeRequestGroups, WILDCARD } from '../tools/regist
 /** The part of an audit line (observability/audit.ts) the replay reads. */
 export interface RecordedIteration {
   readonly workspace: string;
-  /** The session, or the request when the client sent none: one conversation. */
+  /** The request id (the session id when there is none): one conversation. */
   readonly conversation: string;
   /** As the request sent them; null: the default group. */
   readonly requestedGroups: readonly string[] | null;
@@ -37,7 +37,8 @@ export function recordedIteration(line: unknown): RecordedIteration | undefined 
   const used = new Set<string>();
   if (typeof r.action === 'string') used.add(r.action);
   if (Array.isArray(r.tools_used)) for (const u of r.tools_used as { tool?: unknown }[]) if (typeof u?.tool === 'string') used.add(u.tool);
-  const session = typeof r.session_id === 'string' && r.session_id !== '' ? r.session_id : String(r.request_id);
+  // The request id stays the same through a conversation's iterations (the session id is set from the second on).
+  const session = typeof r.request_id === 'string' && r.request_id !== '' ? r.request_id : String(r.session_id);
   return {
     workspace: r.workspace,
     conversation: session,
