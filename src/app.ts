@@ -89,6 +89,7 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
   });
   metrics.watchReadiness(() => service.readiness().ready);
   metrics.watchQueue(() => ({ count: service.limit.queued, bytes: service.limit.queuedBytes }));
+  metrics.watchReplayMemory(() => gate.rememberedSignatures);
   const dropStats = brokerDropStats(settings, service, telemetry, logger);
   const http = httpServer({ settings, transport, logger, service, metrics, gate, discovery, workflow, recommendations });
   return {
@@ -143,6 +144,7 @@ function securityGate(
     ? new IterationSigner(settings.signingKey, {
         ...(settings.signingKeyPrevious ? { previousKey: settings.signingKeyPrevious } : {}),
         maxAgeMs: settings.signingMaxAgeSeconds * 1000,
+        replayMemory: settings.replayMemory,
         // A `next` whose publish was retried through a broker outage is still genuine when it arrives.
         listeningMarginMs: (publishRetryMsOf(settings) ?? DEFAULT_PUBLISH_RETRY_MS) + LISTENING_SKEW_MS,
       })

@@ -102,6 +102,7 @@ export const SettingsSchema = z.object({
   signingKeyPrevious: z.string().min(16, 'must be at least 16 characters').optional(),
   /** Seconds a signed `next` message stays valid; older ones are refused. */
   signingMaxAgeSeconds: z.coerce.number().positive().max(86_400).default(600),
+  replayMemory: z.coerce.number().int().min(1_000).max(100_000_000).default(1_000_000),
   /** What happens to arguments the model adds beyond a tool's declared ones. */
   undeclaredArguments: z.enum(['drop', 'pass', 'reject']).default('drop'),
   /** Config type holding the per-workspace group policy. */
@@ -202,6 +203,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'signingKey', flag: 'signing-key', env: 'TG_AGENT_SIGNING_KEY', help: 'HMAC key signing next messages (min 16 chars)' },
   { key: 'signingKeyPrevious', flag: 'signing-key-previous', env: 'TG_AGENT_SIGNING_KEY_PREVIOUS', help: 'the key before a rotation: still accepted, never used to sign' },
   { key: 'signingMaxAgeSeconds', flag: 'signing-max-age', env: 'TG_AGENT_SIGNING_MAX_AGE', help: 'seconds a signed next message is accepted (default 600)' },
+  { key: 'replayMemory', flag: 'replay-memory', env: 'TG_AGENT_REPLAY_MEMORY', help: 'signed next messages accepted within --signing-max-age that each replica remembers to refuse replays, about 60 bytes each (default 1000000)' },
   { key: 'undeclaredArguments', flag: 'undeclared-arguments', env: 'TG_AGENT_UNDECLARED_ARGUMENTS', help: 'drop | pass | reject arguments a tool does not declare (default drop)' },
   { key: 'policyConfigType', flag: 'policy-config-type', env: 'TG_AGENT_POLICY_CONFIG_TYPE', help: 'config type of the group policy (default agent-group-policy)' },
   { key: 'auditTopic', flag: 'audit-topic', env: 'TG_AGENT_AUDIT_TOPIC', help: 'also publish audit records to this queue' },

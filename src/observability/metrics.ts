@@ -36,6 +36,7 @@ export const REFUSAL_REASONS = [
   'bad-signature',
   'stale-signature',
   'replayed-signature',
+  'unverifiable-signature',
   'invalid-state',
   'unknown-group',
   'pattern',
@@ -103,6 +104,16 @@ export class AgentMetrics {
     },
   });
   private readQueue: () => { count: number; bytes: number } = () => ({ count: 0, bytes: 0 });
+  readonly replayMemory: Gauge<'processor'> = new Gauge({
+    name: 'tg_agent_replay_memory_signatures',
+    help: 'Signed next messages accepted within --signing-max-age that this replica remembers (bounded by --replay-memory; 0 without --signing-key)',
+    labelNames: ['processor'],
+    registers: this.registers,
+    collect: () => {
+      this.replayMemory.set(this.readReplayMemory());
+    },
+  });
+  private readReplayMemory: () => number = () => 0;
   /** 1 for the transport in use (`native` or `websocket`). */
   readonly transportInfo: Gauge<'processor' | 'transport'> = new Gauge({ name: 'tg_agent_transport_info', help: 'The broker transport in use (value 1)', labelNames: ['processor', 'transport'], registers: this.registers });
   readonly downstreamDuration: Histogram<'processor' | 'target_service'> = new Histogram({ name: 'tg_downstream_call_duration_seconds', help: 'Calls to TrustGraph services, by request spec', labelNames: ['processor', 'target_service'], buckets: LLM_BUCKETS, registers: this.registers });
@@ -206,6 +217,11 @@ export class AgentMetrics {
   /** Where the queue gauges read the requests waiting for a slot from at each scrape. */
   watchQueue(read: () => { count: number; bytes: number }): void {
     this.readQueue = read;
+  }
+
+  /** Where `tg_agent_replay_memory_signatures` reads the replay memory's size from at each scrape. */
+  watchReplayMemory(read: () => number): void {
+    this.readReplayMemory = read;
   }
 
   /** Where `tg_agent_ready` reads readiness from at each scrape (until set: not ready). */

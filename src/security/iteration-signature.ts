@@ -26,6 +26,8 @@ export const SIGNED_AT_PROPERTY = 'tg-agent-signed-at';
 
 /** Default of `--signing-max-age`, in seconds. */
 export const DEFAULT_SIGNING_MAX_AGE_SECONDS = 600;
+/** Default of `--replay-memory`: the signatures accepted within the age limit that one replica remembers. */
+export const DEFAULT_REPLAY_MEMORY = 1_000_000;
 /** How far in the future a signing time may lie (clocks of replicas differ a little). */
 const CLOCK_SKEW_MS = 30_000;
 /** Version tag of the signed content: signatures of another layout never verify. */
@@ -51,7 +53,8 @@ export interface IterationRoute {
   readonly aggregation?: 'fan-out' | 'completion' | 'cancel';
 }
 
-export type Verdict = 'ok' | 'missing' | 'bad' | 'stale' | 'replayed';
+/** `unverifiable`: fresh and genuine, but the replay memory had to forget signatures as old, so it may be a replay. */
+export type Verdict = 'ok' | 'missing' | 'bad' | 'stale' | 'replayed' | 'unverifiable';
 
 /**
  * Why a ledger record is not taken: `expired` (its acceptance is past the age limit: nothing to remember),
@@ -87,10 +90,10 @@ export interface IterationSignerOptions {
   /** Signatures older than this are refused. Default 600 s. */
   maxAgeMs?: number;
   /**
-   * Signatures remembered per replica to refuse replays. Past it the oldest are pushed out, and a signature expiring
-   * no later than one pushed out is refused as a replay (seen-signatures.ts). Default 100 000.
+   * Signatures remembered per replica to refuse replays (`--replay-memory`). Past it the oldest are pushed out, and
+   * a signature expiring no later than one pushed out is refused as `unverifiable` (seen-signatures.ts).
    */
-  replayCacheSize?: number;
+  replayMemory?: number;
   /**
    * How long before this replica began listening a signature may be and still be taken as new: the longest a
    * genuine `next` takes from its signing to its publishing (a publish retried through a broker outage) plus
@@ -127,8 +130,8 @@ export class IterationSigner {
   ) {
     this.keys = options.previousKey ? [key, options.previousKey] : [key];
     this.maxAgeMs = options.maxAgeMs ?? DEFAULT_SIGNING_MAX_AGE_SECONDS * 1000;
-    this.seen = new SeenSignatures(options.replayCacheSize ?? 100_000);
     this.now = options.now ?? Date.now;
+    this.seen = new SeenSignatures(options.replayMemory ?? DEFAULT_REPLAY_MEMORY, this.now());
     this.listeningMarginMs = options.listeningMarginMs ?? LISTENING_SKEW_MS;
     this.notBefore = this.now() - this.listeningMarginMs;
   }
@@ -162,6 +165,11 @@ export class IterationSigner {
     return this.keys.some((key) => same(createHmac('sha256', key).update(JSON.stringify([SEEN_LAYOUT, signature, expiresAt])).digest('base64url'), mac));
   }
 
+  /** Signatures remembered now (at most `--replay-memory`). */
+  get remembered(): number {
+    return this.seen.size;
+  }
+
   /** The properties to put on a `next` message. */
   sign(route: IterationRoute, request: AgentRequest): Record<string, string> {
     const signedAt = String(this.now());
@@ -181,7 +189,8 @@ export class IterationSigner {
     if (!arrival.persistent && checked.signedAt < this.notBefore) return 'replayed';
     const signature = properties[SIGNATURE_PROPERTY]!;
     const expiresAt = checked.signedAt + this.maxAgeMs;
-    if (!this.seen.remember(signature, expiresAt, this.now())) return 'replayed';
+    const remembered = this.seen.remember(signature, expiresAt, this.now());
+    if (remembered !== 'new') return remembered === 'seen' ? 'replayed' : 'unverifiable';
     this.onAccepted?.(signature, expiresAt);
     return 'ok';
   }
@@ -196,7 +205,7 @@ export class IterationSigner {
     request: AgentRequest,
     properties: Readonly<Record<string, string | undefined>>,
     maxAgeMs: number,
-  ): { verdict: Exclude<Verdict, 'replayed'>; signedAt: number } {
+  ): { verdict: Exclude<Verdict, 'replayed' | 'unverifiable'>; signedAt: number } {
     return this.check(route, request, properties, maxAgeMs);
   }
 
@@ -205,7 +214,7 @@ export class IterationSigner {
     request: AgentRequest,
     properties: Readonly<Record<string, string | undefined>>,
     maxAgeMs: number,
-  ): { verdict: Exclude<Verdict, 'replayed'>; signedAt: number } {
+  ): { verdict: Exclude<Verdict, 'replayed' | 'unverifiable'>; signedAt: number } {
     const signature = properties[SIGNATURE_PROPERTY];
     const signedAt = properties[SIGNED_AT_PROPERTY];
     if (!signature) return { verdict: 'missing', signedAt: 0 };

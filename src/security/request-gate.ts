@@ -56,6 +56,10 @@ const SIGNATURE_MESSAGES: Readonly<Record<Exclude<Verdict, 'ok'>, string>> = {
   bad: 'Iteration refused: its signature does not match its request, workspace, flow and id (was it modified or moved?)',
   stale: 'Iteration refused: its signature is older than the accepted age (--signing-max-age); start the conversation again',
   replayed: 'Iteration refused: this signed iteration was already processed (a replay)',
+  unverifiable:
+    "Iteration refused: this replica's replay memory is full (more signed iterations within --signing-max-age than " +
+    '--replay-memory holds), so it cannot tell this one from a replay; start the conversation again (operators: raise ' +
+    '--replay-memory or lower --signing-max-age)',
 };
 
 const AGGREGATION_SIGNATURE_MESSAGES: Readonly<Record<'missing' | 'bad' | 'stale', string>> = {
@@ -78,6 +82,11 @@ export class SecurityGate implements RequestGate {
   /** What the policy's load rules read (the listing's why-answer reads it too). */
   get load(): LoadReader | undefined {
     return this.options.load;
+  }
+
+  /** Signatures the replay memory holds now (0 without a signing key). */
+  get rememberedSignatures(): number {
+    return this.options.signer?.remembered ?? 0;
   }
 
   /** Keep each workspace's policy current (called on every config change). */
@@ -190,10 +199,18 @@ export class SecurityGate implements RequestGate {
       const verdict = signer.verify(route, request, properties, { persistent });
       if (verdict !== 'ok') {
         const reason = `${verdict}-signature`;
-        // A stale signature is genuine (a conversation that waited too long): its own client gets the error.
-        const unanswered = verdict !== 'stale';
+        // A stale signature is genuine (a conversation that waited too long), and an unverifiable one most likely
+        // is (the memory is full of genuine traffic): its own client gets the error rather than silence.
+        const unanswered = verdict !== 'stale' && verdict !== 'unverifiable';
         return {
-          refusal: { kind: 'signature', reason, message: SIGNATURE_MESSAGES[verdict], escalation: reason, ...(unanswered ? { unanswered } : {}) },
+          refusal: {
+            kind: 'signature',
+            reason,
+            message: SIGNATURE_MESSAGES[verdict],
+            // Not an attempt to escalate: a genuine conversation the full memory cannot vouch for.
+            ...(verdict === 'unverifiable' ? {} : { escalation: reason }),
+            ...(unanswered ? { unanswered } : {}),
+          },
         };
       }
     }

@@ -186,7 +186,7 @@ describe('iteration signatures', () => {
 
   it('a flood of collected genuine records that have expired never lets a captured next run again', () => {
     const { signer, clock } = clocked(1_700_000_000_000, { maxAgeMs: 600_000 });
-    const small = new IterationSigner(KEY, { now: () => clock.now, replayCacheSize: 1_000 });
+    const small = new IterationSigner(KEY, { now: () => clock.now, replayMemory: 1_000 });
     const captured = signer.sign(route, request);
     expect(small.verify(route, request, captured)).toBe('ok');
     clock.now += 1_000;

@@ -83,6 +83,26 @@ describe('the request gate', () => {
     });
   });
 
+  it('answers a genuine next the full replay memory cannot vouch for with an error naming --replay-memory, not silence', () => {
+    const request = makeAgentRequest({ question: 'q', history: [{ action: 'lookup' }] });
+    const signer = new IterationSigner('0123456789abcdef0123', { replayMemory: 1_000 });
+    const gate = new SecurityGate({ policyConfigType: 'p', telemetry: noTelemetry, strictStates: false, signer });
+    const first = gate.nextProperties(flow, request, 'id-0');
+    expect(checked(gate, request, { id: 'id-0', ...first })).toEqual({});
+    // A thousand more conversations continue within the age limit: the first signature is pushed out.
+    for (let i = 1; i <= 1_000; i++) {
+      const properties = gate.nextProperties(flow, request, `id-${i}`);
+      expect(checked(gate, request, { id: `id-${i}`, ...properties })).toEqual({});
+    }
+    expect(gate.rememberedSignatures).toBe(1_000);
+    const refusal = checked(gate, request, { id: 'id-0', ...first }).refusal;
+    expect(refusal).toMatchObject({ kind: 'signature', reason: 'unverifiable-signature' });
+    expect(refusal?.message).toContain('--replay-memory');
+    // Its client is answered, and it is not counted as an attempt to escalate.
+    expect(refusal).not.toHaveProperty('unanswered');
+    expect(refusal).not.toHaveProperty('escalation');
+  });
+
   it('refuses a first request in a state the policy does not list, counting it as an escalation', async () => {
     const metrics = new AgentMetrics('agent-manager', { defaultMetrics: false });
     metrics.registryRebuilt(registry, 0);
