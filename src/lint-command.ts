@@ -26,32 +26,33 @@ import { localStackArgs, localStackFile, readLocalStack } from './local-stack.js
 
 export { parseConfigDump } from './config/config-dump.js';
 
-export const LINT_HELP = `Usage: tg-agent lint [--file <dump>] [--against <audit log|dir>] [--workspace <ws>] [--json]
-                    [agent options]
-(from a checkout: npm run tg-agent -- lint ...)
+export const LINT_HELP = `Usage: tg-agent lint [--file <dump>] [--against <audit log|dir>] [--workspace <ws>]
+                    [--json] [--fail-on-impact] [agent options]
+From a checkout: npm run tg-agent -- lint ...
 
-Checks a workspace's tool workflow: invalid entries, keys the agent does not read (did you mean ...?),
-misspelt groups and states, unreachable states, dead ends, tools the group policy never lets through, and
-more (README: "The operator's view"). With --against, also what the configuration would change for the
-conversations recorded in the agent's audit logs.
+Checks a workspace's tool workflow: invalid entries, keys the agent does not read (did you mean
+...?), misspelt groups and states, unreachable states, dead ends, tools the group policy never lets
+through, and more (README: "The operator's view"). With --against, also what the configuration would
+change for the conversations recorded in the agent's audit logs.
 
-  --file <dump>       read the config from a file: what tg-show-config prints ("Version: N" and a JSON
-                      object of type -> key -> value), or that object as JSON or YAML (values as JSON
-                      strings or as objects, e.g. examples/spec-tools.yaml)
-  --against <path>    replay the audit records (one per iteration) in this log file or directory (.gz
-                      too) through the configuration: per tool and per group, how many recorded iterations
-                      would no longer be offered a tool they were offered (and used), and which states
-                      would become dead ends for the conversations that reached them
-  --fail-on-impact    exit 1 also when a recorded iteration would lose a tool it used, or a state would
-                      become a dead end (with --against)
-  --workspace <ws>    the workspace (default: every workspace in the config service; "default" for --file)
-  --json              one JSON document: per workspace, its entry problems, findings and impact
-  agent options       without --file: how to reach the config service, as the agent takes them
-                      (--pulsar-host, --transport, --pulsar-ws-url, --config-request-queue, ...); with
-                      none given, the broker \`npm run local\` started (.pulsar/local.json), if it runs
+  --file <dump>      read the config from a file: what tg-show-config prints ("Version: N" and a
+                     JSON object of type -> key -> value), or that object as JSON or YAML (values
+                     as JSON strings or as objects, e.g. examples/spec-tools.yaml)
+  --against <path>   replay the audit records (one per iteration) of this log file or directory
+                     (.gz too) through the configuration: per tool and per group, how many recorded
+                     iterations would no longer be offered a tool they were offered (and used), and
+                     which states would become dead ends for the conversations that reached them
+  --fail-on-impact   exit 1 also when a recorded iteration would lose a tool it used, or a state
+                     would become a dead end (with --against)
+  --workspace <ws>   the workspace (default: every workspace of the config service; "default"
+                     with --file)
+  --json             one JSON document: per workspace, its entry problems, findings and impact
+  agent options      without --file: how to reach the config service, as the agent takes them
+                     (--pulsar-host, --transport, --pulsar-ws-url, --config-request-queue, ...);
+                     with none, the broker \`npm run local\` runs (.pulsar/local.json), if it runs
 
-Exit status: 0 no errors, 1 errors found (or, with --fail-on-impact, a used tool taken away or a new dead
-end), 2 the check could not run.`;
+Exit status: 0 no errors, 1 errors found (with --fail-on-impact also: a used tool taken away, or a
+new dead end), 2 the check could not run.`;
 
 const TYPES = ['tool', 'tool-service', 'mcp'] as const;
 

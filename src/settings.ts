@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { groupedHelp, type OptionSpec as BaseOptionSpec } from './settings-help.js';
 import { CodedError } from './errors/coded-error.js';
 import { DEFAULT_AGGREGATION_TOPIC } from './bus/topics.js';
 import { kafkaSecurity } from './bus/kafka-topology.js';
@@ -160,13 +161,8 @@ export const SettingsSchema = z.object({
 
 export type Settings = Readonly<z.infer<typeof SettingsSchema>>;
 
-interface OptionSpec {
+interface OptionSpec extends BaseOptionSpec {
   key: keyof z.infer<typeof SettingsSchema>;
-  flag: string;
-  short?: string;
-  env?: string;
-  boolean?: boolean;
-  help: string;
 }
 
 /** Every option, for parsing and for `--help`. */
@@ -245,14 +241,7 @@ export class SettingsError extends CodedError {
 }
 
 export function helpText(): string {
-  const lines = ['Usage: tg-agent [options]', '', 'Options (flag, environment variable):'];
-  for (const option of OPTIONS) {
-    const flag = `${option.short ? `-${option.short}, ` : '    '}--${option.flag}`;
-    lines.push(`  ${flag.padEnd(30)} ${(option.env ?? '').padEnd(28)} ${option.help}`);
-  }
-  lines.push('  -c, --config-file <file>       TG_AGENT_CONFIG_FILE         YAML file with any of the options above (camelCase or flag names)');
-  lines.push('  -h, --help                                                   print this help');
-  return lines.join('\n');
+  return groupedHelp(OPTIONS);
 }
 
 export interface ParsedCommandLine {

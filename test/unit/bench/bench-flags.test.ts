@@ -21,3 +21,13 @@ describe.each(BENCHES)('bench/%s.ts', (bench) => {
     expect(wrong.stdout).toBe('');
   }, 90_000);
 });
+
+describe.each(['faults', 'filter', 'flood', 'image-start', 'iteration', 'reload', 'scale-out', 'workflow-checks'])('bench/%s.ts --help', (bench) => {
+  it('says how long a run takes and what it needs, within 100 columns', () => {
+    const help = run(bench, '--help');
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/^Takes about \d+ min/m);
+    expect(help.stdout).toMatch(/^Needs: /m);
+    expect(help.stdout.split('\n').filter((line) => line.length > 100)).toEqual([]);
+  }, 90_000);
+});
