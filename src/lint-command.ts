@@ -32,7 +32,7 @@ From a checkout: npm run tg-agent -- lint ...
 
 Checks a workspace's tool workflow: invalid entries, keys the agent does not read (did you mean
 ...?), misspelt groups and states, unreachable states, dead ends, tools the group policy never lets
-through, and more (README: "The operator's view"). With --against, also what the configuration would
+through, and more (docs/operating.md). With --against, also what the configuration would
 change for the conversations recorded in the agent's audit logs.
 
   --file <dump>      read the config from a file: what tg-show-config prints ("Version: N" and a
