@@ -20,13 +20,14 @@ import { readLocalStack } from '../src/local-stack.js';
 const USAGE = `Usage: npm run ask -- "question" [options]
        npm run ask -- --why "tool name" [--group a,b] [--state s] [--workspace w]
 
-Asks the agent one question the way TrustGraph's gateway does and prints its thoughts, observations and
-answer; with --why, asks the running agent whether a tool is offered to such a request, and why not.
+Asks the agent one question the way TrustGraph's gateway does and prints its thoughts, observations
+and answer; with --why, asks the running agent whether a tool is offered to such a request, and why
+not.
 The agent is the one \`npm run local\` runs (.pulsar/local.json), or the broker at PULSAR_URL.
 
   -g, --group <a,b>         the request's groups (repeatable; default: none, the group "default")
   -s, --state <s>           the conversation's state (default: none, "undefined")
-  -p, --pattern <p>         react | plan-then-execute | supervisor (default: the agent's meta-router picks)
+  -p, --pattern <p>         react | plan-then-execute | supervisor (default: the meta-router picks)
       --no-streaming        ask for the answer in one message
   -w, --workspace <w>       default: the one npm run local set up, else "default"
   -f, --flow <f>            default: the one npm run local set up, else "default"

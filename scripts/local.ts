@@ -54,18 +54,19 @@ const WORKSPACE = 'default';
 
 const USAGE = `Usage: npm run local [-- options]
 
-Runs the agent end to end on this machine: a local broker, stand-ins for TrustGraph's services (config,
-prompt, graph RAG, MCP tools, librarian) holding the spec's example tools (examples/spec-tools.yaml), and
-the agent. Then, in another terminal: npm run ask -- "What entities are connected to Company X?"
-Ctrl-C stops everything. Takes a minute or two (the first run downloads the broker).
+Runs the agent end to end on this machine: a local broker, stand-ins for TrustGraph's services
+(config, prompt, graph RAG, MCP tools, librarian) holding the spec's example tools
+(examples/spec-tools.yaml), and the agent. Then, in another terminal:
+  npm run ask -- "What entities are connected to Company X?"
+Ctrl-C stops everything. Starting takes a minute or two (the first run downloads the broker).
 
   --transport <t>        auto | native | websocket (default auto: native where the binding loads)
   --pubsub-backend <b>   pulsar | kafka | rabbitmq (default pulsar)
   -h, --help             print this help
 
-Environment: PULSAR_URL (use that broker), LLM_URL, LLM_MODEL, LLM_API_KEY (a real model, OpenAI-
-compatible; else a scripted one), TG_AGENT_METRICS_PORT (the agent's HTTP port; default 8000 when free),
-TG_AGENT_LOCAL_DIR (where local.json and the agent's log go; default .pulsar).`;
+Environment: PULSAR_URL (use that broker), LLM_URL, LLM_MODEL, LLM_API_KEY (a real model,
+OpenAI-compatible; else a scripted one), TG_AGENT_METRICS_PORT (the agent's HTTP port; default 8000
+when free), TG_AGENT_LOCAL_DIR (where local.json and the agent's log go; default .pulsar).`;
 
 /** The command line, checked: unknown options and stray arguments are refused with the usage. */
 function commandLine(): { transport?: string; backend?: string } | undefined {
