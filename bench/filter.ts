@@ -13,7 +13,7 @@
  * cycles through requests that are all in the cache. Prints a markdown table.
  */
 import { buildRegistry, type ToolRegistry } from '../src/tools/registry/registry.js';
-import type { RequestGroups } from '../src/tools/registry/selection.js';
+import type { RequestGroups } from '../src/groups/selection.js';
 import { GROUPS, pick, random, STATES, syntheticTools } from './support/tools.js';
 import { benchFlags } from './support/options.js';
 

@@ -18,7 +18,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { agentFlowConfig } from '../dev/flow-config.js';
 import { startConfigService } from '../dev/stand-ins/config-service.js';
-import { WebSocketTransport } from '../src/bus/websocket-transport.js';
+import { WebSocketTransport } from '../src/bus/pulsar/websocket/websocket-transport.js';
 import { freePort, startBenchBroker } from './support/broker.js';
 import { benchFlags } from './support/options.js';
 import { header, log, withCleanup } from './support/run.js';

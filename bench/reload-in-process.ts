@@ -17,7 +17,7 @@
  */
 import { PerformanceObserver } from 'node:perf_hooks';
 import { pino } from 'pino';
-import { FrameDecoder } from '../src/bus/websocket-frame-decoder.js';
+import { FrameDecoder } from '../src/bus/pulsar/websocket/frame-decoder.js';
 import { ConfigAnswerDecoder } from '../src/config/config-answer-decoder.js';
 import { WorkspaceConfigStore } from '../src/config/workspace-config.js';
 import { configResponseCodec, makeConfigResponse } from '../src/wire/index.js';

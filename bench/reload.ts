@@ -54,7 +54,7 @@ import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { queueToTopic } from '../src/bus/topics.js';
-import { WebSocketTransport } from '../src/bus/websocket-transport.js';
+import { WebSocketTransport } from '../src/bus/pulsar/websocket/websocket-transport.js';
 import type { Block, ProbeSample } from './support/agent-probe.js';
 import type { ReloadKind } from './support/config-process.js';
 import { AgentProcess, startConfigProcess } from './support/agent-process.js';

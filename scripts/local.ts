@@ -39,8 +39,8 @@ import { startPromptService, type PromptTerms } from '../dev/stand-ins/prompt-se
 import { startBroker } from '../dev/broker.js';
 import { startKafka } from '../dev/kafka-broker.js';
 import { rabbitMqArgs, startRabbitMq } from '../dev/rabbitmq-broker.js';
-import { KafkaTransport } from '../src/bus/kafka-transport.js';
-import { RabbitMqTransport } from '../src/bus/rabbitmq-transport.js';
+import { KafkaTransport } from '../src/bus/kafka/kafka-transport.js';
+import { RabbitMqTransport } from '../src/bus/rabbitmq/rabbitmq-transport.js';
 import type { Transport } from '../src/bus/transport.js';
 import { agentFlowConfig, agentFlowTopics, flowRecordConfig } from '../dev/flow-config.js';
 import { openAiModel } from '../dev/local/openai-model.js';

@@ -2,9 +2,9 @@
  * `--transport auto | native | websocket` for the local scripts (`npm run local`, `npm run ask`), chosen as
  * the agent chooses it: auto = native where the pulsar-client binding loads, else WebSocket.
  */
-import { NativeTransport } from '../src/bus/native-transport.js';
+import { NativeTransport } from '../src/bus/pulsar/native/native-transport.js';
 import type { Transport } from '../src/bus/transport.js';
-import { WebSocketTransport } from '../src/bus/websocket-transport.js';
+import { WebSocketTransport } from '../src/bus/pulsar/websocket/websocket-transport.js';
 
 export type TransportChoice = 'auto' | 'native' | 'websocket';
 

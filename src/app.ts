@@ -3,30 +3,26 @@
  * a transport and a logger. `main.ts` runs it as a process; tests run it in-process.
  */
 import type { Logger } from 'pino';
-import type { Producer, Transport } from './bus/transport.js';
-import { flowSubscriptionName, queueToTopic } from './bus/topics.js';
-import { McpDiscovery } from './mcp/discovery.js';
-import { MCP_CONFIG_TYPE } from './mcp/mcp-config.js';
-import { AuditTrail } from './observability/audit.js';
-import { BrokerDropStats } from './observability/broker-drop-stats.js';
-import { HttpServer } from './observability/http-server.js';
-import { AgentMetrics } from './observability/metrics.js';
-import { AgentTelemetry } from './observability/telemetry.js';
-import { DownstreamLoad } from './observability/downstream-load.js';
-import { AnswerRecommendations } from './observability/recommendations.js';
+import { flowSubscriptionName, type Producer, queueToTopic, type Transport, untilBrokerUp } from './bus/index.js';
+import { MCP_CONFIG_TYPE, McpDiscovery } from './mcp/index.js';
+import {
+  AgentMetrics,
+  AgentTelemetry,
+  AnswerRecommendations,
+  AuditTrail,
+  BrokerDropStats,
+  DownstreamLoad,
+  HttpServer,
+} from './observability/index.js';
 import { groupsParam, toolListing } from './tool-listing.js';
-import { IterationSigner, LISTENING_SKEW_MS } from './security/iteration-signature.js';
-import { DEFAULT_PUBLISH_RETRY_MS } from './flow/publish-policy.js';
-import { SeenSignatureLedger } from './security/seen-signature-ledger.js';
-import { SecurityGate } from './security/request-gate.js';
+import { IterationSigner, LISTENING_SKEW_MS, SecurityGate, SeenSignatureLedger } from './security/index.js';
+import { DEFAULT_PUBLISH_RETRY_MS } from './flow/index.js';
 import { AgentService, type ServiceSettings } from './service.js';
-import { WorkflowChecks } from './workflow/workflow-checks.js';
-import { workflowGraph } from './workflow/workflow-graph.js';
-import { renderWorkflow, type WorkflowFormat } from './workflow/workflow-page.js';
-import { brokerAdminUrlFor, type Settings } from './settings.js';
+import { renderWorkflow, WorkflowChecks, type WorkflowFormat, workflowGraph } from './workflow/index.js';
+import { backendNamed } from './backends.js';
+import type { Settings } from './settings.js';
+import { errorMessage } from './errors/index.js';
 import { settingsSecrets } from './settings-secrets.js';
-import { untilBrokerUp } from './bus/until-broker-up.js';
-import { errorMessage } from './errors/error-text.js';
 
 export interface AgentApp {
   readonly service: AgentService;
@@ -163,11 +159,11 @@ function publishRetryMsOf(settings: ServiceSettings): number | undefined {
 
 /** The broker's drop counters of the agent's request subscriptions, where the broker's admin API is known. */
 function brokerDropStats(settings: Settings, service: AgentService, telemetry: AgentTelemetry, logger: Logger): BrokerDropStats | undefined {
-  const adminUrl = settings.pubsubBackend === 'pulsar' ? brokerAdminUrlFor(settings) : undefined;
-  if (!adminUrl) return undefined;
+  const admin = backendNamed(settings.pubsubBackend).adminApi?.(settings);
+  if (!admin) return undefined;
   return new BrokerDropStats({
-    adminUrl,
-    ...(settings.pulsarApiKey ? { token: settings.pulsarApiKey } : {}),
+    adminUrl: admin.url,
+    ...(admin.token ? { token: admin.token } : {}),
     intervalMs: 30_000,
     subscriptions: () =>
       service.runningFlows().flatMap((flow) => {

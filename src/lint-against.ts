@@ -7,10 +7,9 @@ import { createReadStream, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
-import { AuditLogError } from './config/errors.js';
-import { errorMessage } from './errors/error-text.js';
-import { quote, quoteList } from './tools/describe-value.js';
-import { recordedIteration, type ConfigImpact, type Loss, type RecordedIteration } from './workflow/config-impact.js';
+import { AuditLogError } from './config/index.js';
+import { errorMessage, quote, quoteList } from './errors/index.js';
+import { type ConfigImpact, type Loss, type RecordedIteration, recordedIteration } from './workflow/index.js';
 
 /** The files under `path` (itself when a file), in name order. */
 function auditFiles(path: string): string[] {

@@ -11,20 +11,18 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { ConfigClient } from './config/config-client.js';
-import { parseConfigDump } from './config/config-dump.js';
-import type { TypeValues } from './config/workspace-config.js';
+import { ConfigClient, parseConfigDump, type TypeValues } from './config/index.js';
 import { createTransport } from './create-transport.js';
-import { errorMessage } from './errors/error-text.js';
-import { parsePolicy } from './security/group-policy.js';
+import { errorMessage } from './errors/index.js';
+import { parsePolicy } from './groups/index.js';
+import { PATTERN_IDS } from './agent/index.js';
 import { loadSettings } from './settings.js';
-import { buildRegistry } from './tools/registry/registry.js';
-import { lintWorkflow, type Finding } from './workflow/workflow-lint.js';
-import { configImpact, impactBreaksUse, type ConfigImpact, type RecordedIteration } from './workflow/config-impact.js';
+import { buildRegistry } from './tools/index.js';
+import { configImpact, type ConfigImpact, type Finding, impactBreaksUse, lintWorkflow, type RecordedIteration } from './workflow/index.js';
 import { formatImpact, readAuditLogs, type AuditRead } from './lint-against.js';
 import { localStackArgs, localStackFile, readLocalStack } from './local-stack.js';
 
-export { parseConfigDump } from './config/config-dump.js';
+export { parseConfigDump } from './config/index.js';
 
 export const LINT_HELP = `Usage: tg-agent lint [--file <dump>] [--against <audit log|dir>] [--workspace <ws>]
                     [--json] [--fail-on-impact] [agent options]
@@ -79,7 +77,7 @@ export function lintWorkspaceConfig(
     toolServices: config['tool-service'] ?? {},
     mcpServers: config.mcp ?? {},
   });
-  const policy = parsePolicy(workspace, config[policyConfigType] ?? {});
+  const policy = parsePolicy(workspace, config[policyConfigType] ?? {}, PATTERN_IDS);
   return {
     workspace,
     entryProblems: [

@@ -3,11 +3,11 @@
  * The process: settings → logger → transport → agent app → signals. SIGTERM/SIGINT stop taking requests,
  * let in-flight iterations finish (bounded by --shutdown-grace), close everything and exit 0.
  */
-import { createServiceLogger } from './observability/service-logger.js';
+import { createServiceLogger } from './observability/index.js';
 import { runLintCommand } from './lint-command.js';
 import { createAgentApp } from './app.js';
 import { createTransport } from './create-transport.js';
-import { TransportError } from './bus/errors.js';
+import { TransportError } from './bus/index.js';
 import { helpText, loadSettings, SettingsError, type Settings } from './settings.js';
 import { settingsSecrets } from './settings-secrets.js';
 

@@ -2,26 +2,23 @@
  * The agent service: configuration → per-workspace tool registries → running flows → iterations.
  * Everything it needs is passed in (transport, logger, hooks), so tests run the real service in-process.
  */
-import { replyTimeouts } from './flow/service-timeouts.js';
+import {
+  ConcurrencyLimit,
+  type ConfigPart,
+  FlowManager,
+  replyTimeouts,
+  type RequestGate,
+  type ServiceTelemetry,
+  ToolServiceClients,
+} from './flow/index.js';
 import type { Logger } from 'pino';
-import { BrokerProbe } from './bus/broker-probe.js';
-import { queueToTopic, splitPulsarTopic } from './bus/topics.js';
-import type { Transport } from './bus/transport.js';
-import { ConfigClient } from './config/config-client.js';
-import { ConfigWatcher, type WorkspaceChange } from './config/config-watcher.js';
-import { parseFlows, type FlowDefinition, type FlowProblem } from './config/flows.js';
-import { ConcurrencyLimit } from './flow/concurrency-limit.js';
-import { FlowManager } from './flow/flow-manager.js';
-import type { ConfigPart, RequestGate, ServiceTelemetry } from './flow/ports.js';
-import { TOOL_CONFIG_TYPES, WorkspaceRegistries } from './tools/registry/workspace-registries.js';
-import { PATTERN_CONFIG_TYPES } from './agent/patterns/catalog.js';
-import { WorkspacePatterns } from './agent/patterns/workspace-patterns.js';
-import type { McpDiscoveryLookup } from './mcp/discovery-result.js';
-import { discoveryArgumentSource } from './mcp/mcp-tool-arguments.js';
+import { BrokerProbe, queueToTopic, splitPulsarTopic, type Transport } from './bus/index.js';
+import { ConfigClient, ConfigWatcher, type FlowDefinition, type FlowProblem, parseFlows, type WorkspaceChange } from './config/index.js';
+import { TOOL_CONFIG_TYPES, type ToolRegistry, WorkspaceRegistries } from './tools/index.js';
+import { PATTERN_CONFIG_TYPES, PATTERN_IDS, WorkspacePatterns } from './agent/index.js';
+import { discoveryArgumentSource, type McpDiscoveryLookup } from './mcp/index.js';
 import type { Settings } from './settings.js';
-import type { ToolRegistry } from './tools/registry/registry.js';
-import { ToolServiceClients } from './flow/tool-service-clients.js';
-import { errorMessage } from './errors/error-text.js';
+import { errorMessage } from './errors/index.js';
 
 export interface ServiceHooks {
   /** Metrics and the audit trail. */
@@ -107,7 +104,7 @@ export class AgentService {
         return lookup === undefined ? undefined : discoveryArgumentSource(lookup);
       }),
     );
-    this.patterns = new WorkspacePatterns(logger);
+    this.patterns = new WorkspacePatterns(logger, PATTERN_IDS);
     const toolServiceWaits = replyTimeouts(settings, 'tool-service');
     this.toolServices = new ToolServiceClients({
       transport,

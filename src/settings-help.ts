@@ -3,15 +3,7 @@
  * policy, reliability, observability), each with its environment variable on a line of its own, every line
  * wrapped at 100 columns.
  */
-/** One option of the agent, for parsing (settings.ts) and for --help. */
-export interface OptionSpec {
-  key: string;
-  flag: string;
-  short?: string;
-  env?: string;
-  boolean?: boolean;
-  help: string;
-}
+import type { OptionSpec } from './bus/index.js';
 
 export const HELP_WIDTH = 100;
 

@@ -2,31 +2,29 @@
  * The credentials among the service's settings (settings.ts): what the logger (observability/service-logger.ts) and
  * the HTTP endpoints (observability/http-server.ts) mask wherever it occurs, whatever option carried it.
  */
-import { decodeURIComponentSafe } from './errors/secret-text.js';
-import type { Settings } from './settings.js';
-
-/** Options whose whole value is a credential. */
-const SECRET_OPTIONS = ['pulsarApiKey', 'httpToken', 'signingKey', 'signingKeyPrevious', 'lokiPassword', 'rabbitmqPassword', 'kafkaSaslPassword'] as const;
-/** Options holding a URL, whose user-info and query values may be credentials. */
-const URL_OPTIONS = ['pulsarHost', 'pulsarWebSocketUrl', 'brokerAdminUrl', 'lokiUrl'] as const;
-/** RabbitMQ's well-known default password is no secret (masking it would garble every "guest" in a line). */
-const RABBITMQ_DEFAULT_PASSWORD = 'guest';
+import { decodeURIComponentSafe } from './errors/index.js';
+import { OPTIONS, SettingsSchema, type Settings } from './settings.js';
 
 /**
- * Every credential the settings carry, whatever option carries it: what no log line, listing or metric may show
- * (the logger and the HTTP endpoints mask each wherever it occurs).
+ * Every credential the settings carry, whatever option carries it (the options marked `secret`, the service's
+ * own and each backend's): what no log line, listing or metric may show (the logger and the HTTP endpoints mask
+ * each wherever it occurs). A value left at its default, such as RabbitMQ's well-known `guest`, is no secret:
+ * masking it would garble every "guest" in a line.
  */
 export function settingsSecrets(settings: Settings): string[] {
-  const secrets: string[] = [];
-  for (const key of SECRET_OPTIONS) {
-    const value = settings[key];
-    if (value && !(key === 'rabbitmqPassword' && value === RABBITMQ_DEFAULT_PASSWORD)) secrets.push(value);
+  const values: string[] = [];
+  const urls: string[] = [];
+  for (const option of OPTIONS) {
+    const value: unknown = settings[option.key];
+    if (option.secret === undefined || typeof value !== 'string' || value === defaultOf(option.key)) continue;
+    if (option.secret === 'value') values.push(value);
+    else urls.push(...urlCredentials(value));
   }
-  for (const key of URL_OPTIONS) {
-    const value = settings[key];
-    if (value) secrets.push(...urlCredentials(value));
-  }
-  return [...new Set(secrets.filter((secret) => secret !== ''))];
+  return [...new Set([...values, ...urls].filter((secret) => secret !== ''))];
+}
+
+function defaultOf(key: keyof Settings): unknown {
+  return SettingsSchema.shape[key].safeParse(undefined).data;
 }
 
 /**

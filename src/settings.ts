@@ -9,12 +9,11 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { groupedHelp, type OptionSpec as BaseOptionSpec } from './settings-help.js';
-import { CodedError } from './errors/coded-error.js';
-import { DEFAULT_AGGREGATION_TOPIC } from './bus/topics.js';
-import { kafkaSecurity } from './bus/kafka-topology.js';
-import { DEFAULT_STREAM_GAP_SECONDS, parseServiceTimeouts } from './flow/service-timeouts.js';
-import { errorMessage } from './errors/error-text.js';
+import { CodedError, errorMessage } from './errors/index.js';
+import { DEFAULT_AGGREGATION_TOPIC, type OptionSpec, positiveInt } from './bus/index.js';
+import { BACKENDS, backendNamed, type BackendName } from './backends.js';
+import { DEFAULT_STREAM_GAP_SECONDS, parseServiceTimeouts } from './flow/index.js';
+import { groupedHelp } from './settings-help.js';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
@@ -35,25 +34,18 @@ const booleanish = z.preprocess((value) => {
   return value;
 }, z.boolean());
 
-const positiveInt = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+/** TrustGraph's `--pubsub-backend` values: the backends of the table in backends.ts. */
+export const PUBSUB_BACKENDS = BACKENDS.map((backend) => backend.name) as [BackendName, ...BackendName[]];
 
-/** TrustGraph's `--pubsub-backend` values; tg-agent speaks all three (Pulsar native or WebSocket). */
-export const PUBSUB_BACKENDS = ['pulsar', 'kafka', 'rabbitmq'] as const;
+type UnionToIntersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;
+/** Every backend's option fields, one object (settings.test.ts checks that no two backends name the same one). */
+const backendSettings = Object.assign({}, ...BACKENDS.map((backend) => backend.settings)) as UnionToIntersection<(typeof BACKENDS)[number]['settings']>;
 
 export const SettingsSchema = z.object({
   id: z.string().min(1).default('agent-manager'),
   /** TrustGraph's pub/sub backend. */
   pubsubBackend: z.enum(PUBSUB_BACKENDS).default('pulsar'),
-  /** `auto`: native where the pulsar-client binding loads, else websocket. */
-  transport: z.enum(['auto', 'websocket', 'native']).default('auto'),
-  pulsarHost: z.string().min(1).default('pulsar://pulsar:6650'),
-  pulsarApiKey: z.string().optional(),
-  /** CA bundle (PEM) for a pulsar+ssl:// broker whose certificate no system CA signed (native transport). */
-  pulsarTlsTrustCertsFile: z.string().min(1).optional(),
-  /** The broker listener to connect through (Pulsar `advertisedListeners`), native transport. */
-  pulsarListener: z.string().min(1).optional(),
-  /** Base URL of the broker's WebSocket service. Default: derived from `pulsarHost`, port 8080. */
-  pulsarWebSocketUrl: z.string().regex(/^wss?:\/\//, 'must start with ws:// or wss://').optional(),
+  ...backendSettings,
   concurrency: positiveInt(1, 10_000).default(1),
   maxIterations: positiveInt(1, 1_000).default(10),
   metrics: booleanish.default(true),
@@ -125,8 +117,6 @@ export const SettingsSchema = z.object({
   requestConsumers: positiveInt(1, 64).optional(),
   /** Publish each iteration's `next` request on the request queue, as TrustGraph's agent does, instead of keeping it. */
   nextOnBus: booleanish.default(false),
-  /** The broker's admin API, read for its drop statistics; `none` turns that off. Default: http://<pulsar host>:8080. */
-  brokerAdminUrl: z.string().regex(/^(https?:\/\/|none$)/, 'must start with http:// or https://, or be none').optional(),
   /** Not ready while a probe message has waited this many seconds for the broker's acknowledgement. */
   brokerPingTimeoutSeconds: z.coerce.number().positive().max(3_600).default(5),
   /** Not ready while every concurrency slot has been held this many seconds. */
@@ -138,19 +128,6 @@ export const SettingsSchema = z.object({
   lokiUrl: z.string().regex(/^https?:\/\//, 'must start with http:// or https://').default('http://loki:3100/loki/api/v1/push'),
   lokiUsername: z.string().min(1).optional(),
   lokiPassword: z.string().min(1).optional(),
-  /** TrustGraph's RabbitMQ and Kafka options, used with `--pubsub-backend rabbitmq` and `kafka`. */
-  rabbitmqHost: z.string().min(1).default('rabbitmq'),
-  rabbitmqPort: positiveInt(1, 65_535).default(5672),
-  rabbitmqUsername: z.string().default('guest'),
-  rabbitmqPassword: z.string().default('guest'),
-  rabbitmqVhost: z.string().min(1).default('/'),
-  kafkaBootstrapServers: z.string().min(1).default('kafka:9092'),
-  kafkaSecurityProtocol: z.string().min(1).default('PLAINTEXT'),
-  kafkaSaslMechanism: z.string().min(1).optional(),
-  kafkaSaslUsername: z.string().min(1).optional(),
-  kafkaSaslPassword: z.string().min(1).optional(),
-  /** tg-agent's own: the largest message it publishes on Kafka; the broker's `message.max.bytes` less headroom. */
-  kafkaMaxMessageBytes: positiveInt(1024, 1024 * 1024 * 1024).default(1_000_000),
   /** Ask the MCP servers of config type `mcp` for their tools' input schemas (design decision 9 (docs/design.md)). */
   mcpDiscovery: booleanish.default(false),
   /** Seconds a server's tools/list answer is used before it is asked again. */
@@ -161,26 +138,19 @@ export const SettingsSchema = z.object({
 
 export type Settings = Readonly<z.infer<typeof SettingsSchema>>;
 
-interface OptionSpec extends BaseOptionSpec {
-  key: keyof z.infer<typeof SettingsSchema>;
-}
+type SettingsKey = keyof z.infer<typeof SettingsSchema>;
 
-/** Every option, for parsing and for `--help`. */
-export const OPTIONS: readonly OptionSpec[] = [
+/** Every option, for parsing and for `--help`: the service's own, each backend's after the backend choice. */
+export const OPTIONS: readonly OptionSpec<SettingsKey>[] = [
   { key: 'id', flag: 'id', env: 'TG_AGENT_ID', help: 'processor id; names subscriptions and flows (default agent-manager)' },
-  { key: 'pubsubBackend', flag: 'pubsub-backend', env: 'PUBSUB_BACKEND', help: 'pulsar | kafka | rabbitmq (default pulsar)' },
-  { key: 'transport', flag: 'transport', env: 'TG_AGENT_TRANSPORT', help: 'auto | native | websocket (default auto: native where the pulsar-client binding loads, else websocket)' },
-  { key: 'pulsarHost', flag: 'pulsar-host', short: 'p', env: 'PULSAR_HOST', help: 'Pulsar service URL (default pulsar://pulsar:6650)' },
-  { key: 'pulsarApiKey', flag: 'pulsar-api-key', env: 'PULSAR_API_KEY', help: 'Pulsar token for authentication' },
-  { key: 'pulsarTlsTrustCertsFile', flag: 'pulsar-tls-trust-certs', env: 'PULSAR_TLS_TRUST_CERTS', help: 'CA bundle (PEM) that signed the broker certificate, native transport (pulsar+ssl://)' },
-  { key: 'pulsarListener', flag: 'pulsar-listener', help: 'broker listener name (advertisedListeners) to connect through, native transport' },
-  { key: 'pulsarWebSocketUrl', flag: 'pulsar-ws-url', env: 'PULSAR_WS_URL', help: "broker's WebSocket service (default ws://<pulsar host>:8080)" },
+  { key: 'pubsubBackend', flag: 'pubsub-backend', env: 'PUBSUB_BACKEND', help: `${PUBSUB_BACKENDS.join(' | ')} (default pulsar)` },
+  ...BACKENDS.flatMap((backend): readonly OptionSpec<SettingsKey>[] => backend.options),
   { key: 'concurrency', flag: 'concurrency', env: 'TG_AGENT_CONCURRENCY', help: 'iterations processed at once (default 1)' },
   { key: 'maxIterations', flag: 'max-iterations', env: 'TG_AGENT_MAX_ITERATIONS', help: 'iteration limit per conversation (default 10)' },
   { key: 'metrics', flag: 'metrics', env: 'TG_AGENT_METRICS', boolean: true, help: 'serve /metrics (default on; --no-metrics); health endpoints are always served' },
   { key: 'metricsPort', flag: 'metrics-port', short: 'P', env: 'TG_AGENT_METRICS_PORT', help: 'HTTP port for /metrics, /healthz, /readyz, /tools (default 8000)' },
   { key: 'httpHost', flag: 'http-host', env: 'TG_AGENT_HTTP_HOST', help: 'interface of the HTTP endpoints (default 0.0.0.0, as TrustGraph\'s metrics server)' },
-  { key: 'httpToken', flag: 'http-token', env: 'TG_AGENT_HTTP_TOKEN', help: 'bearer token required by /tools (min 16 chars; prefer the environment variable)' },
+  { key: 'httpToken', flag: 'http-token', env: 'TG_AGENT_HTTP_TOKEN', secret: 'value', help: 'bearer token required by /tools (min 16 chars; prefer the environment variable)' },
   { key: 'logLevel', flag: 'log-level', short: 'l', env: 'LOG_LEVEL', help: 'trace|debug|info|warn|error|fatal (TrustGraph spellings accepted; default info)' },
   { key: 'configRequestQueue', flag: 'config-request-queue', env: 'TG_CONFIG_REQUEST_QUEUE', help: 'default request:tg:config' },
   { key: 'configResponseQueue', flag: 'config-response-queue', env: 'TG_CONFIG_RESPONSE_QUEUE', help: 'default response:tg:config' },
@@ -196,8 +166,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'librarianMaxInFlight', flag: 'librarian-max-in-flight', env: 'TG_AGENT_LIBRARIAN_MAX_IN_FLIGHT', help: 'document saves awaiting the librarian at most; more are skipped (default 64)' },
   { key: 'strictTools', flag: 'strict-tools', env: 'TG_AGENT_STRICT_TOOLS', boolean: true, help: 'a not-offered tool ends the dialog with an error, as TrustGraph does' },
   { key: 'strictStates', flag: 'strict-states', env: 'TG_AGENT_STRICT_STATES', boolean: true, help: 'refuse requests whose state no tool knows' },
-  { key: 'signingKey', flag: 'signing-key', env: 'TG_AGENT_SIGNING_KEY', help: 'HMAC key signing next messages (min 16 chars)' },
-  { key: 'signingKeyPrevious', flag: 'signing-key-previous', env: 'TG_AGENT_SIGNING_KEY_PREVIOUS', help: 'the key before a rotation: still accepted, never used to sign' },
+  { key: 'signingKey', flag: 'signing-key', env: 'TG_AGENT_SIGNING_KEY', secret: 'value', help: 'HMAC key signing next messages (min 16 chars)' },
+  { key: 'signingKeyPrevious', flag: 'signing-key-previous', env: 'TG_AGENT_SIGNING_KEY_PREVIOUS', secret: 'value', help: 'the key before a rotation: still accepted, never used to sign' },
   { key: 'signingMaxAgeSeconds', flag: 'signing-max-age', env: 'TG_AGENT_SIGNING_MAX_AGE', help: 'seconds a signed next message is accepted (default 600)' },
   { key: 'replayMemory', flag: 'replay-memory', env: 'TG_AGENT_REPLAY_MEMORY', help: 'signed next messages accepted within --signing-max-age that each replica remembers to refuse replays, about 60 bytes each (default 1000000)' },
   { key: 'undeclaredArguments', flag: 'undeclared-arguments', env: 'TG_AGENT_UNDECLARED_ARGUMENTS', help: 'drop | pass | reject arguments a tool does not declare (default drop)' },
@@ -209,26 +179,13 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'maxQueuedBytes', flag: 'max-queued-bytes', env: 'TG_AGENT_MAX_QUEUED_BYTES', help: 'bytes of requests waiting for a slot beyond which a new one gets an "overloaded" error response (default 268435456: 256 MiB)' },
   { key: 'requestConsumers', flag: 'request-consumers', env: 'TG_AGENT_REQUEST_CONSUMERS', help: 'consumers per flow on its request subscription (default: as many as the transport needs for a 4000-message window: 4 on websocket, 1 on native)' },
   { key: 'nextOnBus', flag: 'next-on-bus', env: 'TG_AGENT_NEXT_ON_BUS', boolean: true, help: "publish each iteration's next request on the request queue for any replica to take, as TrustGraph's agent does (default off: the replica that ran the iteration runs the next one, so the broker cannot drop it)" },
-  { key: 'brokerAdminUrl', flag: 'broker-admin-url', env: 'TG_AGENT_BROKER_ADMIN_URL', help: "broker admin API read for its drop statistics every 30 s (default http://<pulsar host>:8080; none = off)" },
-  { key: 'brokerAdminUrl', flag: 'pulsar-admin-url', env: 'PULSAR_ADMIN_URL', help: "TrustGraph's name for --broker-admin-url" },
   { key: 'brokerPingTimeoutSeconds', flag: 'broker-ping-timeout', env: 'TG_AGENT_BROKER_PING_TIMEOUT', help: 'seconds a probe message may wait for the broker before /readyz reports it unresponsive (default 5)' },
   { key: 'slotsHeldSeconds', flag: 'slots-held-timeout', env: 'TG_AGENT_SLOTS_HELD_TIMEOUT', help: 'seconds every concurrency slot may be held before /readyz reports the agent stuck (default 120)' },
   { key: 'shutdownGraceSeconds', flag: 'shutdown-grace', env: 'TG_AGENT_SHUTDOWN_GRACE', help: 'seconds to finish in-flight iterations on SIGTERM (default 30)' },
   { key: 'lokiEnabled', flag: 'loki-enabled', env: 'TG_AGENT_LOKI_ENABLED', boolean: true, help: 'push logs to Loki as TrustGraph does (default off; on with --loki-enabled or when LOKI_URL is set; --no-loki-enabled)' },
-  { key: 'lokiUrl', flag: 'loki-url', env: 'LOKI_URL', help: 'Loki push URL (default http://loki:3100/loki/api/v1/push)' },
+  { key: 'lokiUrl', flag: 'loki-url', env: 'LOKI_URL', secret: 'url', help: 'Loki push URL (default http://loki:3100/loki/api/v1/push)' },
   { key: 'lokiUsername', flag: 'loki-username', env: 'LOKI_USERNAME', help: 'Loki basic-auth user' },
-  { key: 'lokiPassword', flag: 'loki-password', env: 'LOKI_PASSWORD', help: 'Loki basic-auth password (prefer the environment variable)' },
-  { key: 'rabbitmqHost', flag: 'rabbitmq-host', env: 'RABBITMQ_HOST', help: 'RabbitMQ host, with --pubsub-backend rabbitmq (default rabbitmq)' },
-  { key: 'rabbitmqPort', flag: 'rabbitmq-port', env: 'RABBITMQ_PORT', help: 'RabbitMQ AMQP port (default 5672)' },
-  { key: 'rabbitmqUsername', flag: 'rabbitmq-username', env: 'RABBITMQ_USERNAME', help: 'RabbitMQ user (default guest)' },
-  { key: 'rabbitmqPassword', flag: 'rabbitmq-password', env: 'RABBITMQ_PASSWORD', help: 'RabbitMQ password (default guest)' },
-  { key: 'rabbitmqVhost', flag: 'rabbitmq-vhost', env: 'RABBITMQ_VHOST', help: 'RabbitMQ virtual host (default /)' },
-  { key: 'kafkaBootstrapServers', flag: 'kafka-bootstrap-servers', env: 'KAFKA_BOOTSTRAP_SERVERS', help: 'Kafka brokers, host:port comma-separated, with --pubsub-backend kafka (default kafka:9092)' },
-  { key: 'kafkaSecurityProtocol', flag: 'kafka-security-protocol', env: 'KAFKA_SECURITY_PROTOCOL', help: 'PLAINTEXT | SSL | SASL_PLAINTEXT | SASL_SSL (default PLAINTEXT)' },
-  { key: 'kafkaSaslMechanism', flag: 'kafka-sasl-mechanism', env: 'KAFKA_SASL_MECHANISM', help: 'PLAIN | SCRAM-SHA-256 | SCRAM-SHA-512 (default PLAIN)' },
-  { key: 'kafkaSaslUsername', flag: 'kafka-sasl-username', env: 'KAFKA_SASL_USERNAME', help: 'Kafka SASL user' },
-  { key: 'kafkaSaslPassword', flag: 'kafka-sasl-password', env: 'KAFKA_SASL_PASSWORD', help: 'Kafka SASL password (prefer the environment variable)' },
-  { key: 'kafkaMaxMessageBytes', flag: 'kafka-max-message-bytes', env: 'TG_AGENT_KAFKA_MAX_MESSAGE_BYTES', help: "largest message published on Kafka: the broker's message.max.bytes less room for headers (default 1000000)" },
+  { key: 'lokiPassword', flag: 'loki-password', env: 'LOKI_PASSWORD', secret: 'value', help: 'Loki basic-auth password (prefer the environment variable)' },
   { key: 'mcpDiscovery', flag: 'mcp-discovery', env: 'TG_AGENT_MCP_DISCOVERY', boolean: true, help: "read MCP tools' input schemas from their servers (tools/list); default off" },
   { key: 'mcpDiscoveryTtlSeconds', flag: 'mcp-discovery-ttl', env: 'TG_AGENT_MCP_DISCOVERY_TTL', help: 'seconds a tools/list answer is used before asking again (default 300)' },
   { key: 'mcpDiscoveryTimeoutSeconds', flag: 'mcp-discovery-timeout', env: 'TG_AGENT_MCP_DISCOVERY_TIMEOUT', help: 'seconds one tools/list exchange may take (default 10)' },
@@ -295,12 +252,10 @@ export function loadSettings(argv: string[], env: NodeJS.ProcessEnv): ParsedComm
     });
     throw new SettingsError(`Invalid settings:\n  ${problems.join('\n  ')}`);
   }
-  if (result.data.pubsubBackend === 'kafka') {
-    try {
-      kafkaSecurity(result.data);
-    } catch (err) {
-      throw new SettingsError(`Invalid settings:\n  ${errorMessage(err)}`);
-    }
+  try {
+    backendNamed(result.data.pubsubBackend).check?.(result.data);
+  } catch (err) {
+    throw new SettingsError(`Invalid settings:\n  ${errorMessage(err)}`, { cause: err });
   }
   return { help: false, settings: Object.freeze(result.data) };
 }
@@ -323,19 +278,4 @@ function readConfigFile(path: string): Record<string, unknown> {
     out[option.key] = value;
   }
   return out;
-}
-
-/** The broker's admin API: `--broker-admin-url`, else the web service of `pulsarHost`; undefined when `none`. */
-export function brokerAdminUrlFor(settings: Settings): string | undefined {
-  if (settings.brokerAdminUrl === 'none') return undefined;
-  if (settings.brokerAdminUrl) return settings.brokerAdminUrl.replace(/\/+$/, '');
-  return webSocketUrlFor(settings).replace(/^ws/, 'http');
-}
-
-/** `pulsar://host:6650` → `ws://host:8080`, the broker's default web service port. */
-export function webSocketUrlFor(settings: Settings): string {
-  if (settings.pulsarWebSocketUrl) return settings.pulsarWebSocketUrl.replace(/\/+$/, '');
-  const match = /^pulsar(\+ssl)?:\/\/([^:/]+)/.exec(settings.pulsarHost);
-  const host = match?.[2] ?? 'localhost';
-  return `${match?.[1] ? 'wss' : 'ws'}://${host}:8080`;
 }

@@ -5,15 +5,13 @@
  * `?groups=a,b&state=s` — exactly what a request with those groups and state would be offered; with `&tool=X`
  * also whether X is offered and, if not, why. The workflow linter's findings are in every workspace's listing.
  */
-import type { McpDiscovery } from './mcp/discovery.js';
-import type { SecurityGate } from './security/request-gate.js';
-import { effectiveGroups } from './security/group-policy.js';
-import { withoutTools } from './tools/registry/without-tools.js';
-import { normalizeRequestGroups, normalizeRequestState } from './tools/registry/selection.js';
+import type { McpDiscovery } from './mcp/index.js';
+import type { SecurityGate } from './security/index.js';
+import { effectiveGroups, normalizeRequestGroups, normalizeRequestState } from './groups/index.js';
+import { withoutTools } from './tools/index.js';
 import type { AgentService } from './service.js';
-import type { WorkflowChecks } from './workflow/workflow-checks.js';
-import { whyHidden } from './workflow/why-hidden.js';
-import type { AnswerRecommendations } from './observability/recommendations.js';
+import { whyHidden, type WorkflowChecks } from './workflow/index.js';
+import type { AnswerRecommendations } from './observability/index.js';
 
 export function toolListing(
   service: AgentService,

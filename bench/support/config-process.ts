@@ -17,7 +17,7 @@
  * IPC: parent → `{type: 'init', ...InitMessage}`, `{type: 'reload', kind}`; child → `{type: 'ready'}`, `{type: 'reloaded'}`.
  */
 import { queueToTopic } from '../../src/bus/topics.js';
-import { WebSocketTransport } from '../../src/bus/websocket-transport.js';
+import { WebSocketTransport } from '../../src/bus/pulsar/websocket/websocket-transport.js';
 import {
   configPushCodec,
   configRequestCodec,

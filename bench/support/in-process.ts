@@ -7,7 +7,7 @@
  */
 import { pino } from 'pino';
 import { createAgentApp } from '../../src/app.js';
-import { MemoryTransport } from '../../src/bus/memory-transport.js';
+import { MemoryTransport } from '../../src/bus/memory/memory-transport.js';
 import { SettingsSchema, type Settings } from '../../src/settings.js';
 import { sleep, summarize, type Summary } from './stats.js';
 import { ConversationClient, ITERATIONS_PER_CONVERSATION, startWorkload, type ConversationRecord } from './workload.js';

@@ -6,7 +6,7 @@
 import { openSync, readSync } from 'node:fs';
 import { pino } from 'pino';
 import { createAgentApp, type AgentApp } from '../../src/app.js';
-import { MemoryTransport } from '../../src/bus/memory-transport.js';
+import { MemoryTransport } from '../../src/bus/memory/memory-transport.js';
 import type { TypeValues } from '../../src/config/workspace-config.js';
 import { SettingsSchema } from '../../src/settings.js';
 

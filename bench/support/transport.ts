@@ -4,12 +4,12 @@
  * same transport, as in a deployment where everything speaks one protocol.
  */
 import { rabbitMqArgs } from '../../dev/rabbitmq-broker.js';
-import { KafkaTransport } from '../../src/bus/kafka-transport.js';
-import { NativeTransport } from '../../src/bus/native-transport.js';
-import { loadPulsarClient } from '../../src/bus/pulsar-client-module.js';
-import { RabbitMqTransport } from '../../src/bus/rabbitmq-transport.js';
+import { KafkaTransport } from '../../src/bus/kafka/kafka-transport.js';
+import { NativeTransport } from '../../src/bus/pulsar/native/native-transport.js';
+import { loadPulsarClient } from '../../src/bus/pulsar/native/pulsar-client-module.js';
+import { RabbitMqTransport } from '../../src/bus/rabbitmq/rabbitmq-transport.js';
 import type { Transport } from '../../src/bus/transport.js';
-import { WebSocketTransport } from '../../src/bus/websocket-transport.js';
+import { WebSocketTransport } from '../../src/bus/pulsar/websocket/websocket-transport.js';
 
 /**
  * `kafka`, `rabbitmq`: TrustGraph's Kafka and RabbitMQ backends, each on a broker of its own (only when asked

@@ -2,7 +2,7 @@
  * Errors of the agent layer: what ends a dialog with an error response. Codes are stable (docs/errors.md);
  * match them by class, never by message text.
  */
-import { CodedError } from '../errors/coded-error.js';
+import { CodedError } from '../errors/index.js';
 
 /** Raised inside an iteration to end the dialog with an error response. */
 export class DialogError extends CodedError {
@@ -40,4 +40,10 @@ export class MessageTooLargeError extends CodedError {
   ) {
     super(`${what} is ${bytes} bytes encoded, over the ${limitBytes} bytes one message can carry here; ${remedy}`);
   }
+}
+
+/** A message on the supervisor's aggregation topic that is not one of ours (fan-out, completion, cancel); it is dropped. */
+export class FanInMessageError extends CodedError {
+  override readonly name = 'FanInMessageError';
+  readonly code = 'TG_FAN_IN_MESSAGE_INVALID';
 }

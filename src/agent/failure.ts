@@ -4,9 +4,9 @@
  * what the error message itself holds, and is cut to MAX_ERROR_TEXT characters, so the error response that
  * carries it always fits in one message.
  */
-import { FrameTooLargeError, TransportError } from '../bus/errors.js';
+import { FrameTooLargeError, TransportError } from '../bus/index.js';
 import { WireDecodeError } from '../wire/index.js';
-import { clipText, errorMessage } from '../errors/error-text.js';
+import { clipText, errorMessage } from '../errors/index.js';
 import { MessageTooLargeError } from './errors.js';
 
 export type FailureReason = 'too-large' | 'too-deep' | 'undecodable' | 'broker-unreachable' | 'transport' | 'internal';

@@ -1,49 +1,33 @@
 /**
- * One ReAct iteration: one AgentRequest message in, its responses and (after a tool ran) the `next`
- * AgentRequest out (docs/trustgraph-agent-notes.md §3.1). The service keeps no conversation state: everything travels in the
- * request's history, so any replica can take any iteration.
+ * What every pattern's iteration shares: its context (registry, prompt and tool clients, output, events,
+ * settings), its result, the error response that ends a dialog whatever failed, and the explain and document
+ * outputs. One AgentRequest message in, its responses and (after a tool ran) the `next` AgentRequest out
+ * (docs/trustgraph-agent-notes.md §3.1). The service keeps no conversation state: everything travels in the
+ * request's history, so any replica can take any iteration. ReAct itself is patterns/react.ts.
  */
-import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { RequestClient } from '../bus/request-client.js';
-import type { ToolRegistry } from '../tools/registry/registry.js';
-import type { ToolClients } from '../tools/run/tool-clients.js';
-import type { AgentAsk } from '../tools/registry/selection.js';
-import type { Tool } from '../tools/tool.js';
-import type { ToolSet } from '../tools/registry/tool-set.js';
+import type { RequestClient } from '../bus/index.js';
+import type { Tool, ToolClients, ToolRegistry, ToolSet } from '../tools/index.js';
+import type { AgentAsk } from '../groups/index.js';
 import {
   dumpJsonOnce,
   makeAgentRequest,
-  agentStepOf,
   triplesOf,
   type AgentRequest,
   type AgentResponse,
-  type AgentStep,
   type PromptRequest,
   type PromptResponse,
   type Triple,
   type Triples,
 } from '../wire/index.js';
-import {
-  conclusionTriples,
-  iterationTriples,
-  observationTriples,
-  provenanceUris,
-  sessionTriples,
-  sessionUriKey,
-} from './explainability.js';
 import { MaxIterationsError } from './errors.js';
 import { describeFailure } from './failure.js';
-import { agentDocuments, type AgentDocument, type DocumentSink } from './agent-documents.js';
-import { agentReactTerms } from './prompt-terms.js';
-import { PARSE_ERROR_ACTION, parseFailureObservation, type ParsedResponse } from './react-output.js';
-import { act, stringifyArguments, type ActionOutcome } from './tool-action.js';
-import { reason } from './reasoning.js';
-import { ThoughtStream } from './thought-stream.js';
-import { answerResponse, errorResponse, explainResponse, observationResponse, thoughtResponse } from './responses.js';
-import { UsageTracker } from './patterns/usage.js';
-import { isSubagent, nextAgentRequest, SUBAGENT_COMPLETION, subagentCompletion, type OrchestrationContext } from './patterns/orchestration.js';
-import type { FanInKind } from './patterns/fan-in-messages.js';
+import type { AgentDocument, DocumentSink } from './agent-documents.js';
+import { errorResponse, explainResponse } from './responses.js';
+import { isSubagent, SUBAGENT_COMPLETION, subagentCompletion, type OrchestrationContext } from './orchestration-fields.js';
+
+/** The kinds of message on a supervisor's aggregation topic (orchestrator/fan-in-messages.ts). */
+export type FanInKind = 'fan-out' | 'completion' | 'cancel';
 
 /** Where one iteration's messages go; the caller adds the `id` property (and any signature). */
 export interface IterationOutput {
@@ -55,7 +39,7 @@ export interface IterationOutput {
   explain?(triples: Triples): Promise<void>;
   /** Librarian documents of thoughts, observations and answers; absent when the flow has no librarian queues. */
   documents?: DocumentSink;
-  /** The supervisor's aggregation topic (patterns/fan-in-messages.ts), keyed by the request's `correlation_id`. */
+  /** The supervisor's aggregation topic (orchestrator/fan-in-messages.ts), keyed by the request's `correlation_id`. */
   aggregate?(kind: FanInKind, request: AgentRequest): Promise<void>;
 }
 
@@ -124,7 +108,7 @@ export interface IterationContext {
   now?: () => Date;
   /** The workspace's `additional-context` (config type `--config-type`, default `agent`), TrustGraph's model context. */
   additionalContext?: string;
-  /** Set when the orchestrator runs this iteration as its `react` pattern (patterns/dispatch.ts). */
+  /** Set when the orchestrator runs this iteration (patterns/dispatch.ts). */
   orchestration?: OrchestrationContext;
 }
 
@@ -140,14 +124,6 @@ export interface IterationResult {
   stateAfter?: string;
   action?: string;
   error?: string;
-}
-
-/**
- * Run one iteration. Failures become an error response (and are returned); it throws only when that error
- * response cannot be published either (the broker stayed unreachable).
- */
-export async function runIteration(ctx: IterationContext, ask: AgentAsk): Promise<IterationResult> {
-  return withErrorResponse(ctx, ask, (result) => iterate(ctx, ask, result));
 }
 
 /**
@@ -181,194 +157,6 @@ export async function withErrorResponse(
   }
 }
 
-/**
- * One ReAct iteration, as a sequence of steps: open the session's iteration, offer the tools, ask the model,
- * then either finish the dialog with its answer or run its action and hand the conversation on.
- */
-async function iterate(ctx: IterationContext, ask: AgentAsk, result: IterationResult): Promise<IterationResult> {
-  const turn = await openTurn(ctx, ask, result);
-  const toolSet = ctx.registry.offer(ask);
-  result.toolSet = toolSet;
-  ctx.events.toolsOffered(toolSet);
-  const reply = await askModel(ctx, turn, toolSet);
-  const { parsed } = reply;
-  if (parsed.kind === 'final') return finish(ctx, turn, result, parsed.answer);
-  return takeAction(ctx, turn, result, toolSet, { ...reply, parsed });
-}
-
-/** What every step of one iteration needs to know about it. */
-interface Turn {
-  readonly request: AgentRequest;
-  readonly sessionId: string;
-  /** The session's name in message ids and explain URIs (a digest when the id is too long). */
-  readonly uriKey: string;
-  /** The iteration's number, 1 for the first. */
-  readonly n: number;
-  readonly state: string;
-  readonly orchestration: OrchestrationContext | undefined;
-  readonly firstDerivedFrom: string | undefined;
-  readonly usage: UsageTracker;
-  readonly thoughtId: string;
-  readonly finalId: string;
-}
-
-interface ModelReply {
-  readonly parsed: ParsedResponse;
-  readonly llmMs: number;
-  /** The `agent-react` call's own usage, for the iteration's explain entity (the tracker sums the message's calls). */
-  readonly call: Pick<PromptResponse, 'in_token' | 'out_token' | 'model'> | undefined;
-}
-
-/** Name the iteration, explain the session on its first one, and stop at the iteration limit. */
-async function openTurn(ctx: IterationContext, ask: AgentAsk, result: IterationResult): Promise<Turn> {
-  const { request } = ask;
-  const now = ctx.now ?? (() => new Date());
-  const sessionId = request.session_id || randomUUID();
-  // Message ids and explain URIs name the conversation by a bounded key; the `next` request keeps the full id.
-  const uriKey = sessionUriKey(sessionId);
-  if (uriKey !== sessionId) {
-    ctx.logger.warn({ sessionIdLength: sessionId.length, uriKey }, 'Session id too long for message ids and URIs; using its digest there');
-  }
-  const n = request.history.length + 1;
-  const orchestration = ctx.orchestration;
-  if (n === 1) {
-    const triples = sessionTriples(uriKey, request.question, now(), orchestration?.sessionParentUri);
-    await explain(ctx, request, provenanceUris.session(uriKey), triples);
-  }
-  if (request.history.length >= ctx.settings.maxIterations) {
-    ctx.events.sessionEnded('max-iterations', ctx.settings.maxIterations);
-    throw new MaxIterationsError();
-  }
-  return {
-    request,
-    sessionId,
-    uriKey,
-    n,
-    state: result.stateBefore,
-    orchestration,
-    firstDerivedFrom: orchestration?.patternDecisionUri,
-    usage: orchestration?.usage ?? new UsageTracker(),
-    thoughtId: provenanceUris.thought(uriKey, n),
-    finalId: provenanceUris.final(uriKey),
-  };
-}
-
-/** The `agent-react` prompt call, its thoughts (and a streamed answer) passed to the client as they come. */
-async function askModel(ctx: IterationContext, turn: Turn, toolSet: ToolSet): Promise<ModelReply> {
-  const { request, usage, thoughtId, finalId } = turn;
-  // Streamed thoughts keep TrustGraph's shape: a held-back tail, `end_of_message` on the last chunk.
-  const thoughts = new ThoughtStream();
-  const sendThought = async (text: string | undefined, end: boolean): Promise<void> => {
-    if (text !== undefined) await ctx.output.respond(thoughtResponse(text, thoughtId, end));
-  };
-  const started = performance.now();
-  let call: ModelReply['call'];
-  const parsed: ParsedResponse = await reason({
-    client: ctx.prompt,
-    // TrustGraph's orchestrator hands the workspace's additional context and the task type's framing to the
-    // model as the prompt's `context`, the framing after a blank line.
-    terms: agentReactTerms(request.question, toolSet, request.history, modelContext(ctx.additionalContext, request.framing)),
-    streaming: request.streaming,
-    onEvent: async (event) => {
-      if (event.type === 'thought') {
-        thoughts.add(event.text);
-        if (event.final) await sendThought(thoughts.end(), true);
-      } else {
-        await ctx.output.respond(answerResponse(event.text, finalId, { message: false, dialog: false }));
-      }
-    },
-    onChunkEnd: (heldBack) => sendThought(thoughts.release(heldBack), false),
-    usage: {
-      track(response) {
-        usage.track(response);
-        call = response;
-      },
-    },
-  });
-  const llmMs = performance.now() - started;
-  ctx.events.llmFinished(llmMs / 1000);
-  if (!request.streaming) await ctx.output.respond(thoughtResponse(parsed.thought, thoughtId, true));
-  return { parsed, llmMs, call };
-}
-
-/** The model answered: save and explain the answer, then end the dialog (a subagent reports to its supervisor). */
-async function finish(ctx: IterationContext, turn: Turn, result: IterationResult, answer: string): Promise<IterationResult> {
-  const { request, uriKey, n, state, finalId } = turn;
-  const answerDocument = saveDocument(ctx, agentDocuments.answer(uriKey, request.question, answer));
-  const reason = turn.orchestration?.terminationReasons ? 'final-answer' : undefined;
-  await explain(ctx, request, finalId, conclusionTriples(uriKey, n, answerDocument, turn.firstDerivedFrom, reason));
-  if (isSubagent(request)) {
-    // A subagent's answer goes back to its supervisor for aggregation, not to the client.
-    await ctx.output.next(makeAgentRequest(subagentCompletion(request, answer)));
-    ctx.events.sessionEnded('completed', n);
-    return { ...result, outcome: 'next', stateAfter: state };
-  }
-  const content = request.streaming ? '' : answer;
-  await ctx.output.respond({
-    ...answerResponse(content, finalId, { message: true, dialog: true }),
-    ...turn.usage.fields(),
-  });
-  ctx.events.sessionEnded('completed', n);
-  return { ...result, outcome: 'answer', stateAfter: state };
-}
-
-/**
- * The model chose an action (or wrote something unreadable): explain the iteration, run the tool if it may,
- * pass on the observation, and publish the `next` request with the step added to the history.
- */
-async function takeAction(
-  ctx: IterationContext,
-  turn: Turn,
-  result: IterationResult,
-  toolSet: ToolSet,
-  { parsed, llmMs, call }: ModelReply & { parsed: Exclude<ParsedResponse, { kind: 'final' }> },
-): Promise<IterationResult> {
-  const { request, uriKey, n, state, orchestration } = turn;
-  const action = parsed.kind === 'action' ? parsed.name : PARSE_ERROR_ACTION;
-  const modelArgs = parsed.kind === 'action' ? parsed.args : {};
-  // A parse failure has no thought to save (TrustGraph's parse-error action carries an empty thought).
-  const thoughtDocument =
-    parsed.kind === 'action' ? saveDocument(ctx, agentDocuments.thought(uriKey, n, action, parsed.thought)) : undefined;
-  // Orchestrated iterations carry TrustGraph's orchestrator's measures; its ReAct agent's carry none.
-  const measures = orchestration && {
-    toolCandidates: toolSet.names,
-    llmDurationMs: Math.trunc(llmMs),
-    inToken: call?.in_token ?? null,
-    outToken: call?.out_token ?? null,
-    model: call?.model ?? null,
-  };
-  const iterationUri = provenanceUris.iteration(uriKey, n);
-  await explain(ctx, request, iterationUri, iterationTriples(uriKey, n, action, modelArgs, thoughtDocument, turn.firstDerivedFrom, measures));
-
-  const step: ActionOutcome =
-    parsed.kind === 'action'
-      ? await act(ctx, parsed, toolSet, state, orchestration && iterationUri)
-      : { observation: parseFailureObservation(parsed), nextState: state, ok: false, toolMs: 0, error: parsed.message };
-
-  await ctx.output.respond(observationResponse(step.observation, provenanceUris.observation(uriKey, n)));
-  const observationDocument = saveDocument(ctx, agentDocuments.observation(uriKey, n, step.observation));
-  const observed = orchestration && {
-    ...(step.subTrace !== undefined ? { derivedFrom: step.subTrace } : {}),
-    toolDurationMs: Math.trunc(step.toolMs),
-    ...(step.error !== undefined ? { toolError: step.error } : {}),
-  };
-  await explain(ctx, request, provenanceUris.observation(uriKey, n), observationTriples(uriKey, n, observationDocument, observed));
-
-  const history: AgentStep[] = [
-    ...request.history,
-    agentStepOf({
-      thought: parsed.thought,
-      action,
-      arguments: stringifyArguments(modelArgs),
-      observation: step.observation,
-    }),
-  ];
-  // An action's next state is normalised already (the registry's); a parse failure keeps the request's state as
-  // it came (null too), as TrustGraph does.
-  await ctx.output.next(nextAgentRequest(request, turn.sessionId, parsed.kind === 'action' ? step.nextState : request.state, history));
-  return { ...result, outcome: 'next', action, stateAfter: step.nextState };
-}
-
 export function saveDocument(ctx: Pick<IterationContext, 'output'>, document: AgentDocument): string | undefined {
   if (!ctx.output.documents || document.content === '') return undefined;
   return ctx.output.documents.save(document);
@@ -389,10 +177,4 @@ export async function explain(ctx: Pick<IterationContext, 'output' | 'logger'>, 
     }
   }
   await ctx.output.respond(explainResponse(entity, shared));
-}
-
-/** TrustGraph's `context` of the `agent-react` prompt: additional context, then framing; null when neither. */
-export function modelContext(additional: string | undefined, framing: string): string | null {
-  if (additional && framing) return `${additional}\n\n${framing}`;
-  return additional || framing || null;
 }

@@ -8,8 +8,8 @@
  * then are left out; thoughts and observations are cut with a note. An answer or a `next` request that
  * cannot fit fails with a `MessageTooLargeError` that says what lifts the limit.
  */
-import type { Properties, Transport } from '../bus/transport.js';
-import { clipText } from '../errors/error-text.js';
+import type { Properties, Transport } from '../bus/index.js';
+import { clipText } from '../errors/index.js';
 import { MessageTooLargeError } from './errors.js';
 import { agentResponseCodec, makeTriples, type AgentResponse, type Term, type Triple, type Triples } from '../wire/index.js';
 

@@ -2,7 +2,7 @@
  * The variables of the `agent-react` prompt (docs/trustgraph-agent-notes.md §3.2), each JSON-encoded into `PromptRequest.terms`
  * the way Python's `json.dumps` writes it.
  */
-import type { ToolSet } from '../tools/registry/tool-set.js';
+import type { ToolSet } from '../tools/index.js';
 import { pythonJsonDumps, type AgentStep } from '../wire/index.js';
 
 export const AGENT_REACT_TEMPLATE = 'agent-react';

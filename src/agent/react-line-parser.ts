@@ -31,9 +31,8 @@
  *    action or final answer" if there was a thought, else "Could not parse response".
  */
 
-import { errorMessage } from '../errors/error-text.js';
-import { checkJsonLimits } from '../wire/json-limits.js';
-import { MAX_NESTING_DEPTH } from '../wire/schema-kit.js';
+import { errorMessage } from '../errors/index.js';
+import { checkJsonLimits, MAX_NESTING_DEPTH } from '../wire/index.js';
 import { PARSE_ERROR_PREFIX, type ParseFailure, type ParsedResponse } from './react-output.js';
 
 export const THOUGHT = 'Thought:';

@@ -2,7 +2,7 @@
  * One call to the `agent-react` prompt and the parse of its text, streaming or not. Streaming thought and
  * answer chunks are handed to `onEvent` as they arrive (docs/trustgraph-agent-notes.md §3.5).
  */
-import type { RequestClient } from '../bus/request-client.js';
+import type { RequestClient } from '../bus/index.js';
 import { promptRequestOf, type PromptRequest, type PromptResponse } from '../wire/index.js';
 import { PromptServiceError } from './errors.js';
 import { AGENT_REACT_TEMPLATE } from './prompt-terms.js';

@@ -39,6 +39,7 @@ import {
   type LineMode,
 } from './react-line-parser.js';
 import { StreamEventQueue, type StreamEvent } from './stream-events.js';
+import { InvalidUseError } from '../errors/index.js';
 
 export type { StreamEvent } from './stream-events.js';
 
@@ -128,7 +129,7 @@ export class StreamingReactParser {
 
   /** Feed the next chunk of model text; returns the events it makes certain. */
   feed(chunk: string): StreamEvent[] {
-    if (this.finalResult !== null) throw new Error('StreamingReactParser.feed() called after finish()');
+    if (this.finalResult !== null) throw new InvalidUseError('StreamingReactParser.feed() called after finish()');
     if (this.stopped || chunk === '') return [];
     let text = chunk;
     if (this.pendingCR) {

@@ -3,10 +3,8 @@
  * declared ones (undeclared ones dropped, passed or refused), the tool run through its TrustGraph service, and
  * the state moved only on success. The outcome is the observation the model sees next.
  */
-import type { ToolSet } from '../tools/registry/tool-set.js';
-import { runTool } from '../tools/run/run-tool.js';
-import type { SubTrace } from '../tools/run/sub-trace.js';
-import { errorMessage } from '../errors/error-text.js';
+import { runTool, type SubTrace, type ToolSet } from '../tools/index.js';
+import { errorMessage } from '../errors/index.js';
 import { DialogError } from './errors.js';
 import type { IterationContext } from './iteration.js';
 import type { ParsedAction } from './react-output.js';

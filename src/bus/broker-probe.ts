@@ -10,7 +10,7 @@
 import type { Logger } from 'pino';
 import { TransportError } from './errors.js';
 import type { Producer, Transport } from './transport.js';
-import { errorMessage } from '../errors/error-text.js';
+import { errorMessage, InvalidUseError } from '../errors/index.js';
 
 export interface BrokerProbeOptions {
   transport: Transport;
@@ -38,7 +38,7 @@ export class BrokerProbe {
 
   constructor(private readonly options: BrokerProbeOptions) {
     if (!Number.isFinite(options.timeoutMs) || options.timeoutMs <= 0) {
-      throw new TypeError(`timeoutMs must be a finite number greater than 0, got ${options.timeoutMs}`);
+      throw new InvalidUseError(`timeoutMs must be a finite number greater than 0, got ${options.timeoutMs}`);
     }
   }
 

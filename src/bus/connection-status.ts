@@ -11,11 +11,18 @@
  * a non-persistent topic published before their subscription is back is dropped by the broker. Our own clients
  * retry at least every 2 s; the settle covers that and a margin. Where the broker's admin API is known, a
  * publish to a non-persistent topic in the minute after a reconnect also waits until the topic has a subscriber
- * again (subscriber-presence.ts), once per topic and reconnect.
+ * again (pulsar/subscriber-presence.ts), once per topic and reconnect.
  */
-import type { SubscriberCheck } from './subscriber-presence.js';
 import type { StatusListener, TransportStatus } from './transport.js';
 import { whenConnected } from './when-connected.js';
+
+/**
+ * Told to wait until `topic` has a subscriber, for at most `maxWaitMs`; never fails. Where the broker can say
+ * who reads a topic (Pulsar's admin API: pulsar/subscriber-presence.ts).
+ */
+export interface SubscriberCheck {
+  waitFor(topic: string, maxWaitMs: number): Promise<void>;
+}
 
 /** How long after a reconnect publishes wait for other clients' subscriptions to come back. */
 export const RECONNECT_SETTLE_MS = 3000;
@@ -95,5 +102,21 @@ export class ConnectionStatus {
         // A listener's failure is its own; the others still hear the change.
       }
     }
+  }
+}
+
+/**
+ * The status half of `Transport`, written once: a transport extends this, keeps its `ConnectionStatus` in
+ * `connection` and tells it what its links do. One whose status needs a fresh look first overrides `status()`.
+ */
+export abstract class StatusReporting {
+  protected abstract readonly connection: ConnectionStatus;
+
+  status(): TransportStatus {
+    return this.connection.get();
+  }
+
+  onStatus(listener: StatusListener): () => void {
+    return this.connection.on(listener);
   }
 }

@@ -4,7 +4,7 @@
  * timeout), false when trying again cannot help (a bad topic name, no permission, a message too large).
  * Each class carries a stable `code` that users can search for (docs/errors.md).
  */
-import { CodedError } from '../errors/coded-error.js';
+import { CodedError } from '../errors/index.js';
 
 export interface TransportErrorOptions {
   retriable: boolean;
@@ -105,6 +105,11 @@ export class ConnectError extends TransportError {
     options?: { cause?: unknown; retriable?: boolean },
   ) {
     super(message, { retriable: options?.retriable ?? isRetriableStatus(status), cause: options?.cause });
+  }
+
+  /** The topic, namespace or tenant does not exist (HTTP 404, or the binary protocol's "not found"): perhaps not yet. */
+  get notFound(): boolean {
+    return this.status === 404;
   }
 }
 
@@ -225,4 +230,10 @@ export function lostBeforeAnswer(error: unknown): string | undefined {
   if (error instanceof ConnectionLostError && error.received === 0 && !error.repeated) return 'Broker connection was lost while a request waited';
   if (error instanceof UnacknowledgedSendError) return 'Broker connection was lost before it acknowledged a request';
   return undefined;
+}
+
+/** The broker's admin API refused a request or did not answer it with what was asked for. */
+export class AdminApiError extends CodedError {
+  override readonly name = 'AdminApiError';
+  readonly code = 'TG_BROKER_ADMIN_API';
 }

@@ -19,12 +19,11 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { pino, type Logger } from 'pino';
-import type { Codec } from '../wire/codec.js';
-import { WireDecodeError } from '../wire/errors.js';
-import { ConnectionLostError, lostBeforeAnswer, RequestTimeoutError, TransportClosedError } from './errors.js';
+import { type Codec, WireDecodeError } from '../wire/index.js';
+import { ConnectionLostError, lostBeforeAnswer, RequestTimeoutError, TransportClosedError, TransportError } from './errors.js';
 import type { Consumer, IncomingMessage, Producer, Transport, TransportStatus } from './transport.js';
 import { replyTimer, type ReplyTimer } from './reply-timer.js';
-import { errorMessage } from '../errors/error-text.js';
+import { errorMessage, InvalidUseError } from '../errors/index.js';
 
 export interface RequestClientOptions<Req, Res> {
   transport: Transport;
@@ -102,7 +101,7 @@ export class RequestClient<Req, Res> {
 
   constructor(options: RequestClientOptions<Req, Res>) {
     if (!Number.isFinite(options.timeoutMs) || options.timeoutMs <= 0) {
-      throw new TypeError(`timeoutMs must be a finite number greater than 0, got ${options.timeoutMs}`);
+      throw new InvalidUseError(`timeoutMs must be a finite number greater than 0, got ${options.timeoutMs}`);
     }
     this.transport = options.transport;
     this.requestTopic = options.requestTopic;
@@ -111,7 +110,7 @@ export class RequestClient<Req, Res> {
     this.responseCodec = options.responseCodec;
     this.timeoutMs = options.timeoutMs;
     if (options.gapTimeoutMs !== undefined && (!Number.isFinite(options.gapTimeoutMs) || options.gapTimeoutMs <= 0)) {
-      throw new TypeError(`gapTimeoutMs must be a finite number greater than 0, got ${options.gapTimeoutMs}`);
+      throw new InvalidUseError(`gapTimeoutMs must be a finite number greater than 0, got ${options.gapTimeoutMs}`);
     }
     this.gapTimeoutMs = options.gapTimeoutMs ?? options.timeoutMs;
     this.subscriptionName = options.subscriptionName ?? `rr-${randomBytes(6).toString('hex')}`;
@@ -388,6 +387,7 @@ export class RequestClient<Req, Res> {
   }
 }
 
+/** A thrown value as an Error: itself, or (anything else thrown) a TransportError that carries it. */
 function asError(err: unknown): Error {
-  return err instanceof Error ? err : new Error(String(err));
+  return err instanceof Error ? err : new TransportError(String(err), { retriable: false, cause: err });
 }

@@ -6,16 +6,12 @@
  * A broker's port opens before its tenants and namespaces exist (TrustGraph's init creates them once the
  * broker answers), so "namespace / tenant / topic not found" is taken as "not ready yet" here, not as final.
  */
-import { exponentialBackoff } from '../retry/backoff.js';
-import { retry, type RetryEvent } from '../retry/retry.js';
-import { errorMessage } from '../errors/error-text.js';
-import { TransportError } from './errors.js';
+import { exponentialBackoff, retry, type RetryEvent } from '../retry/index.js';
+import { ConnectError, TransportError } from './errors.js';
 
-const NOT_CREATED_YET = /\b404\b|not found|NotFound/i;
-
-/** Whether `error` may go away by itself while the broker is coming up. */
+/** Whether `error` may go away by itself while the broker is coming up: a retriable one, or a topic or namespace not found. */
 export function brokerMayBeComingUp(error: unknown): boolean {
-  return !(error instanceof TransportError) || error.retriable || NOT_CREATED_YET.test(errorMessage(error));
+  return !(error instanceof TransportError) || error.retriable || (error instanceof ConnectError && error.notFound);
 }
 
 export interface UntilBrokerUpOptions {

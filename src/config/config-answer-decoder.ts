@@ -10,12 +10,11 @@
  * the same workspace and type, in chunks (values-delta.ts): with one tool of 10 000 changed, one entry.
  */
 import type { Logger } from 'pino';
-import { nextMacrotask } from '../threads/next-macrotask.js';
-import { CHEAP_ITEMS_PER_STEP, runInSlices, type Steps } from '../threads/time-slices.js';
-import { siblingModule, WorkerClient } from '../threads/worker-client.js';
-import { WireDecodeError } from '../wire/errors.js';
+import { CHEAP_ITEMS_PER_STEP, nextMacrotask, runInSlices, siblingModule, type Steps, WorkerClient } from '../threads/index.js';
+import { WireDecodeError } from '../wire/index.js';
 import { decodeConfigAnswer, type ConfigAnswer } from './config-answer.js';
 import { valuesOf, type ValuesDelta, type ValuesMap } from './values-delta.js';
+import { CodedError } from '../errors/index.js';
 
 /** Answers of at least this many bytes are decoded in the worker (10 000 tools: ~3.4 MiB). */
 export const OFF_THREAD_BYTES = 256 * 1024;
@@ -44,7 +43,10 @@ export interface ValuesAnswer {
 }
 
 /** The worker's answer was not what the call asks for (a worker of another version): decode here instead. */
-class UnexpectedAnswer extends Error {}
+class UnexpectedAnswer extends CodedError {
+  override readonly name = 'UnexpectedAnswer';
+  readonly code = 'TG_CONFIG_WORKER_ANSWER_UNEXPECTED';
+}
 
 export class ConfigAnswerDecoder {
   private readonly worker: WorkerClient<DecodeCall, DecodeResult>;

@@ -4,8 +4,8 @@
  * answer that cannot be decoded is reported as such (the decoder raises the same error as on the event
  * loop); only a failure of the worker itself makes the call fail.
  */
-import { serveCalls } from '../threads/serve-calls.js';
-import { WireDecodeError } from '../wire/errors.js';
+import { serveCalls } from '../threads/index.js';
+import { WireDecodeError } from '../wire/index.js';
 import { decodeConfigAnswer, type ConfigAnswer } from './config-answer.js';
 import type { DecodeCall, DecodeResult } from './config-answer-decoder.js';
 import { ValuesDiffer } from './values-delta.js';

@@ -4,7 +4,7 @@
  * 10 000 tools is decoded in a worker thread (config-answer-decoder.ts); 40 000 strings in one list cost a
  * fraction of 10 000 objects to copy back to the event loop.
  */
-import { configResponseCodec, type ConfigResponse } from '../wire/config.js';
+import { type ConfigResponse, configResponseCodec } from '../wire/index.js';
 
 /** Per entry, in this order: type, key, value, workspace (`null` where the answer had `null`). */
 export const FIELDS_PER_ENTRY = 4;

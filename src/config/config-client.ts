@@ -3,15 +3,12 @@
  * ConfigResponse on `request:tg:config` / `response:tg:config`, workspace in the message body.
  */
 import type { Logger } from 'pino';
-import { RequestClient } from '../bus/request-client.js';
-import { queueToTopic } from '../bus/topics.js';
-import type { Transport } from '../bus/transport.js';
-import type { Codec } from '../wire/codec.js';
-import { configRequestCodec, makeConfigRequest, type ConfigRequest } from '../wire/index.js';
+import { queueToTopic, RequestClient, type Transport } from '../bus/index.js';
+import { type Codec, type ConfigRequest, configRequestCodec, makeConfigRequest } from '../wire/index.js';
 import { FIELDS_PER_ENTRY, type ConfigAnswer } from './config-answer.js';
 import { ConfigAnswerDecoder } from './config-answer-decoder.js';
 import { ConfigServiceError } from './errors.js';
-import { nextMacrotask } from '../threads/next-macrotask.js';
+import { nextMacrotask } from '../threads/index.js';
 
 export interface CallOptions {
   /** This call's timeout instead of the client's. */

@@ -5,11 +5,10 @@
  * or an entry nested too deeply to handle, is refused with an error naming the type or the entry.
  */
 import { parse as parseYaml } from 'yaml';
-import { errorMessage } from '../errors/error-text.js';
-import { MAX_CONFIG_VALUE_DEPTH, MAX_CONFIG_VALUE_NODES } from '../tools/config/config-entry.js';
-import { describeValue, quote } from '../tools/describe-value.js';
-import { checkJsonLimits } from '../wire/json-limits.js';
+import { describeValue, errorMessage, quote } from '../errors/index.js';
+import { checkJsonLimits } from '../wire/index.js';
 import { ConfigDumpError } from './errors.js';
+import { MAX_CONFIG_VALUE_DEPTH, MAX_CONFIG_VALUE_NODES } from './value-limits.js';
 import type { TypeValues } from './workspace-config.js';
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -14,16 +14,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { queueToTopic } from '../bus/topics.js';
-import type { Consumer, IncomingMessage, Transport, TransportStatus } from '../bus/transport.js';
-import { untilBrokerUp } from '../bus/until-broker-up.js';
-import { fixedBackoff } from '../retry/backoff.js';
-import { RetryTimer } from '../retry/retry-timer.js';
-import { retry, type RetryOptions } from '../retry/retry.js';
+import { type Consumer, type IncomingMessage, queueToTopic, type Transport, type TransportStatus, untilBrokerUp } from '../bus/index.js';
+import { fixedBackoff, retry, type RetryOptions, RetryTimer } from '../retry/index.js';
 import { configPushCodec, type ConfigPush } from '../wire/index.js';
 import type { ConfigClient } from './config-client.js';
 import { WorkspaceConfigStore, type TypeValues, type WorkspaceSnapshot } from './workspace-config.js';
-import { errorMessage } from '../errors/error-text.js';
+import { errorMessage } from '../errors/index.js';
 
 export interface WorkspaceChange {
   workspace: string;

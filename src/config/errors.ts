@@ -1,5 +1,5 @@
 /** Errors of the config layer (stable codes in docs/errors.md). */
-import { CodedError } from '../errors/coded-error.js';
+import { CodedError } from '../errors/index.js';
 
 /** TrustGraph's config service answered a request with an error. */
 export class ConfigServiceError extends CodedError {

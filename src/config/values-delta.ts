@@ -12,7 +12,7 @@
  * A delta of many entries comes in chunks (`CHUNK_PAIRS` each, one message and so one macrotask each): the
  * structured clone of the whole of it would be one long block on the event loop.
  */
-import type { ConfigResponse } from '../wire/config.js';
+import type { ConfigResponse } from '../wire/index.js';
 import { FIELDS_PER_ENTRY, type ConfigAnswer } from './config-answer.js';
 
 /** Key, value pairs per chunk: ~1 000 tools, ~340 KiB of strings to take in one macrotask. */

@@ -1,4 +1,5 @@
 /** Bounds how many iterations run at once across every flow (`--concurrency`, TrustGraph's default 1). */
+import { InvalidUseError } from '../errors/index.js';
 export class ConcurrencyLimit {
   private active = 0;
   private readonly waiting: (() => void)[] = [];
@@ -10,7 +11,7 @@ export class ConcurrencyLimit {
     readonly limit: number,
     private readonly clock: () => number = Date.now,
   ) {
-    if (!Number.isInteger(limit) || limit < 1) throw new TypeError(`concurrency must be an integer >= 1, got ${limit}`);
+    if (!Number.isInteger(limit) || limit < 1) throw new InvalidUseError(`concurrency must be an integer >= 1, got ${limit}`);
   }
 
   get inFlight(): number {

@@ -3,8 +3,8 @@
  * message (`end_of_dialog`) reached the broker, and the first failure on the way. The flow runtime reads it
  * after the iteration to make sure the client gets exactly one final message.
  */
-import { NotConnectedError, TransportError } from '../bus/errors.js';
-import type { IterationResult } from '../agent/iteration.js';
+import { NotConnectedError, TransportError } from '../bus/index.js';
+import type { IterationResult } from '../agent/index.js';
 import type { RequestTelemetry } from './ports.js';
 
 export interface DialogState {

@@ -6,11 +6,12 @@
  * save never touches the dialog's responses.
  */
 import type { Logger } from 'pino';
-import type { RequestClient } from '../bus/request-client.js';
-import { addDocumentRequest, type AgentDocument, type DocumentSink } from '../agent/agent-documents.js';
+import type { RequestClient } from '../bus/index.js';
+import { addDocumentRequest, type AgentDocument, type DocumentSink } from '../agent/index.js';
 import type { LibrarianRequest, LibrarianResponse } from '../wire/index.js';
-import { errorMessage } from '../errors/error-text.js';
+import { errorMessage } from '../errors/index.js';
 import { offCriticalPath } from './off-critical-path.js';
+import { LibrarianError } from './errors.js';
 
 /** `saved`: the librarian confirmed; `failed`: error reply, timeout or publish failure; `skipped`: too many in flight. */
 export type DocumentSaveOutcome = 'saved' | 'failed' | 'skipped';
@@ -73,7 +74,7 @@ export class DocumentSaver implements DocumentSink {
   private async run(document: AgentDocument): Promise<void> {
     try {
       const response = await this.options.client.request(addDocumentRequest(document), { timeoutMs: this.options.timeoutMs });
-      if (response.error) throw new Error(`librarian error (${response.error.type}): ${response.error.message}`);
+      if (response.error) throw new LibrarianError(`librarian error (${response.error.type}): ${response.error.message}`);
       this.options.onOutcome?.('saved');
     } catch (error) {
       if (!this.stopped) this.options.logger.warn({ err: error, document: document.id }, `Failed to save a librarian document: ${errorMessage(error)}`);

@@ -6,14 +6,21 @@
  * If this replica dies or disconnects, the broker gives the held messages to the key's next owner, which
  * rebuilds the same state from them.
  */
-import type { Consumer, IncomingMessage, Transport } from '../bus/transport.js';
-import { FanIn, REJECTED, type FanInStep } from '../agent/patterns/fan-in.js';
-import { FAN_IN_PROPERTY, fanInKindOf, readFanInMessage, type DecodedFanIn } from '../agent/patterns/fan-in-messages.js';
+import type { Consumer, IncomingMessage, Transport } from '../bus/index.js';
+import {
+  type DecodedFanIn,
+  describeFailure,
+  emitFanIn,
+  errorResponse,
+  FAN_IN_PROPERTY,
+  FanIn,
+  fanInKindOf,
+  type FanInStep,
+  readFanInMessage,
+  REJECTED,
+} from '../agent/index.js';
 import { agentRequestCodec, type AgentRequest } from '../wire/index.js';
-import { emitFanIn } from '../agent/patterns/supervisor.js';
-import { errorResponse } from '../agent/responses.js';
-import { describeFailure } from '../agent/failure.js';
-import { clipText } from '../errors/error-text.js';
+import { clipText } from '../errors/index.js';
 import { newDialog, settleAll } from './dialog.js';
 import { iterationOutput, type FlowOutput } from './iteration-output.js';
 import type { AggregationOutcome, FlowTelemetry } from './ports.js';

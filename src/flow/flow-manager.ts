@@ -3,9 +3,8 @@
  * one stops, a changed one restarts (the new runtime first, then the old one stops). Changes are applied one at a time.
  */
 import type { Logger } from 'pino';
-import { diffFlows, flowKey, type FlowDefinition } from '../config/flows.js';
-import { fixedBackoff } from '../retry/backoff.js';
-import { RetryTimer } from '../retry/retry-timer.js';
+import { diffFlows, type FlowDefinition, flowKey } from '../config/index.js';
+import { fixedBackoff, RetryTimer } from '../retry/index.js';
 import { FlowRuntime } from './flow-runtime.js';
 import type { FlowRuntimeDeps } from './ports.js';
 

@@ -6,11 +6,18 @@
  */
 import { replyTimeouts } from './service-timeouts.js';
 import type { Logger } from 'pino';
-import { RequestClient } from '../bus/request-client.js';
-import { aggregationTopic, flowSubscriptionName, queueToTopic } from '../bus/topics.js';
-import type { Consumer, IncomingMessage, Producer, Properties } from '../bus/transport.js';
-import type { FlowDefinition } from '../config/flows.js';
-import type { ToolClients } from '../tools/run/tool-clients.js';
+import {
+  aggregationTopic,
+  type Consumer,
+  flowSubscriptionName,
+  type IncomingMessage,
+  type Producer,
+  type Properties,
+  queueToTopic,
+  RequestClient,
+} from '../bus/index.js';
+import type { FlowDefinition } from '../config/index.js';
+import type { ToolClients } from '../tools/index.js';
 import {
   embeddingsRequestCodec,
   embeddingsResponseCodec,
@@ -31,7 +38,7 @@ import {
 import { DocumentSaver } from './document-saver.js';
 import { DEFAULT_AGGREGATION_TIMEOUT_MS, FanInConsumer } from './fan-in-consumer.js';
 import type { FlowRuntimeDeps } from './ports.js';
-import type { FlowService } from '../wire/services.js';
+import type { FlowService } from '../wire/index.js';
 import { DEFAULT_PUBLISH_RETRY_MS, PublishPolicy } from './publish-policy.js';
 import { RequestHandler } from './request-handler.js';
 

@@ -4,12 +4,21 @@
  * that the handler can make sure the client gets exactly one final message.
  */
 import type { Logger } from 'pino';
-import type { Producer, Properties, Transport } from '../bus/transport.js';
-import type { FlowDefinition } from '../config/flows.js';
-import { conversationDocuments, type DocumentSink } from '../agent/agent-documents.js';
-import type { IterationOutput } from '../agent/iteration.js';
-import { budgetFor, checkFits, fitResponse, fitTriples, nextRequestBudget, type MessageBudget } from '../agent/message-budget.js';
-import { fanInMessage, type FanInKind } from '../agent/patterns/fan-in-messages.js';
+import type { Producer, Properties, Transport } from '../bus/index.js';
+import type { FlowDefinition } from '../config/index.js';
+import {
+  budgetFor,
+  checkFits,
+  conversationDocuments,
+  type DocumentSink,
+  type FanInKind,
+  fanInMessage,
+  fitResponse,
+  fitTriples,
+  type IterationOutput,
+  type MessageBudget,
+  nextRequestBudget,
+} from '../agent/index.js';
 import { agentRequestCodec, triplesCodec, type AgentRequest, type AgentResponse } from '../wire/index.js';
 import { settle, track, type DialogState } from './dialog.js';
 import { offCriticalPath } from './off-critical-path.js';

@@ -5,17 +5,13 @@
  * types; the flow imports no implementation of them.
  */
 import type { ServiceTimeoutSettings } from './service-timeouts.js';
-import type { PatternCatalog } from '../agent/patterns/catalog.js';
+import type { Failure, FanInKind, IterationEvents, IterationResult, PatternCatalog, UndeclaredArguments } from '../agent/index.js';
 import type { Logger } from 'pino';
-import type { Properties, Transport } from '../bus/transport.js';
-import type { FlowDefinition } from '../config/flows.js';
-import type { Failure } from '../agent/failure.js';
-import type { IterationEvents, IterationResult, UndeclaredArguments } from '../agent/iteration.js';
+import type { Properties, Transport } from '../bus/index.js';
+import type { FlowDefinition } from '../config/index.js';
 import type { ToolServiceClients } from './tool-service-clients.js';
-import type { ToolRegistry } from '../tools/registry/registry.js';
-import type { AgentAsk, RequestedGroups } from '../tools/registry/selection.js';
-import type { ToolWithdrawal, Withdrawal } from '../security/group-availability.js';
-import type { FanInKind } from '../agent/patterns/fan-in-messages.js';
+import type { ToolRegistry } from '../tools/index.js';
+import type { AgentAsk, RequestedGroups, ToolWithdrawal, Withdrawal } from '../groups/index.js';
 import type { ConcurrencyLimit } from './concurrency-limit.js';
 import type { DocumentSaveOutcome } from './document-saver.js';
 

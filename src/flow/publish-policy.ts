@@ -4,11 +4,8 @@
  * otherwise).
  */
 import type { Logger } from 'pino';
-import { NotConnectedError, TransportError } from '../bus/errors.js';
-import type { OutgoingMessage, Producer, Transport } from '../bus/transport.js';
-import { whenConnected } from '../bus/when-connected.js';
-import { exponentialBackoff } from '../retry/backoff.js';
-import { retry } from '../retry/retry.js';
+import { NotConnectedError, type OutgoingMessage, type Producer, type Transport, TransportError, whenConnected } from '../bus/index.js';
+import { exponentialBackoff, retry } from '../retry/index.js';
 
 /** Default of `FlowRuntimeDeps.publishRetryMs`. */
 export const DEFAULT_PUBLISH_RETRY_MS = 60_000;

@@ -8,22 +8,27 @@
  * counted, and audited. Only when even that error response cannot be published (the broker stayed
  * unreachable) is the request negatively acknowledged, and that is audited too.
  */
-import type { RequestClient } from '../bus/request-client.js';
-import type { IncomingMessage } from '../bus/transport.js';
-import { describeFailure, type Failure } from '../agent/failure.js';
-import type { IterationOutput, IterationResult } from '../agent/iteration.js';
-import { runAgentRequest } from '../agent/patterns/dispatch.js';
-import { isSubagent, subagentCompletion } from '../agent/patterns/orchestration.js';
-import { budgetFor, requestLimitBytes } from '../agent/message-budget.js';
-import { errorResponse } from '../agent/responses.js';
-import type { ToolClients } from '../tools/run/tool-clients.js';
-import { askOf, type AgentAsk } from '../tools/registry/selection.js';
-import { withoutTools } from '../tools/registry/without-tools.js';
+import type { IncomingMessage, RequestClient } from '../bus/index.js';
+import {
+  budgetFor,
+  describeFailure,
+  DialogError,
+  errorResponse,
+  type Failure,
+  isSubagent,
+  type IterationOutput,
+  type IterationResult,
+  requestLimitBytes,
+  runAgentRequest,
+  subagentCompletion,
+} from '../agent/index.js';
+import { type ToolClients, withoutTools } from '../tools/index.js';
+import { type AgentAsk, askOf } from '../groups/index.js';
 import { agentRequestCodec, agentResponseCodec, makeAgentRequest, type AgentRequest, type PromptRequest, type PromptResponse } from '../wire/index.js';
 import { finalMayHaveBeenSent, newDialog, settleAll, type DialogState } from './dialog.js';
 import { iterationOutput, type FlowOutput } from './iteration-output.js';
 import { FINAL_MESSAGE_RETRY_MS } from './publish-policy.js';
-import { firstNames, listNames } from '../errors/error-text.js';
+import { firstNames, listNames } from '../errors/index.js';
 import type { FlowRuntimeDeps, GateVerdict, RequestTelemetry } from './ports.js';
 
 /** Default of `FlowRuntimeDeps.maxQueued`: a burst this large waits in memory (each holds its payload). */
@@ -251,7 +256,7 @@ export class RequestHandler {
       }
       return true;
     }
-    const failure = describeFailure(dialog.failure ?? new Error('the iteration ended without a final message'));
+    const failure = describeFailure(dialog.failure ?? new DialogError('the iteration ended without a final message'));
     if (finalMayHaveBeenSent(dialog)) {
       logger.error(
         { id, err: dialog.finalFailure, reason: failure.reason },

@@ -11,6 +11,7 @@
  *   --service-timeouts "graph-rag=120,mcp-tool=300/30,prompt=900"
  *                                       per service: the first reply's seconds, and after a "/" the gap's
  */
+import { ServiceTimeoutsError } from './errors.js';
 
 /** The services the agent calls, by TrustGraph's names (the flow's queues); `tool-service` is every configured tool service. */
 export const TIMED_SERVICES = ['prompt', 'graph-rag', 'mcp-tool', 'structured-query', 'embeddings', 'row-embeddings-query', 'tool-service'] as const;
@@ -40,19 +41,19 @@ const isTimedService = (name: string): name is TimedService => (TIMED_SERVICES a
 
 function seconds(text: string, what: string): number {
   const value = Number(text);
-  if (text.trim() === '' || !Number.isFinite(value) || value <= 0) throw new Error(`${what} must be a number of seconds greater than 0, got "${text}"`);
+  if (text.trim() === '' || !Number.isFinite(value) || value <= 0) throw new ServiceTimeoutsError(`${what} must be a number of seconds greater than 0, got "${text}"`);
   return value;
 }
 
-/** `"graph-rag=120,mcp-tool=300/30"` → overrides; throws an Error naming the part that is wrong. */
+/** `"graph-rag=120,mcp-tool=300/30"` → overrides; throws a ServiceTimeoutsError naming the part that is wrong. */
 export function parseServiceTimeouts(text: string): ServiceTimeoutOverrides {
   const overrides: ServiceTimeoutOverrides = {};
   for (const part of text.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
     const match = /^([a-z-]+)=([^/]*)(?:\/(.*))?$/.exec(part);
-    if (!match) throw new Error(`"${part}" is not <service>=<seconds>[/<gap seconds>]`);
+    if (!match) throw new ServiceTimeoutsError(`"${part}" is not <service>=<seconds>[/<gap seconds>]`);
     const [, service, first, gap] = match as unknown as [string, string, string, string | undefined];
-    if (!isTimedService(service)) throw new Error(`unknown service "${service}" in "${part}" (services: ${TIMED_SERVICES.join(', ')})`);
-    if (overrides[service]) throw new Error(`service "${service}" is given twice`);
+    if (!isTimedService(service)) throw new ServiceTimeoutsError(`unknown service "${service}" in "${part}" (services: ${TIMED_SERVICES.join(', ')})`);
+    if (overrides[service]) throw new ServiceTimeoutsError(`service "${service}" is given twice`);
     overrides[service] = {
       ...(first === '' ? {} : { firstSeconds: seconds(first, `${service}'s first-reply timeout`) }),
       ...(gap === undefined ? {} : { gapSeconds: seconds(gap, `${service}'s gap timeout`) }),

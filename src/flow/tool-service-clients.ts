@@ -4,16 +4,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { RequestClient } from '../bus/request-client.js';
-import { queueToTopic } from '../bus/topics.js';
-import type { Transport } from '../bus/transport.js';
+import { queueToTopic, RequestClient, type Transport } from '../bus/index.js';
 import {
   toolServiceRequestCodec,
   toolServiceResponseCodec,
   type ToolServiceRequest,
   type ToolServiceResponse,
 } from '../wire/index.js';
-import type { ToolServiceDescriptor } from '../tools/tool.js';
+import type { ToolServiceDescriptor } from '../tools/index.js';
 
 type Client = RequestClient<ToolServiceRequest, ToolServiceResponse>;
 

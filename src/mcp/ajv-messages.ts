@@ -4,8 +4,8 @@
  * words the declared-argument validator uses (`src/tools/arguments/arguments.ts`).
  */
 import type { ErrorObject } from 'ajv';
-import type { ArgumentIssue } from '../tools/arguments/arguments.js';
-import { quote, showValue } from '../tools/describe-value.js';
+import type { ArgumentIssue } from '../tools/index.js';
+import { quote, showValue } from '../errors/index.js';
 
 /** At most this many issues per call: enough to fix the call, short enough for an observation. */
 export const MAX_ISSUES = 10;

@@ -11,15 +11,14 @@
  * workspace, however many entries share them.
  */
 import type { Logger } from 'pino';
-import type { WorkspaceChange } from '../config/config-watcher.js';
-import { quote } from '../tools/describe-value.js';
+import type { WorkspaceChange } from '../config/index.js';
+import { errorMessage, quote } from '../errors/index.js';
 import { DiscoveryCache, type CacheState } from './discovery-cache.js';
 import { McpDiscoveryError, type DiscoveryFailureReason } from './errors.js';
 import { discoveryFingerprint, type McpDiscoveryLookup, type McpToolDiscovery } from './discovery-result.js';
 import { MCP_CONFIG_TYPE, parseMcpConfig, redactUrl, type McpConfig, type McpServerEntry } from './mcp-config.js';
 import { SchemaCompiler } from './schema-arguments.js';
 import { hideSecrets, listMcpTools, type ListedMcpTool, type McpEndpoint, type ToolsLister } from './tools-list-client.js';
-import { errorMessage } from '../errors/error-text.js';
 
 export interface McpDiscoveryOptions {
   /** How long a server's answer is used. */
@@ -128,7 +127,7 @@ export class McpDiscovery {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer !== undefined) clearInterval(this.timer);
-    this.abort.abort(new Error('MCP discovery stopped'));
+    this.abort.abort(new DOMException('MCP discovery stopped', 'AbortError'));
     await Promise.allSettled([...this.running]);
   }
 

@@ -9,8 +9,8 @@
  *   any `number` is fine);
  * - `required`: required on one side, optional on the other.
  */
-import type { ToolArgument } from '../tools/arguments/arguments.js';
-import { quote } from '../tools/describe-value.js';
+import type { ToolArgument } from '../tools/index.js';
+import { quote } from '../errors/index.js';
 import type { JsonType, SchemaProperty } from './schema-properties.js';
 
 export const DRIFT_KINDS = ['missing', 'extra', 'type', 'required'] as const;

@@ -3,7 +3,7 @@
  * failed. The reasons are a fixed list: they label the metric `tg_agent_mcp_discovery_failures_total{reason}`,
  * so a server cannot create series.
  */
-import { CodedError } from '../errors/coded-error.js';
+import { CodedError } from '../errors/index.js';
 
 export const DISCOVERY_FAILURE_REASONS = [
   /** No connection: refused, DNS failure, reset, TLS error. */

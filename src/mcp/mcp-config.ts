@@ -8,11 +8,8 @@
  * messages, and URLs are shown without their user-info part.
  */
 import { z } from 'zod';
-import { decodeEntry } from '../tools/config/config-entry.js';
-import { describeValue, quote } from '../tools/describe-value.js';
-import { checkAgainst } from '../tools/config/schema-issues.js';
-import { stringList } from '../tools/config/tool-config-schema.js';
-import { redactUrl } from '../errors/secret-text.js';
+import { checkAgainst, decodeEntry, stringList } from '../tools/index.js';
+import { describeValue, quote, redactUrl } from '../errors/index.js';
 
 export const MCP_CONFIG_TYPE = 'mcp';
 
@@ -64,7 +61,7 @@ export const McpEntrySchema = z.looseObject({
     .optional(),
   // The value is never echoed: it is a secret.
   'auth-token': z.string({ error: () => 'expected a string (the bearer token)' }).nullable().optional(),
-  // Ours: inherited by the entry's mcp-tool tools that name no group (src/tools/config/inherited-groups.ts).
+  // Ours: inherited by the entry's mcp-tool tools that name no group (src/groups/inheritance.ts).
   group: stringList('group names').nullable().optional(),
 });
 

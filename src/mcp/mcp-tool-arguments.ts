@@ -10,10 +10,17 @@
  * and a per-tool report (listing, metrics). Pure and synchronous. `discoveryArgumentSource` hands a snapshot
  * to the registry builder as its `ArgumentSource`.
  */
-import type { ArgumentOrigin, ArgumentSource, ArgumentSourceStatus, ArgumentsReport } from '../tools/arguments/argument-source.js';
-import { compileArguments, type ArgumentValidator, type ToolArgument } from '../tools/arguments/arguments.js';
-import { quote } from '../tools/describe-value.js';
-import type { ProblemDetail } from '../tools/config/problems.js';
+import {
+  type ArgumentOrigin,
+  type ArgumentSource,
+  type ArgumentSourceStatus,
+  type ArgumentsReport,
+  type ArgumentValidator,
+  compileArguments,
+  type ProblemDetail,
+  type ToolArgument,
+} from '../tools/index.js';
+import { quote } from '../errors/index.js';
 import type { DiscoveryFailureReason } from './errors.js';
 import type { McpDiscoveryLookup } from './discovery-result.js';
 import { compareArguments, type DriftFinding } from './drift.js';

@@ -12,10 +12,18 @@
 import { Ajv, type AnySchemaObject, type ValidateFunction } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { notAnObject, type ArgumentIssue, type ArgumentValidation, type ArgumentValidator, type ToolArgument } from '../tools/arguments/arguments.js';
-import { argsObject, isPlainObject, parseJsonText } from '../tools/arguments/args-object.js';
-import { quote } from '../tools/describe-value.js';
-import { deepFreeze } from '../tools/freeze.js';
+import {
+  argsObject,
+  type ArgumentIssue,
+  type ArgumentValidation,
+  type ArgumentValidator,
+  deepFreeze,
+  isPlainObject,
+  notAnObject,
+  parseJsonText,
+  type ToolArgument,
+} from '../tools/index.js';
+import { quote } from '../errors/index.js';
 import { issuesFromAjv } from './ajv-messages.js';
 import { objectSchemaProblem, promptArguments, schemaProperties, type SchemaProperty } from './schema-properties.js';
 

@@ -4,9 +4,7 @@
  * comparison with declared arguments. Only what a reader needs is interpreted here — types, `required`,
  * descriptions, enums and local `$ref`s; validation proper is ajv's job (`schema-arguments.ts`).
  */
-import type { ToolArgument } from '../tools/arguments/arguments.js';
-import { frozenSet } from '../tools/freeze.js';
-import type { ArgumentType } from '../tools/config/tool-config-schema.js';
+import { type ArgumentType, frozenSet, type ToolArgument } from '../tools/index.js';
 
 /** The JSON types a schema may name. */
 export type JsonType = ArgumentType | 'null';

@@ -11,8 +11,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { McpDiscoveryError } from './errors.js';
 import { redactUrl } from './mcp-config.js';
-import { maskSecrets, urlSecrets } from '../errors/secret-text.js';
-import { errorMessage } from '../errors/error-text.js';
+import { errorMessage, maskSecrets, urlSecrets } from '../errors/index.js';
 
 /** Where to ask: an MCP server URL and its optional bearer token. */
 export interface McpEndpoint {
@@ -126,7 +125,7 @@ export const listMcpTools: ToolsLister = async (endpoint, options) => {
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
-    controller.abort(new Error('deadline passed'));
+    controller.abort(new DOMException('deadline passed', 'TimeoutError'));
   }, options.timeoutMs);
   const onAbort = (): void => controller.abort(options.signal?.reason);
   options.signal?.addEventListener('abort', onAbort, { once: true });

@@ -4,7 +4,7 @@
  * and every state transition with its time.
  */
 import type { Logger } from 'pino';
-import type { Producer } from '../bus/transport.js';
+import type { Producer } from '../bus/index.js';
 
 export interface AuditTransition {
   tool: string;

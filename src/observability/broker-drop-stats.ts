@@ -7,8 +7,9 @@
  * kind and never affects the agent.
  */
 import type { Logger } from 'pino';
-import { fetchTopicStats, shownStatsUrl } from '../bus/topic-stats.js';
-import { errorMessage } from '../errors/error-text.js';
+import { fetchTopicStats, shownStatsUrl } from '../bus/pulsar/index.js';
+import { AdminApiError } from '../bus/index.js';
+import { errorMessage } from '../errors/index.js';
 
 export interface WatchedSubscription {
   topic: string;
@@ -63,7 +64,7 @@ export class BrokerDropStats {
     const url = shownStatsUrl(adminUrl, watched.topic);
     try {
       const answer = await fetchTopicStats({ adminUrl, token, topic: watched.topic, timeoutMs: Math.min(10_000, this.options.intervalMs) });
-      if (!answer.stats) throw new Error(`HTTP ${answer.status} from ${answer.url}`);
+      if (!answer.stats) throw new AdminApiError(`HTTP ${answer.status} from ${answer.url}`);
       const rate = answer.stats.subscriptions?.[watched.subscription]?.msgDropRate;
       this.lastProblem = undefined;
       return typeof rate === 'number' && Number.isFinite(rate) ? rate : 0;

@@ -1,7 +1,7 @@
 /**
  * How TrustGraph's services have been answering lately, per service: the outcomes of the calls of the last
  * `windowMs`, from the same events as the `tg_downstream_*` metrics. The group policy's load rules read it
- * (group-availability.ts) to withdraw a group while a service it depends on is failing or slow.
+ * (groups/availability.ts) to withdraw a group while a service it depends on is failing or slow.
  */
 
 /** One service's recent calls, as a load rule judges them. */

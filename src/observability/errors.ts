@@ -1,5 +1,5 @@
 /** Errors of the HTTP endpoints (stable codes in docs/errors.md). */
-import { CodedError } from '../errors/coded-error.js';
+import { CodedError } from '../errors/index.js';
 
 /** A request whose URL cannot be read: the client's fault, answered 400 and logged at debug only. */
 export class BadRequestError extends CodedError {

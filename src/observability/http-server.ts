@@ -11,8 +11,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { errorMessage } from '../errors/error-text.js';
-import { maskSecrets } from '../errors/secret-text.js';
+import { errorMessage, maskSecrets } from '../errors/index.js';
 import { BadRequestError } from './errors.js';
 
 export interface HttpRoutes {

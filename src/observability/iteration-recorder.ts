@@ -1,17 +1,14 @@
 /**
  * Turns one iteration's events into metrics and one audit line. Created per consumed request.
  */
-import type { Failure } from '../agent/failure.js';
-import type { ToolWithdrawal, Withdrawal } from '../security/group-availability.js';
-import type { IterationResult, PlanStepRefusal, SessionOutcome, UndeclaredAction } from '../agent/iteration.js';
-import type { FlowDefinition } from '../config/flows.js';
-import type { Refusal, RequestTelemetry } from '../flow/ports.js';
-import type { AgentAsk } from '../tools/registry/selection.js';
-import type { Tool } from '../tools/tool.js';
-import type { ToolSet } from '../tools/registry/tool-set.js';
+import type { Failure, IterationResult, PlanStepRefusal, SessionOutcome, UndeclaredAction } from '../agent/index.js';
+import type { AgentAsk, ToolWithdrawal, Withdrawal } from '../groups/index.js';
+import type { FlowDefinition } from '../config/index.js';
+import type { Refusal, RequestTelemetry } from '../flow/index.js';
+import type { Tool, ToolSet } from '../tools/index.js';
 import type { AuditDenial, AuditRecord, AuditTrail } from './audit.js';
 import { OTHER, type AgentMetrics } from './metrics.js';
-import { firstNames } from '../errors/error-text.js';
+import { firstNames } from '../errors/index.js';
 import type { AnswerRecommendations } from './recommendations.js';
 
 /**

@@ -4,7 +4,7 @@
  * can be removed.
  */
 import type { Metric } from 'prom-client';
-import type { ToolRegistry } from '../tools/registry/registry.js';
+import type { ToolRegistry } from '../tools/index.js';
 
 export type LabelKind = 'groups' | 'states' | 'tools';
 

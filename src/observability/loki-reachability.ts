@@ -4,8 +4,7 @@
  * is logged (lines pushed meanwhile are dropped, see service-logger.ts); when it answers again, one line says so.
  */
 import type { Logger } from 'pino';
-import { errorMessage } from '../errors/error-text.js';
-import { basicAuthorization, redactUrl, type BasicAuth } from '../errors/secret-text.js';
+import { type BasicAuth, basicAuthorization, errorMessage, redactUrl } from '../errors/index.js';
 
 const CHECK_INTERVAL_MS = 30_000;
 const CHECK_TIMEOUT_MS = 5_000;

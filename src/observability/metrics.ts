@@ -10,11 +10,11 @@
  * Label values for groups, states and tools come only from configuration (anything else is `other`), so a
  * client cannot create series by sending made-up names (design decision 11 (docs/design.md)).
  */
-import { FAILURE_REASONS } from '../agent/failure.js';
+import { FAILURE_REASONS, PATTERN_IDS } from '../agent/index.js';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
-import { DISCOVERY_FAILURE_REASONS, type DiscoveryFailureReason } from '../mcp/errors.js';
-import type { ToolRegistry } from '../tools/registry/registry.js';
-import { RECORD_REFUSALS } from '../security/iteration-signature.js';
+import { DISCOVERY_FAILURE_REASONS, type DiscoveryFailureReason } from '../mcp/index.js';
+import type { ToolRegistry } from '../tools/index.js';
+import { RECORD_REFUSALS } from '../security/index.js';
 import { KnownLabelValues, removeSeries, type LabelKind } from './known-label-values.js';
 
 export const OTHER = 'other';
@@ -239,9 +239,9 @@ export class AgentMetrics {
   tool(name: string): string {
     return this.known.has('tools', name) ? name : OTHER;
   }
-  /** Pattern label values are bounded: the three patterns, anything else `other`. */
+  /** Pattern label values are bounded: the patterns this agent runs (the pattern table), anything else `other`. */
   pattern(name: string): string {
-    return name === 'react' || name === 'plan-then-execute' || name === 'supervisor' ? name : OTHER;
+    return PATTERN_IDS.includes(name) ? name : OTHER;
   }
 
   /** After a rebuild: refresh the known label values and the availability gauges; export 0 for known series. */

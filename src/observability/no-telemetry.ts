@@ -3,7 +3,7 @@
  * trail. Every emitter takes a whole telemetry object, so none checks whether a method exists; this is what
  * they get when nothing should be recorded.
  */
-import type { RequestTelemetry } from '../flow/ports.js';
+import type { RequestTelemetry } from '../flow/index.js';
 import type { Telemetry } from './telemetry.js';
 
 const nothing = (): void => {};

@@ -3,7 +3,7 @@
  * (the meta-router's classification; `general` when a request has none), how many conversations ended with an
  * answer, and under which groups and with which tools. Served in the workspace's listing (`/tools/<workspace>`,
  * `recommendations`) so an operator sees which groups a kind of question actually needs, and read by the fallback
- * groups of a policy that says `"recommended"` (security/group-fallback.ts).
+ * groups of a policy that says `"recommended"` (groups/fallback.ts).
  *
  * Counted once per conversation, at its answering iteration (its history names the tools every earlier
  * iteration used, whichever replica ran them). A client chooses its `task_type`, groups and tools, so only what

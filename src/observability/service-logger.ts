@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { pino, type DestinationStream, type Logger } from 'pino';
-import { maskSecrets, redactUrl, withoutCredentials, type BasicAuth } from '../errors/secret-text.js';
+import { type BasicAuth, maskSecrets, redactUrl, withoutCredentials } from '../errors/index.js';
 import { LokiReachability } from './loki-reachability.js';
 
 /** Lines waiting for Loki at most; more push out the oldest. */

@@ -7,16 +7,20 @@
  * method required; the app hands this one object to all of them, tests hand them `noTelemetry`.
  */
 import type { Logger } from 'pino';
-import type { FlowDefinition } from '../config/flows.js';
-import type { DocumentSaveOutcome } from '../flow/document-saver.js';
-import type { AggregationOutcome, ConfigPart, DownstreamOutcome, NextEvent, RequestTelemetry, ServiceTelemetry } from '../flow/ports.js';
-import type { DiscoveryFailureReason } from '../mcp/errors.js';
-import type { DiscoveryTelemetry } from '../mcp/discovery.js';
-import type { GateTelemetry } from '../security/request-gate.js';
-import type { RecordRefusal } from '../security/iteration-signature.js';
-import type { LedgerTelemetry } from '../security/seen-signature-ledger.js';
-import type { ToolRegistry } from '../tools/registry/registry.js';
-import type { AgentAsk } from '../tools/registry/selection.js';
+import type { FlowDefinition } from '../config/index.js';
+import type {
+  AggregationOutcome,
+  ConfigPart,
+  DocumentSaveOutcome,
+  DownstreamOutcome,
+  NextEvent,
+  RequestTelemetry,
+  ServiceTelemetry,
+} from '../flow/index.js';
+import type { DiscoveryFailureReason, DiscoveryTelemetry } from '../mcp/index.js';
+import type { GateTelemetry, LedgerTelemetry, RecordRefusal } from '../security/index.js';
+import type { ToolRegistry } from '../tools/index.js';
+import type { AgentAsk } from '../groups/index.js';
 import type { AuditTrail } from './audit.js';
 import type { WatchedSubscription } from './broker-drop-stats.js';
 import { IterationRecorder } from './iteration-recorder.js';

@@ -14,12 +14,10 @@
  * was let start with. Like `initial-states`, this holds against a client writing its own history only with
  * `--signing-key`.
  */
-import type { PatternCatalog } from '../agent/patterns/catalog.js';
-import { quote } from '../tools/describe-value.js';
+import type { PatternCatalog } from '../agent/index.js';
+import { quote } from '../errors/index.js';
 import type { AgentRequest } from '../wire/index.js';
-
-export type AllowedPatterns = 'configured' | 'any' | ReadonlySet<string>;
-export const DEFAULT_ALLOWED_PATTERNS = 'configured';
+import type { AllowedPatterns } from '../groups/index.js';
 
 export type PatternDecision = { allowed: true } | { allowed: false; message: string };
 

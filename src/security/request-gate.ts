@@ -5,34 +5,35 @@
  * The gate counts nothing: it returns a verdict (the refusal with its reason, denied groups and escalation
  * label; a state no tool knows, even when it is let through) that the request's telemetry records.
  */
-import type { Properties } from '../bus/transport.js';
-import { queueToTopic } from '../bus/topics.js';
-import type { FlowDefinition } from '../config/flows.js';
-import type { WorkspaceChange } from '../config/config-watcher.js';
-import type { AggregationCheck, GateVerdict, RequestGate, UnknownGroups } from '../flow/ports.js';
-import type { ToolRegistry } from '../tools/registry/registry.js';
-import type { AgentAsk } from '../tools/registry/selection.js';
-import type { AgentRequest } from '../wire/index.js';
-import type { FanInKind } from '../agent/patterns/fan-in-messages.js';
+import { type Properties, queueToTopic } from '../bus/index.js';
+import type { FlowDefinition, WorkspaceChange } from '../config/index.js';
+import type { AggregationCheck, GateVerdict, RequestGate, UnknownGroups } from '../flow/index.js';
+import type { ToolRegistry } from '../tools/index.js';
 import {
+  type AgentAsk,
   checkGroups,
   checkInitialState,
+  DEFAULT_ALLOWED_PATTERNS,
   DEFAULT_UNKNOWN_GROUPS,
   effectiveGroups,
-  isAllowed,
-  parsePolicy,
-  unknownGroupsOf,
   type EffectiveGroups,
+  fallbackCandidates,
   type GroupPolicy,
+  isAllowed,
+  type LoadReader,
+  normalizeRequestGroups,
+  parsePolicy,
+  type RecommendationReader,
+  splitOptIn,
   type UnknownGroupsMode,
-} from './group-policy.js';
+  unknownGroupsOf,
+  WILDCARD,
+} from '../groups/index.js';
+import type { AgentRequest } from '../wire/index.js';
+import { type FanInKind, PATTERN_IDS, type PatternCatalog } from '../agent/index.js';
 import type { IterationSigner, Verdict } from './iteration-signature.js';
-import type { LoadReader } from './group-availability.js';
-import { fallbackCandidates, splitOptIn, type RecommendationReader } from './group-fallback.js';
-import { normalizeRequestGroups, WILDCARD } from '../tools/registry/selection.js';
-import { checkPattern, DEFAULT_ALLOWED_PATTERNS } from './pattern-policy.js';
-import type { PatternCatalog } from '../agent/patterns/catalog.js';
-import { listNames, MAX_LISTED_NAME_LENGTH } from '../errors/error-text.js';
+import { checkPattern } from './pattern-policy.js';
+import { listNames, MAX_LISTED_NAME_LENGTH } from '../errors/index.js';
 
 export interface SecurityGateOptions {
   policyConfigType: string;
@@ -94,7 +95,7 @@ export class SecurityGate implements RequestGate {
     // A tool may now be in a group that was unknown: report again what is still unknown.
     this.reportedUnknown.delete(change.workspace);
     if (!change.changedTypes.includes(this.options.policyConfigType)) return;
-    const parsed = parsePolicy(change.workspace, change.snapshot[this.options.policyConfigType] ?? {});
+    const parsed = parsePolicy(change.workspace, change.snapshot[this.options.policyConfigType] ?? {}, PATTERN_IDS);
     const { policy } = parsed;
     const problems = [...parsed.problems];
     if (policy?.initialStates && !this.options.signer) {
@@ -124,7 +125,7 @@ export class SecurityGate implements RequestGate {
 
   check(flow: FlowDefinition, ask: AgentAsk, properties: Properties, registry: ToolRegistry, patterns?: PatternCatalog): GateVerdict {
     const policy = this.policies.get(flow.workspace);
-    // `+fallback` is the opt-in, not a group, where the policy has fallback groups (group-fallback.ts).
+    // `+fallback` is the opt-in, not a group, where the policy has fallback groups (groups/fallback.ts).
     const split = policy?.fallbackGroups !== undefined && !ask.groups.wildcard ? splitOptIn(ask.groups.groups) : undefined;
     const asked: AgentAsk = split?.optedIn ? { ...ask, groups: { groups: split.groups, wildcard: false } } : ask;
     const verdict = this.verdict(flow, asked, properties, registry, patterns);

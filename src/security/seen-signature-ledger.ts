@@ -13,11 +13,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { queueToTopic } from '../bus/topics.js';
-import type { Consumer, IncomingMessage, Producer, Transport } from '../bus/transport.js';
-import { untilBrokerUp } from '../bus/until-broker-up.js';
-import { errorMessage } from '../errors/error-text.js';
-import { RECORD_REFUSALS, type IterationSigner, type RecordRefusal } from './iteration-signature.js';
+import { type Consumer, type IncomingMessage, type Producer, queueToTopic, type Transport, untilBrokerUp } from '../bus/index.js';
+import { errorMessage } from '../errors/index.js';
+import { type IterationSigner, RECORD_REFUSALS, type RecordRefusal } from './iteration-signature.js';
 
 /** The property carrying a record's HMAC. */
 const RECORD_MAC_PROPERTY = 'tg-agent-seen-mac';

@@ -1,5 +1,5 @@
 /** Errors of the worker threads (stable codes in docs/errors.md). */
-import { CodedError } from '../errors/coded-error.js';
+import { CodedError } from '../errors/index.js';
 
 /** A worker thread failed (threw, exited, could not start) or was closed; its callers fall back to doing the work themselves. */
 export class WorkerFailedError extends CodedError {

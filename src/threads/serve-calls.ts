@@ -6,6 +6,7 @@ import { readlinkSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import type { WorkerAnswer, WorkerCall, WorkerReady } from './worker-protocol.js';
+import { InvalidUseError } from '../errors/index.js';
 
 export interface Handled<Res> {
   readonly result: Res;
@@ -42,7 +43,7 @@ function lowerThisThreadsPriority(): void {
 
 export function serveCalls<Req, Res>(handle: (request: Req) => Handled<Res>): void {
   const port = parentPort;
-  if (!port) throw new Error('serveCalls runs in a worker thread only');
+  if (!port) throw new InvalidUseError('serveCalls runs in a worker thread only');
   lowerThisThreadsPriority();
   port.on('message', ({ id, request }: WorkerCall<Req>) => {
     let answer: WorkerAnswer<Res>;

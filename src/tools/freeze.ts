@@ -2,9 +2,10 @@
  * Immutability helpers for the registry. `Object.freeze` does not stop `Set.add` or `Map.set`, so sets and
  * maps handed out by the registry get their mutators replaced by functions that throw.
  */
+import { InvalidUseError } from '../errors/index.js';
 
 function refuseMutation(): never {
-  throw new TypeError('this collection belongs to a tool registry and is read-only');
+  throw new InvalidUseError('this collection belongs to a tool registry and is read-only');
 }
 
 /** A `Set` whose `add`, `delete` and `clear` throw. */

@@ -5,11 +5,11 @@
  */
 import type { ArgumentValidator, PromptArgument, ToolArgument } from './arguments/arguments.js';
 import type { ToolType } from './config/tool-config-schema.js';
+import type { ToolStates } from '../groups/index.js';
 
 export type { ArgumentType, ToolType } from './config/tool-config-schema.js';
 
-/** The states a tool is offered in: every state (`applicable-states` absent or holding `"*"`), or these. */
-export type ToolStates = 'all' | ReadonlySet<string>;
+export type { ToolStates };
 
 /** A tool's entry in the prompt variable `tools` (docs/trustgraph-agent-notes.md §3.2), with `required` added per argument. */
 export interface ToolPromptForm {

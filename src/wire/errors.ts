@@ -1,5 +1,5 @@
 /** Errors of the wire layer (stable codes in docs/errors.md). */
-import { CodedError } from '../errors/coded-error.js';
+import { CodedError } from '../errors/index.js';
 
 /** A payload that is not valid JSON or does not fit the schema. Never crosses the wire as-is. */
 export class WireDecodeError extends CodedError {

@@ -199,3 +199,5 @@ export {
   type LibrarianResponseInput,
   type ProcessingMetadata,
 } from './library.js';
+export { checkJsonLimits } from './json-limits.js';
+export { FLOW_SERVICES, type FlowService, isFlowService } from './services.js';

@@ -11,6 +11,7 @@
  * unless it is so large that Python's float repr would use an exponent (|x| ≥ 1e16 → `1e+16`); any other value is
  * rendered as a Python `float`.
  */
+import { InvalidUseError } from '../errors/index.js';
 
 /** `str()` of a value: strings as they are, everything else as `repr()`. */
 export function pythonStr(value: unknown): string {
@@ -145,7 +146,7 @@ function dumpsValue(value: unknown, seen: Set<object>): string | undefined {
     default: return undefined;
   }
   if (value === null) return 'null';
-  if (seen.has(value)) throw new TypeError('Circular reference in value passed to pythonJsonDumps');
+  if (seen.has(value)) throw new InvalidUseError('Circular reference in value passed to pythonJsonDumps');
   seen.add(value);
   try {
     if (Array.isArray(value)) {
@@ -157,7 +158,7 @@ function dumpsValue(value: unknown, seen: Set<object>): string | undefined {
         return json;
       }
       if (CHECK_SHARED_JSON && known !== dumpsArray(value, seen)) {
-        throw new Error('An array given to dumpJsonOnce() was changed after it was first encoded; build a new one instead');
+        throw new InvalidUseError('An array given to dumpJsonOnce() was changed after it was first encoded; build a new one instead');
       }
       return known;
     }

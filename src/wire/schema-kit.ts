@@ -9,7 +9,7 @@
  * - a value of the wrong JSON type is rejected with the field path (`history[0].thought`).
  */
 import { z } from 'zod';
-import { clipText, errorMessage } from '../errors/error-text.js';
+import { clipText, errorMessage, InvalidUseError } from '../errors/index.js';
 import type { Codec } from './codec.js';
 import { WireDecodeError } from './errors.js';
 import { pythonJsonBytes, pythonJsonDumps } from './python-repr.js';
@@ -84,7 +84,7 @@ export interface MessageDefinition<T, I> {
 export function defineMessage<T, I>(name: string, schema: z.ZodType<T, I>): MessageDefinition<T, I> {
   const normalise = (value: unknown, what: string): T => {
     const result = schema.safeParse(value, { reportInput: true });
-    if (!result.success) throw new TypeError(`Cannot ${what} ${name}: ${describeIssues(result.error.issues)}`);
+    if (!result.success) throw new InvalidUseError(`Cannot ${what} ${name}: ${describeIssues(result.error.issues)}`);
     return result.data;
   };
   /** Messages `make` returned: already valid and normalised, so `encode` need not run zod over them again. */
@@ -146,7 +146,7 @@ const CHECK_MADE_VALUES = process.env.VITEST !== undefined;
 
 function assertUnchanged(name: string, fast: string, validated: string): void {
   if (fast !== validated) {
-    throw new Error(
+    throw new InvalidUseError(
       `A ${name} from make() was changed in place before encode(), or one given to trust() was not normalised; ` +
         'copy it ({ ...message, field }) or build it with make() instead',
     );

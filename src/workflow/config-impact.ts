@@ -6,9 +6,8 @@
  * used it), per requested group, and per state that would become a dead end: recorded iterations there were
  * offered tools, the new configuration offers them none.
  */
-import { checkGroups, effectiveGroups, type GroupPolicy } from '../security/group-policy.js';
-import type { ToolRegistry } from '../tools/registry/registry.js';
-import { DEFAULT_GROUP, normalizeRequestGroups, WILDCARD } from '../tools/registry/selection.js';
+import { checkGroups, DEFAULT_GROUP, effectiveGroups, type GroupPolicy, normalizeRequestGroups, WILDCARD } from '../groups/index.js';
+import type { ToolRegistry } from '../tools/index.js';
 
 /** The part of an audit line (observability/audit.ts) the replay reads. */
 export interface RecordedIteration {

@@ -6,38 +6,11 @@
  * was most likely meant (key-suggestion.ts); one that silently drops a group or state key is an error.
  * One pass over the tools and their keys.
  */
-import { CHEAP_ITEMS_PER_STEP, type Steps } from '../threads/time-slices.js';
-import { quote, quoteList } from '../tools/describe-value.js';
-import { suggestKey } from '../tools/config/key-suggestion.js';
-import {
-  KnowledgeQueryToolConfigSchema,
-  McpToolConfigSchema,
-  PromptToolConfigSchema,
-  RowEmbeddingsQueryToolConfigSchema,
-  STATES_ALIAS_KEY,
-  STATES_KEY,
-  StructuredQueryToolConfigSchema,
-  TextCompletionToolConfigSchema,
-  ToolArgumentConfigSchema,
-  ToolServiceToolConfigSchema,
-  type ToolType,
-} from '../tools/config/tool-config-schema.js';
-import type { Tool } from '../tools/tool.js';
+import { CHEAP_ITEMS_PER_STEP, type Steps } from '../threads/index.js';
+import { quote, quoteList, suggestKey } from '../errors/index.js';
+import { ARGUMENT_CONFIG_KEYS as ARGUMENT_KEYS, STATES_ALIAS_KEY, STATES_KEY, TOOL_CONFIG_KEYS as TOOL_KEYS, type Tool } from '../tools/index.js';
 import { finding, type Finding } from './finding.js';
 
-const keysOf = (schema: { shape: object }): readonly string[] => Object.keys(schema.shape);
-
-/** The keys each tool type reads. A tool-service tool also reads its service's config params. */
-const TOOL_KEYS: Readonly<Record<ToolType, readonly string[]>> = {
-  'knowledge-query': keysOf(KnowledgeQueryToolConfigSchema),
-  'text-completion': keysOf(TextCompletionToolConfigSchema),
-  'mcp-tool': keysOf(McpToolConfigSchema),
-  prompt: keysOf(PromptToolConfigSchema),
-  'structured-query': keysOf(StructuredQueryToolConfigSchema),
-  'row-embeddings-query': keysOf(RowEmbeddingsQueryToolConfigSchema),
-  'tool-service': keysOf(ToolServiceToolConfigSchema),
-};
-const ARGUMENT_KEYS = keysOf(ToolArgumentConfigSchema);
 const STATE_KEYS = { single: 'state', list: STATES_KEY };
 
 /** What the agent does when the key meant is missing: said after the finding. */

@@ -3,9 +3,9 @@
  * misspelling), and tool names that differ only in case. Each is one pass over the tools plus, for near
  * misses, one look-up per group in a symmetric-delete index (near-names.ts): linear in tools and groups.
  */
-import { CHEAP_ITEMS_PER_STEP, type Steps } from '../threads/time-slices.js';
-import { quote, quoteList } from '../tools/describe-value.js';
-import type { Tool } from '../tools/tool.js';
+import { CHEAP_ITEMS_PER_STEP, type Steps } from '../threads/index.js';
+import { quote, quoteList } from '../errors/index.js';
+import type { Tool } from '../tools/index.js';
 import { finding, type Finding } from './finding.js';
 import { NearNames } from './near-names.js';
 

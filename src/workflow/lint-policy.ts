@@ -2,17 +2,13 @@
  * The linter's checks of the tools against the group policy: tools no allowed group reaches, allowed groups
  * no tool has, and availability rules that name a group no tool is in or a tool that does not exist (what
  * the policy alone shows wrong in a rule, `"*"` or an unknown service, is the policy's own problem:
- * group-availability.ts). With the group hierarchy a group reaches the groups below it, as requests do.
+ * src/groups/availability.ts). With the group hierarchy a group reaches the groups below it, as requests do.
  * One pass over the tools and one over the policy; each group costs its depth.
  */
-import { requestableByRules } from '../security/group-availability.js';
-import type { GroupPolicy } from '../security/group-policy.js';
-import { CHEAP_ITEMS_PER_STEP, type Steps } from '../threads/time-slices.js';
-import { quote, quoteList } from '../tools/describe-value.js';
-import { ancestorsOf } from '../tools/registry/group-hierarchy.js';
-import type { ToolRegistry } from '../tools/registry/registry.js';
-import { WILDCARD } from '../tools/registry/selection.js';
-import type { Tool } from '../tools/tool.js';
+import { quote, quoteList } from '../errors/index.js';
+import { ancestorsOf, type GroupPolicy, requestableByRules, WILDCARD } from '../groups/index.js';
+import { CHEAP_ITEMS_PER_STEP, type Steps } from '../threads/index.js';
+import type { Tool, ToolRegistry } from '../tools/index.js';
 import { finding, type Finding } from './finding.js';
 
 /** Every group a tool has and, with the hierarchy, every group above one: the groups a rule or an allowed group can reach tools through. */
@@ -61,7 +57,7 @@ export function* policyFindingSteps(registry: ToolRegistry, policy: GroupPolicy 
 /** Availability rules naming a group no tool is in (nor, with the hierarchy, below it), or a tool the workspace does not have. */
 function* availabilitySteps(registry: ToolRegistry, policy: GroupPolicy, covered: ReadonlySet<string>, out: Finding[]): Steps<void> {
   if (policy.availability.length === 0) return;
-  // A group no request runs with, or "*", is the policy's own problem (group-availability.ts).
+  // A group no request runs with, or "*", is the policy's own problem (src/groups/availability.ts).
   const requestable = requestableByRules(policy);
   let lowerGroups: Map<string, string> | undefined;
   let lowerTools: Map<string, string> | undefined;

@@ -5,11 +5,10 @@
  * reachability is a breadth-first walk that visits each (state, tool) pair once; each target state's tools
  * are read once for the groups its leaders need. Linear in tools, their states and their groups.
  */
-import type { GroupPolicy } from '../security/group-policy.js';
-import { CHEAP_ITEMS_PER_STEP, type Steps } from '../threads/time-slices.js';
-import { quote, quoteList, MAX_LISTED } from '../tools/describe-value.js';
-import { DEFAULT_STATE, WILDCARD } from '../tools/registry/selection.js';
-import type { Tool } from '../tools/tool.js';
+import { MAX_LISTED, quote, quoteList } from '../errors/index.js';
+import { DEFAULT_STATE, type GroupPolicy, WILDCARD } from '../groups/index.js';
+import { CHEAP_ITEMS_PER_STEP, type Steps } from '../threads/index.js';
+import type { Tool } from '../tools/index.js';
 import { finding, type Finding } from './finding.js';
 
 /** Where the tools are: positions by the state they list, those of every state, and positions by the state they lead to. */

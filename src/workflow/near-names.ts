@@ -11,7 +11,7 @@
  * only too, and `caseOnly` counts them), so no input makes the index larger than a few tens of megabytes.
  */
 import { distance } from 'fastest-levenshtein';
-import type { Steps } from '../threads/time-slices.js';
+import type { Steps } from '../threads/index.js';
 
 /** Longest name compared by edit distance (528 deletion variants); longer ones only by case. */
 export const MAX_EDITED_LENGTH = 32;

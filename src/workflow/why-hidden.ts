@@ -4,10 +4,19 @@
  * (selection.ts) and the same group-policy check as the request gate, so it cannot disagree with them.
  */
 import { distance } from 'fastest-levenshtein';
-import { checkGroups, effectiveGroups, type GroupPolicy } from '../security/group-policy.js';
-import type { LoadReader, WithdrawalReason } from '../security/group-availability.js';
-import type { ToolRegistry } from '../tools/registry/registry.js';
-import { inRequestedGroups, inState, normalizeRequestGroups, normalizeRequestState, type RequestGroups } from '../tools/registry/selection.js';
+import {
+  checkGroups,
+  effectiveGroups,
+  type GroupPolicy,
+  inRequestedGroups,
+  inState,
+  type LoadReader,
+  normalizeRequestGroups,
+  normalizeRequestState,
+  type RequestGroups,
+  type WithdrawalReason,
+} from '../groups/index.js';
+import type { ToolRegistry } from '../tools/index.js';
 
 export type HiddenReason =
   | { readonly kind: 'unknown-tool'; readonly message: string; readonly didYouMean: readonly string[] }

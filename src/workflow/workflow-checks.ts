@@ -9,10 +9,10 @@
  * way, which then reports nothing; so do `forget` and a workspace's deletion.
  */
 import type { Logger } from 'pino';
-import type { GroupPolicy } from '../security/group-policy.js';
-import { CHEAP_ITEMS_PER_STEP, runInSlices, whileCurrent, type Steps } from '../threads/time-slices.js';
-import type { ToolRegistry } from '../tools/registry/registry.js';
-import { lintWorkflowSteps, type Finding, type Severity } from './workflow-lint.js';
+import type { GroupPolicy } from '../groups/index.js';
+import { CHEAP_ITEMS_PER_STEP, runInSlices, type Steps, whileCurrent } from '../threads/index.js';
+import type { ToolRegistry } from '../tools/index.js';
+import { type Finding, lintWorkflowSteps, type Severity } from './workflow-lint.js';
 
 export interface WorkflowChecksOptions {
   logger: Logger;

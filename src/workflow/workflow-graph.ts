@@ -4,9 +4,15 @@
  * A tool available in every state is listed once under "any state". With a request's groups and state, the
  * tools it is offered are marked, by the registry's own filter.
  */
-import { effectiveGroups, type GroupPolicy } from '../security/group-policy.js';
-import type { ToolRegistry } from '../tools/registry/registry.js';
-import { DEFAULT_STATE, normalizeRequestGroups, normalizeRequestState, type RequestGroups } from '../tools/registry/selection.js';
+import {
+  DEFAULT_STATE,
+  effectiveGroups,
+  type GroupPolicy,
+  normalizeRequestGroups,
+  normalizeRequestState,
+  type RequestGroups,
+} from '../groups/index.js';
+import type { ToolRegistry } from '../tools/index.js';
 
 /** The pseudo-state of tools available in every state. */
 export const ANY_STATE = '*';

@@ -8,11 +8,10 @@
  * Every check is linear in the workspace's tools, states and groups, and written as steps (time-slices.ts):
  * the agent runs them in slices between requests, `tg-agent lint` to the end in one go.
  */
-import type { GroupPolicy } from '../security/group-policy.js';
-import { CHEAP_ITEMS_PER_STEP, runToEnd, type Steps } from '../threads/time-slices.js';
-import { quote } from '../tools/describe-value.js';
-import type { ToolRegistry } from '../tools/registry/registry.js';
-import { DEFAULT_STATE } from '../tools/registry/selection.js';
+import { DEFAULT_STATE, type GroupPolicy } from '../groups/index.js';
+import { CHEAP_ITEMS_PER_STEP, runToEnd, type Steps } from '../threads/index.js';
+import { quote } from '../errors/index.js';
+import type { ToolRegistry } from '../tools/index.js';
 import { finding, LINT_CHECKS, SEVERITIES, type Finding } from './finding.js';
 import { caseCollisionSteps, groupNearMissSteps, stateNearMissSteps } from './lint-names.js';
 import { unknownKeySteps } from './lint-keys.js';

@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Producer, Transport } from '../../src/bus/transport.js';
 import { aggregationTopic, queueToTopic } from '../../src/bus/topics.js';
-import { FAN_IN_PROPERTY, fanInMessage } from '../../src/agent/patterns/fan-in-messages.js';
+import { FAN_IN_PROPERTY, fanInMessage } from '../../src/agent/orchestrator/fan-in-messages.js';
 import { agentRequestCodec, makeAgentRequest, makeAgentStep } from '../../src/wire/index.js';
 import type { PromptTerms } from '../../dev/stand-ins/prompt-service.js';
 import { startGatewayClient } from '../support/gateway-client.js';

@@ -8,8 +8,8 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kafkaUnavailable, startKafka } from '../../dev/kafka-broker.js';
 import { rabbitMqUnavailable, startRabbitMq } from '../../dev/rabbitmq-broker.js';
-import { KafkaTransport } from '../../src/bus/kafka-transport.js';
-import { RabbitMqTransport } from '../../src/bus/rabbitmq-transport.js';
+import { KafkaTransport } from '../../src/bus/kafka/kafka-transport.js';
+import { RabbitMqTransport } from '../../src/bus/rabbitmq/rabbitmq-transport.js';
 import type { IncomingMessage, Transport } from '../../src/bus/transport.js';
 
 /** What the transports logged (debug and up), told when a wait fails: the reconnect as the transport saw it. */

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RequestClient } from '../../src/bus/request-client.js';
 import { aggregationTopic, flowSubscriptionName, queueToTopic } from '../../src/bus/topics.js';
 import type { Consumer } from '../../src/bus/transport.js';
-import { WebSocketTransport } from '../../src/bus/websocket-transport.js';
+import { WebSocketTransport } from '../../src/bus/pulsar/websocket/websocket-transport.js';
 import {
   configPushCodec,
   configRequestCodec,

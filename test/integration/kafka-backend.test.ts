@@ -6,8 +6,8 @@
 import { Kafka, logLevel } from 'kafkajs';
 import { describe, inject, it } from 'vitest';
 import { agentFlowTopics } from '../../dev/flow-config.js';
-import { KafkaTransport } from '../../src/bus/kafka-transport.js';
-import { kafkaTopicFor } from '../../src/bus/kafka-topology.js';
+import { KafkaTransport } from '../../src/bus/kafka/kafka-transport.js';
+import { kafkaTopicFor } from '../../src/bus/kafka/topology.js';
 import { queueToTopic } from '../../src/bus/topics.js';
 import { backendSuites } from '../support/backend-suites.js';
 

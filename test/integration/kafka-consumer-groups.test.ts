@@ -15,9 +15,9 @@ import { randomBytes } from 'node:crypto';
 import { Kafka, logLevel, type Consumer as KafkaConsumer, type ConsumerConfig } from 'kafkajs';
 import { pino } from 'pino';
 import { afterEach, describe, expect, inject, it, vi } from 'vitest';
-import { roundRobinAssigner } from '../../src/bus/kafka-assigner.js';
-import { KafkaTransport } from '../../src/bus/kafka-transport.js';
-import { kafkaTopicFor } from '../../src/bus/kafka-topology.js';
+import { roundRobinAssigner } from '../../src/bus/kafka/assigner.js';
+import { KafkaTransport } from '../../src/bus/kafka/kafka-transport.js';
+import { kafkaTopicFor } from '../../src/bus/kafka/topology.js';
 import type { Producer } from '../../src/bus/transport.js';
 
 const kafkaBootstrapServers = inject('kafkaBootstrapServers');

@@ -13,8 +13,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FrameTooLargeError } from '../../src/bus/errors.js';
-import { NativeTransport } from '../../src/bus/native-transport.js';
-import { loadPulsarClient } from '../../src/bus/pulsar-client-module.js';
+import { NativeTransport } from '../../src/bus/pulsar/native/native-transport.js';
+import { loadPulsarClient } from '../../src/bus/pulsar/native/pulsar-client-module.js';
 import type { Transport } from '../../src/bus/transport.js';
 import type { AgentResponse } from '../../src/wire/index.js';
 import type { PromptReply, PromptTerms } from '../../dev/stand-ins/prompt-service.js';

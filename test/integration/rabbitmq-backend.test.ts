@@ -4,7 +4,7 @@
  * test/support/backend-suites.ts.
  */
 import { describe, inject, it } from 'vitest';
-import { RabbitMqTransport } from '../../src/bus/rabbitmq-transport.js';
+import { RabbitMqTransport } from '../../src/bus/rabbitmq/rabbitmq-transport.js';
 import { backendSuites } from '../support/backend-suites.js';
 
 const rabbitmqUrl = inject('rabbitmqUrl');

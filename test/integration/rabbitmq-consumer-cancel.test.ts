@@ -5,7 +5,7 @@
  */
 import amqplib from 'amqplib';
 import { afterEach, describe, expect, inject, it, vi } from 'vitest';
-import { RabbitMqTransport } from '../../src/bus/rabbitmq-transport.js';
+import { RabbitMqTransport } from '../../src/bus/rabbitmq/rabbitmq-transport.js';
 import type { Transport } from '../../src/bus/transport.js';
 
 const rabbitmqUrl = inject('rabbitmqUrl');

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RequestTimeoutError } from '../../src/bus/errors.js';
 import { RequestClient } from '../../src/bus/request-client.js';
 import type { IncomingMessage, Producer } from '../../src/bus/transport.js';
-import { WebSocketTransport } from '../../src/bus/websocket-transport.js';
+import { WebSocketTransport } from '../../src/bus/pulsar/websocket/websocket-transport.js';
 import { explained, subscriptionStats, untilSubscriptionHasPermits } from '../support/failure-report.js';
 import { brokerUrls, uniqueName } from '../support/transport-contract.js';
 import { jsonCodec } from '../support/json-codec.js';

@@ -30,8 +30,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Transport } from '../../src/bus/transport.js';
-import { NativeTransport } from '../../src/bus/native-transport.js';
-import { WebSocketTransport } from '../../src/bus/websocket-transport.js';
+import { NativeTransport } from '../../src/bus/pulsar/native/native-transport.js';
+import { WebSocketTransport } from '../../src/bus/pulsar/websocket/websocket-transport.js';
 import { startAgentHarness, waitUntil, type AgentHarness } from '../support/agent-harness.js';
 import { elapsed, explained, logLines, recordStatus, type StatusHistory } from '../support/failure-report.js';
 import { capturingLogger } from '../support/log-capture.js';
@@ -71,6 +71,20 @@ function watchReadiness(h: AgentHarness): { states: boolean[]; stop(): void } {
   return { states, stop: () => clearInterval(timer) };
 }
 
+/**
+ * One dedicated broker for the whole file, started once (a Pulsar start is 20-30 s of a test run): every scenario
+ * stops and starts it again itself, and begins with it up; each uses workspaces of its own.
+ */
+let dedicated: Promise<RestartableBroker> | undefined;
+async function dedicatedBroker(): Promise<RestartableBroker> {
+  const broker = await (dedicated ??= startRestartableBroker());
+  if (!broker.running) await broker.start();
+  return broker;
+}
+afterAll(async () => {
+  await (await dedicated)?.close();
+}, 120_000);
+
 describe.each(testTransports())('broker stopped and restarted mid-conversation (dedicated broker) [%s]', (transportKind) => {
   let broker: RestartableBroker | undefined;
   let patient: AgentHarness | undefined;
@@ -109,7 +123,7 @@ describe.each(testTransports())('broker stopped and restarted mid-conversation (
   const fastReconnect = { reconnect: { initialDelayMs: 50, maxDelayMs: 500 }, sendTimeoutMs: 90_000 };
 
   beforeAll(async () => {
-    broker = await startRestartableBroker();
+    broker = await dedicatedBroker();
     const patientTransport = createTestTransport(transportKind, {
       webSocketUrl: broker.webSocketUrl,
       serviceUrl: broker.serviceUrl,
@@ -174,7 +188,6 @@ describe.each(testTransports())('broker stopped and restarted mid-conversation (
     await hastyGateway?.close();
     await patient?.stop();
     await hasty?.stop();
-    await broker?.close();
   }, 120_000);
 
   /** The gateways' view of every conversation, the stand-ins' calls, the status histories and the log lines. */
@@ -393,7 +406,7 @@ describe.each(testTransports())('broker restart with calls in flight and every s
   const healthz = async (): Promise<number> => (await fetch(`${(agent as AgentHarness).httpUrl()}/healthz`)).status;
 
   beforeAll(async () => {
-    broker = await startRestartableBroker();
+    broker = await dedicatedBroker();
     const transport = await BROKER_TRANSPORTS[transportName](broker);
     agent = await startAgentHarness({
       webSocketUrl: broker.webSocketUrl,
@@ -418,7 +431,6 @@ describe.each(testTransports())('broker restart with calls in flight and every s
   afterAll(async () => {
     await gateway?.close();
     await agent?.stop();
-    await broker?.close();
   }, 120_000);
 
   it('every conversation ends within 30 s of the broker’s return, fresh requests are served, /readyz tells the truth', async () => {

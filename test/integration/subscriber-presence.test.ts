@@ -1,13 +1,13 @@
 /**
- * The subscriber check that publishes after a reconnect wait for (src/bus/subscriber-presence.ts), against the
+ * The subscriber check that publishes after a reconnect wait for (src/bus/pulsar/subscriber-presence.ts), against the
  * real broker's admin API: a non-persistent topic nobody reads is waited on until a consumer subscribes, and an
  * admin API that cannot be asked is not waited on at all.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { SubscriberPresence } from '../../src/bus/subscriber-presence.js';
+import { SubscriberPresence } from '../../src/bus/pulsar/subscriber-presence.js';
 import type { Consumer, Transport } from '../../src/bus/transport.js';
-import { WebSocketTransport } from '../../src/bus/websocket-transport.js';
+import { WebSocketTransport } from '../../src/bus/pulsar/websocket/websocket-transport.js';
 import { brokerUrls, uniqueName } from '../support/transport-contract.js';
 
 const { webSocketUrl, webServiceUrl } = brokerUrls();

@@ -3,13 +3,13 @@
  * transports.ts: native only where the binding loads, and always under CI=true). A transport that cannot run
  * is listed as a skipped test whose title says why.
  */
-import { NativeTransport } from '../../src/bus/native-transport.js';
+import { NativeTransport } from '../../src/bus/pulsar/native/native-transport.js';
 import { inject } from 'vitest';
-import { KafkaTransport } from '../../src/bus/kafka-transport.js';
-import { RabbitMqTransport } from '../../src/bus/rabbitmq-transport.js';
-import { WebSocketTransport } from '../../src/bus/websocket-transport.js';
+import { KafkaTransport } from '../../src/bus/kafka/kafka-transport.js';
+import { RabbitMqTransport } from '../../src/bus/rabbitmq/rabbitmq-transport.js';
+import { WebSocketTransport } from '../../src/bus/pulsar/websocket/websocket-transport.js';
 import { TEST_RABBITMQ_MAX_MESSAGE_BYTES } from '../../dev/rabbitmq-broker.js';
-import { DEFAULT_KAFKA_MAX_MESSAGE_BYTES } from '../../src/bus/kafka-transport.js';
+import { DEFAULT_KAFKA_MAX_MESSAGE_BYTES } from '../../src/bus/kafka/kafka-transport.js';
 import { brokerUrls, describeTransportContract } from '../support/transport-contract.js';
 import { pulsarClientModule, skippedTransports, testTransports } from '../support/transports.js';
 

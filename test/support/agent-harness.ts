@@ -148,22 +148,29 @@ export async function startAgentHarness(options: AgentHarnessOptions): Promise<A
   let agent: RunningAgent | undefined;
   let config: ConfigServiceStandIn | undefined;
 
+  // The agent first; then the stand-ins, the config service and the gateway's producers, which are independent
+  // of each other, at once (on Kafka each consumer's leave takes about half a second).
   const stop = async (): Promise<void> => {
     if (agent?.app) await agent.app.stop().catch(() => undefined);
     else await agent?.service.stop(2_000).catch(() => undefined);
-    await standIns.stop();
-    await config?.stop().catch(() => undefined);
-    await producers.close();
+    await Promise.allSettled([standIns.stop(), config?.stop(), producers.close()]);
     await Promise.allSettled([agentTransport.close(), transport.close()]);
   };
 
   try {
-    config = await startConfigService({
-      transport,
-      queues: { request: settings.configRequestQueue, response: settings.configResponseQueue, push: settings.configPushQueue },
-    });
+    // The config service and the flow's stand-ins do not wait for each other.
     const behaviour = defaultBehaviour(options);
-    const main = await standIns.flow(defaultFlow, behaviour);
+    const [configStarted, flowStarted] = await Promise.allSettled([
+      startConfigService({
+        transport,
+        queues: { request: settings.configRequestQueue, response: settings.configResponseQueue, push: settings.configPushQueue },
+      }),
+      standIns.flow(defaultFlow, behaviour),
+    ]);
+    if (configStarted.status === 'fulfilled') config = configStarted.value;
+    else throw configStarted.reason;
+    if (flowStarted.status === 'rejected') throw flowStarted.reason;
+    const main = flowStarted.value;
     await standIns.useLibrarian(behaviour.librarian);
     const flowConfigType = `processor:${settings.id}`;
     await config.putMany(workspace, [

@@ -1,12 +1,14 @@
 /**
- * One iteration (runIteration) run with a fake model and fake tool clients, no bus: the unit tests of the
- * iteration and of what records its events share it. Tools: `lookup` (knowledge query, group read-only, moves to
+ * One ReAct iteration (reactIteration, a failure answered by withErrorResponse as the dispatcher does) run
+ * with a fake model and fake tool clients, no bus: the unit tests of the iteration and of what records its
+ * events share it. Tools: `lookup` (knowledge query, group read-only, moves to
  * state analysis), `analyse` (MCP, group advanced, in state analysis, moves to results), `wipe` (MCP, group admin).
  */
 import { pino } from 'pino';
-import { runIteration, type IterationContext, type IterationEvents } from '../../src/agent/iteration.js';
-import type { OrchestrationContext } from '../../src/agent/patterns/orchestration.js';
-import { askOf } from '../../src/tools/registry/selection.js';
+import { withErrorResponse, type IterationContext, type IterationEvents } from '../../src/agent/iteration.js';
+import { reactIteration } from '../../src/agent/patterns/react.js';
+import type { OrchestrationContext } from '../../src/agent/orchestration-fields.js';
+import { askOf } from '../../src/groups/selection.js';
 import type { ToolClients } from '../../src/tools/run/tool-clients.js';
 import {
   makeAgentRequest,
@@ -101,7 +103,8 @@ export async function iterate(options: IterationRunOptions, input: AgentRequestI
     settings: { maxIterations: 5, strictTools: false, ...options.settings },
     ...(options.orchestration ? { orchestration: options.orchestration } : {}),
   };
-  const result = await runIteration(ctx, askOf(makeAgentRequest(input)));
+  const ask = askOf(makeAgentRequest(input));
+  const result = await withErrorResponse(ctx, ask, (started) => reactIteration(ctx, ask, started));
   const kinds = responses.map((r) => `${r.message_type}${r.end_of_dialog ? '!' : ''}`);
   const named = (name: string) => events.filter(([n]) => n === name).map(([, ...args]) => args);
   return { result, responses, kinds, next, explained, events, named, prompt, graphRag, mcpTool };

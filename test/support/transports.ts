@@ -6,10 +6,10 @@
  * local run.
  */
 import type { Logger } from 'pino';
-import { NativeTransport, type NativeTransportOptions } from '../../src/bus/native-transport.js';
-import { loadPulsarClient, type PulsarClientModule } from '../../src/bus/pulsar-client-module.js';
+import { NativeTransport, type NativeTransportOptions } from '../../src/bus/pulsar/native/native-transport.js';
+import { loadPulsarClient, type PulsarClientModule } from '../../src/bus/pulsar/native/pulsar-client-module.js';
 import type { Transport } from '../../src/bus/transport.js';
-import { WebSocketTransport, type WebSocketTransportOptions } from '../../src/bus/websocket-transport.js';
+import { WebSocketTransport, type WebSocketTransportOptions } from '../../src/bus/pulsar/websocket/websocket-transport.js';
 
 export type TransportKind = 'websocket' | 'native';
 

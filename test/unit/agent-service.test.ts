@@ -4,7 +4,7 @@
  * stopped as their config entries come and go, and a registry rebuilt from each tool change.
  */
 import { describe, expect, it } from 'vitest';
-import type { MemoryTransport } from '../../src/bus/memory-transport.js';
+import type { MemoryTransport } from '../../src/bus/memory/memory-transport.js';
 import { knowledgeQueryTool } from '../../dev/flow-config.js';
 import { harnessPerTest } from '../support/harness-per-test.js';
 

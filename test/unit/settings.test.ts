@@ -2,7 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { helpText, loadSettings, SettingsError, webSocketUrlFor } from '../../src/settings.js';
+import { webSocketUrlFor } from '../../src/bus/pulsar/index.js';
+import { helpText, loadSettings, SettingsError } from '../../src/settings.js';
 
 describe('settings', () => {
   it('uses TrustGraph defaults when nothing is given', () => {

@@ -17,6 +17,7 @@
 #   PULSAR_START_TIMEOUT   seconds to wait for readiness      (default 180)
 #   PULSAR_ADMIN_TIMEOUT   seconds curl waits for each tenant/namespace PUT (default 20); no answer
 #                          in time (HTTP 000) is tried again, up to 5 attempts
+#   PULSAR_ADMIN_RETRY_PAUSE  seconds between those attempts (default 2)
 #   PULSAR_LOG_LEVEL       root log level of the broker       (default INFO)
 #   PULSAR_JAVA            java binary                         (default: java on PATH, or $JAVA_HOME/bin/java)
 #   PULSAR_MVN             mvn binary                          (default: mvn)
@@ -39,6 +40,7 @@ WEB_PORT="${PULSAR_WEB_PORT:-8080}"
 BOOKIE_PORT="${PULSAR_BOOKIE_PORT:-0}"
 START_TIMEOUT="${PULSAR_START_TIMEOUT:-180}"
 ADMIN_TIMEOUT="${PULSAR_ADMIN_TIMEOUT:-20}"
+ADMIN_RETRY_PAUSE="${PULSAR_ADMIN_RETRY_PAUSE:-2}"
 AUTH="${PULSAR_AUTH:-none}"
 # curl arguments that authenticate (token mode), and the token itself.
 AUTH_CURL=()
@@ -307,7 +309,7 @@ put_created() {
       -H 'Content-Type: application/json' "$@" || true)"
     [[ "$status" == 000 && "$attempt" -lt 5 ]] || break
     log "PUT ${*: -1}: no answer within $ADMIN_TIMEOUT s (attempt $attempt of 5), trying again"
-    sleep 2
+    sleep "$ADMIN_RETRY_PAUSE"
   done
   echo "$status"
 }

@@ -6,28 +6,27 @@
  * - a first request without a `pattern` is routed by the meta-router (meta-router.ts) when the workspace
  *   configures `agent-pattern` / `agent-task-type`; the decision travels in the `next` requests;
  * - the first iteration of an orchestrated conversation emits the pattern-decision explain entity;
- * - `plan-then-execute` runs plan-then-execute.ts, `supervisor` supervisor.ts, everything else ReAct
- *   (iteration.ts), as TrustGraph falls back to ReAct for a pattern it does not know.
+ * - the pattern the request names runs it, taken from the table (pattern-table.ts); a pattern this agent does
+ *   not run falls back to ReAct (react.ts), as TrustGraph's does.
  *
  * Without pattern config the meta-router decides `react` / `general` without asking the model, as
  * TrustGraph's does. A later iteration without a pattern (a client that keeps its own history, or TrustGraph's
  * ReAct agent's `next` request) runs ReAct.
  */
-import type { AgentAsk } from '../../tools/registry/selection.js';
+import type { AgentAsk } from '../../groups/index.js';
 import { makeAgentRequest, type AgentRequest } from '../../wire/index.js';
 import { DialogError } from '../errors.js';
 import { sessionUriKey, provenanceUris } from '../explainability.js';
-import { explain, runIteration, withErrorResponse, type IterationContext, type IterationResult } from '../iteration.js';
-import { buildPatternCatalog, isPatternId, type PatternCatalog, type PatternId } from './catalog.js';
-import { routeQuestion } from './meta-router.js';
-import { SUBAGENT_COMPLETION, type OrchestrationContext } from './orchestration.js';
-import { patternDecisionTriples, patternUris } from './pattern-explain.js';
-import type { PatternContext } from './pattern-context.js';
-import { runPlanIteration } from './plan-then-execute.js';
-import { runSupervisorIteration } from './supervisor.js';
-import { UsageTracker } from './usage.js';
+import { explain, withErrorResponse, type IterationContext, type IterationResult } from '../iteration.js';
+import { buildPatternCatalog, type PatternCatalog } from '../orchestrator/catalog.js';
+import { routeQuestion } from '../orchestrator/meta-router.js';
+import { SUBAGENT_COMPLETION, type OrchestrationContext } from '../orchestration-fields.js';
+import { patternDecisionTriples, patternUris } from '../orchestrator/pattern-explain.js';
+import type { PatternContext } from './pattern.js';
+import { PATTERN_IDS, patternFor } from './pattern-table.js';
+import { UsageTracker } from '../usage.js';
 
-const DEFAULT_CATALOG = buildPatternCatalog();
+const DEFAULT_CATALOG = buildPatternCatalog(PATTERN_IDS);
 
 export function isSubagentCompletion(request: AgentRequest): boolean {
   return request.correlation_id !== '' && request.history.some((h) => h.step_type === SUBAGENT_COMPLETION);
@@ -63,8 +62,8 @@ export async function runAgentRequest(
   } else if (first) {
     ctx.events.patternChosen(request.pattern, request.task_type, false, []);
   }
-  const runs = runnablePattern(request.pattern);
-  if (first && runs !== request.pattern && request.pattern !== '') {
+  const pattern = patternFor(request.pattern);
+  if (first && pattern.id !== request.pattern && request.pattern !== '') {
     ctx.logger.warn({ pattern: request.pattern }, `Pattern "${request.pattern}" is not run by this agent; running react`);
   }
 
@@ -91,13 +90,6 @@ export async function runAgentRequest(
   const patternCtx: PatternContext = { ...ctx, catalog: patterns, orchestration };
   // Routing changed only the orchestration fields, never the groups or the state.
   const ask: AgentAsk = { ...receivedAsk, request };
-  if (runs === 'plan-then-execute') return withErrorResponse(ctx, ask, (result) => runPlanIteration(patternCtx, ask, result));
-  if (runs === 'supervisor') return withErrorResponse(ctx, ask, (result) => runSupervisorIteration(patternCtx, ask, result));
-  return runIteration(patternCtx, ask);
-}
-
-/** The pattern that runs a request: its own when this agent runs it, else ReAct. */
-function runnablePattern(pattern: string): PatternId {
-  return isPatternId(pattern) ? pattern : 'react';
+  return withErrorResponse(patternCtx, ask, (result) => pattern.run(patternCtx, ask, result));
 }
 

@@ -14,8 +14,8 @@
  * result. The state moves only after a tool succeeded, as in ReAct.
  */
 import { randomUUID } from 'node:crypto';
-import type { AgentAsk } from '../../tools/registry/selection.js';
-import type { ToolRegistry } from '../../tools/registry/registry.js';
+import type { AgentAsk } from '../../groups/index.js';
+import type { ToolRegistry } from '../../tools/index.js';
 import {
   makeAgentRequest,
   makeAgentStep,
@@ -30,12 +30,12 @@ import { provenanceUris, sessionTriples, sessionUriKey } from '../explainability
 import { explain, saveDocument, type IterationResult } from '../iteration.js';
 import { act, stringifyArguments } from '../tool-action.js';
 import { answerResponse, observationResponse, thoughtResponse } from '../responses.js';
-import { patternLimits } from './catalog.js';
-import { plannableTools } from './plannable-tools.js';
-import { isSubagent, nextAgentRequest, subagentCompletion } from './orchestration.js';
-import type { PatternContext } from './pattern-context.js';
-import { patternDocumentIds, patternUris, planRefusalTriples, planTriples, stepResultTriples, synthesisTriples } from './pattern-explain.js';
-import { callTemplate, callTemplateText } from './template-prompt.js';
+import { patternLimits } from '../orchestrator/catalog.js';
+import { plannableTools } from '../orchestrator/plannable-tools.js';
+import { isSubagent, nextAgentRequest, subagentCompletion } from '../orchestration-fields.js';
+import type { Pattern, PatternContext } from './pattern.js';
+import { patternDocumentIds, patternUris, planRefusalTriples, planTriples, stepResultTriples, synthesisTriples } from '../orchestrator/pattern-explain.js';
+import { callTemplate, callTemplateText } from '../orchestrator/template-prompt.js';
 
 export const PLAN_CREATE_TEMPLATE = 'plan-create';
 export const PLAN_STEP_EXECUTE_TEMPLATE = 'plan-step-execute';
@@ -48,7 +48,12 @@ interface PlannedStep {
   depends_on: number[];
 }
 
-export async function runPlanIteration(ctx: PatternContext, ask: AgentAsk, result: IterationResult): Promise<IterationResult> {
+export const planThenExecute: Pattern = {
+  id: 'plan-then-execute',
+  run: (ctx, ask, result) => planIteration(ctx, ask, result),
+};
+
+async function planIteration(ctx: PatternContext, ask: AgentAsk, result: IterationResult): Promise<IterationResult> {
   const { request } = ask;
   const sessionId = request.session_id || randomUUID();
   const key = sessionUriKey(sessionId);
@@ -61,7 +66,7 @@ export async function runPlanIteration(ctx: PatternContext, ask: AgentAsk, resul
   }
   const plan = latestPlan(request.history);
   const used = replansUsed(request.history);
-  const { maxReplanDepth } = patternLimits(ctx.catalog, 'plan-then-execute');
+  const { maxReplanDepth } = patternLimits(ctx.catalog, planThenExecute.id);
   const needsPlan = plan === undefined || (plan.some((s) => s.status === 'failed') && used < maxReplanDepth);
   const run = { ctx, ask, request, sessionId, key, n, result };
   if (needsPlan) return planning(run, plan, plan === undefined ? 0 : used + 1, maxReplanDepth);
@@ -280,7 +285,7 @@ async function execution(run: Run, plan: PlanStep[], index: number): Promise<Ite
   let ok: boolean;
   if (!toolSet.has(toolName)) {
     // Refused before it runs: the tool is not offered for these groups in the state this step runs in.
-    const { maxReplanDepth } = patternLimits(ctx.catalog, 'plan-then-execute');
+    const { maxReplanDepth } = patternLimits(ctx.catalog, planThenExecute.id);
     const then = replansUsed(request.history) < maxReplanDepth ? 'replan' : 'observation';
     ctx.events.planStepRefused({ tool: toolName, step: index, state, at: 'step', then });
     ctx.events.actionDenied(toolName, toolSet, ctx.registry.get(toolName) !== undefined);

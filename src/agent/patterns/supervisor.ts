@@ -12,25 +12,30 @@
  *      from the results.
  */
 import { randomUUID } from 'node:crypto';
-import { clipText } from '../../errors/error-text.js';
-import type { AgentAsk } from '../../tools/registry/selection.js';
+import { clipText } from '../../errors/index.js';
+import type { AgentAsk } from '../../groups/index.js';
 import { makeAgentRequest, makeAgentStep, pythonRepr, type AgentRequest, type AgentStep } from '../../wire/index.js';
 import { provenanceUris, sessionTriples, sessionUriKey } from '../explainability.js';
 import { DialogError } from '../errors.js';
 import { explain, saveDocument, type IterationContext, type IterationResult } from '../iteration.js';
 import { answerResponse, thoughtResponse } from '../responses.js';
-import { patternLimits } from './catalog.js';
-import type { FanOutRecord, SiblingResult } from './fan-in.js';
-import type { PatternContext } from './pattern-context.js';
-import { decompositionTriples, findingTriples, patternDocumentIds, patternUris, synthesisTriples } from './pattern-explain.js';
-import { callTemplate, callTemplateText } from './template-prompt.js';
+import { patternLimits } from '../orchestrator/catalog.js';
+import type { FanOutRecord, SiblingResult } from '../orchestrator/fan-in.js';
+import type { Pattern, PatternContext } from './pattern.js';
+import { decompositionTriples, findingTriples, patternDocumentIds, patternUris, synthesisTriples } from '../orchestrator/pattern-explain.js';
+import { callTemplate, callTemplateText } from '../orchestrator/template-prompt.js';
 
 export const SUPERVISOR_DECOMPOSE_TEMPLATE = 'supervisor-decompose';
 export const SUPERVISOR_SYNTHESISE_TEMPLATE = 'supervisor-synthesise';
 /** The step type of the aggregator's synthesis request. */
 export const SYNTHESISE = 'synthesise';
 
-export async function runSupervisorIteration(ctx: PatternContext, ask: AgentAsk, result: IterationResult): Promise<IterationResult> {
+export const supervisor: Pattern = {
+  id: 'supervisor',
+  run: (ctx, ask, result) => supervisorIteration(ctx, ask, result),
+};
+
+async function supervisorIteration(ctx: PatternContext, ask: AgentAsk, result: IterationResult): Promise<IterationResult> {
   const { request } = ask;
   const sessionId = request.session_id || randomUUID();
   const key = sessionUriKey(sessionId);
@@ -64,7 +69,7 @@ async function decomposition(
   const toolSet = ctx.registry.offer(ask);
   result.toolSet = toolSet;
   ctx.events.toolsOffered(toolSet);
-  const { maxSubagents } = patternLimits(ctx.catalog, 'supervisor');
+  const { maxSubagents } = patternLimits(ctx.catalog, supervisor.id);
   const started = performance.now();
   const reply = await callTemplate(
     ctx.prompt,
@@ -218,7 +223,7 @@ function synthesisRequest(template: AgentRequest, results: readonly SiblingResul
     streaming: template.streaming,
     session_id: template.session_id,
     conversation_id: template.conversation_id,
-    pattern: 'supervisor',
+    pattern: supervisor.id,
     task_type: template.task_type,
     framing: template.framing,
   });

@@ -8,7 +8,7 @@
  * Undeclared arguments stay in `value` (TrustGraph forwards them) and are reported as warnings, one per name;
  * the iteration drops, passes or rejects them (`--undeclared-arguments`).
  */
-import { quote, showValue } from '../describe-value.js';
+import { quote, showValue } from '../../errors/index.js';
 import { argsObject, isPlainObject, parseJsonText } from './args-object.js';
 import type { ProblemDetail } from '../config/problems.js';
 import type { ArgumentType, ToolArgumentConfig } from '../config/tool-config-schema.js';

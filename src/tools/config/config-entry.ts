@@ -3,17 +3,10 @@
  * already-decoded object is accepted too (handy for tests and for config clients that decode early).
  * A value over the size or depth limit is refused here, before anything walks it.
  */
-import { checkJsonLimits } from '../../wire/json-limits.js';
-import { describeValue } from '../describe-value.js';
+import { checkJsonLimits } from '../../wire/index.js';
+import { describeValue, errorMessage } from '../../errors/index.js';
+import { MAX_CONFIG_VALUE_CHARS, MAX_CONFIG_VALUE_DEPTH, MAX_CONFIG_VALUE_NODES } from '../../config/index.js';
 import type { ProblemDetail } from './problems.js';
-import { errorMessage } from '../../errors/error-text.js';
-
-/** Largest config value (JSON text) accepted for one tool, tool service or MCP entry. */
-export const MAX_CONFIG_VALUE_CHARS = 1_048_576;
-/** Deepest nesting accepted in one config value; real tool values nest 4 or 5 levels. */
-export const MAX_CONFIG_VALUE_DEPTH = 64;
-/** Most JSON values (objects, arrays, strings, numbers, ...) accepted in one config value. */
-export const MAX_CONFIG_VALUE_NODES = 100_000;
 
 export type DecodedEntry = { ok: true; value: Record<string, unknown> } | { ok: false; detail: ProblemDetail };
 

@@ -4,7 +4,7 @@
  * vague; everything else gets the wording below.
  */
 import { z } from 'zod';
-import { describeValue, formatPath } from '../describe-value.js';
+import { describeValue, formatPath } from '../../errors/index.js';
 import type { ProblemDetail } from './problems.js';
 
 const EXPECTED: Record<string, string> = {

@@ -4,7 +4,7 @@
  * the `id` inside is never read. `schemas/tool-service.schema.json` is generated from this schema.
  */
 import { z } from 'zod';
-import { describeValue } from '../describe-value.js';
+import { describeValue } from '../../errors/index.js';
 import { stringList } from './tool-config-schema.js';
 
 function queueId(which: string) {

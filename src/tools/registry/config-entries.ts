@@ -1,7 +1,7 @@
 /** A config type's entries in the order TrustGraph's config service returns them (config-key order). */
-import { describeValue } from '../describe-value.js';
+import { describeValue } from '../../errors/index.js';
 import { makeProblem, type ConfigKind, type Problem } from '../config/problems.js';
-import { CHEAP_ITEMS_PER_STEP, type Steps } from '../../threads/time-slices.js';
+import { CHEAP_ITEMS_PER_STEP, type Steps } from '../../threads/index.js';
 
 const HAS_SURROGATE = /[\uD800-\uDFFF]/;
 

@@ -3,6 +3,7 @@
  * lookup and a counter write, so its cost does not depend on the cache size; the least recently used
  * entry is found by a scan only when a new entry must evict one (a miss, which is costlier anyway).
  */
+import { InvalidUseError } from '../../errors/index.js';
 interface Entry<V> {
   value: V;
   used: number;
@@ -17,7 +18,7 @@ export class LruCache<K, V> {
   /** @param capacity maximum number of entries kept; 0 disables caching. */
   constructor(readonly capacity: number) {
     if (!Number.isInteger(capacity) || capacity < 0) {
-      throw new RangeError(`LRU cache capacity must be a non-negative integer, got ${String(capacity)}`);
+      throw new InvalidUseError(`LRU cache capacity must be a non-negative integer, got ${String(capacity)}`);
     }
   }
 

@@ -1,6 +1,6 @@
 import type { ArgumentSource } from '../arguments/argument-source.js';
-import type { ToolServiceLookup } from '../config/load-tool.js';
-import type { ToolRegistry } from './registry.js';
+import type { ToolServiceLookup } from '../loading/load-tool.js';
+import type { ToolRegistry } from './registry-types.js';
 import type { ToolAvailability, ToolIndex } from './tool-index.js';
 
 /**

@@ -1,17 +1,17 @@
 /** The registry object over its parts: lookups, the cached tool sets per (groups, state), the listing. */
-import type { FilterOptions, ToolRegistry, ToolSetCacheStats } from './registry.js';
+import type { FilterOptions, ToolRegistry, ToolSetCacheStats } from './registry-types.js';
 import { bases, type Basis } from './registry-basis.js';
 import { buildListing, type RegistryListing } from './listing.js';
 import { LruCache } from './lru.js';
 import {
+  type AgentAsk,
   nextState,
   normalizeRequestGroups,
   normalizeRequestState,
-  type AgentAsk,
   type RequestedGroups,
   type RequestGroups,
   type RequestState,
-} from './selection.js';
+} from '../../groups/index.js';
 import type { Tool } from '../tool.js';
 import type { ToolAvailability, ToolIndex } from './tool-index.js';
 import type { ToolSet } from './tool-set.js';

@@ -1,11 +1,11 @@
 /** A registry patched in place of a rebuild when a reload changed only tool values that index the same way. */
 import type { ArgumentsReport } from '../arguments/argument-source.js';
 import { frozenMap } from '../freeze.js';
-import { loadTool, type ToolLoad } from '../config/load-tool.js';
+import { loadTool, type ToolLoad } from '../loading/load-tool.js';
 import type { Tool } from '../tool.js';
-import { CHEAP_ITEMS_PER_STEP, type Steps } from '../../threads/time-slices.js';
+import { CHEAP_ITEMS_PER_STEP, type Steps } from '../../threads/index.js';
 import { compareConfigKeys } from './config-entries.js';
-import type { BuildRegistryInput, BuildRegistryResult, ToolRegistry } from './registry.js';
+import type { BuildRegistryInput, BuildRegistryResult, ToolRegistry } from './registry-types.js';
 import { bases } from './registry-basis.js';
 import { assembleRegistry } from './registry-object.js';
 

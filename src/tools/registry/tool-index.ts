@@ -4,10 +4,10 @@
  * O(number of tools), independent of how the tools' groups and states are spelled.
  */
 import { frozenSet } from '../freeze.js';
-import type { RequestedGroups } from './selection.js';
+import type { RequestedGroups } from '../../groups/index.js';
 import type { Tool, ToolPromptForm } from '../tool.js';
 import type { ToolSet } from './tool-set.js';
-import { runToEnd, type Steps } from '../../threads/time-slices.js';
+import { runToEnd, type Steps } from '../../threads/index.js';
 
 const IN_GROUP = 1;
 const IN_STATE = 2;

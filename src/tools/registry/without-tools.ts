@@ -1,11 +1,11 @@
 /**
  * A registry that offers no tool of a given set, whatever the groups and state: how the policy's availability
- * rules withdraw single tools for one request (security/group-availability.ts). Every pattern asks its registry
+ * rules withdraw single tools for one request (groups/availability.ts). Every pattern asks its registry
  * for tool sets, so wrapping the request's registry once withdraws the tools everywhere: the prompt, the check
  * of the model's action, the plan's validation.
  */
 import type { FilterOptions, ToolRegistry } from './registry.js';
-import type { AgentAsk, RequestGroups, RequestState } from './selection.js';
+import type { AgentAsk, RequestGroups, RequestState } from '../../groups/index.js';
 import type { ToolSet } from './tool-set.js';
 
 export function withoutTools(registry: ToolRegistry, withdrawn: ReadonlySet<string>): ToolRegistry {

@@ -11,10 +11,9 @@
 import type { Logger } from 'pino';
 import type { ArgumentSource } from '../arguments/argument-source.js';
 import { buildRegistry, buildRegistryInSlices, type ToolRegistry } from './registry.js';
-import { nextMacrotask } from '../../threads/next-macrotask.js';
-import { runInSlices } from '../../threads/time-slices.js';
-import { ToolLoadCache } from '../config/tool-load-cache.js';
-import type { WorkspaceSnapshot } from '../../config/workspace-config.js';
+import { nextMacrotask, runInSlices } from '../../threads/index.js';
+import { ToolLoadCache } from '../loading/tool-load-cache.js';
+import type { WorkspaceSnapshot } from '../../config/index.js';
 
 export const TOOL_CONFIG_TYPES = ['tool', 'tool-service', 'mcp'] as const;
 

@@ -2,7 +2,7 @@
  * The TrustGraph services a flow gives its tools (docs/trustgraph-agent-notes.md §1.2). A flow whose configuration does not
  * name a service's queues has no client for it; a tool that needs it then fails with a clear observation.
  */
-import type { RequestClient } from '../../bus/request-client.js';
+import type { RequestClient } from '../../bus/index.js';
 import type {
   EmbeddingsRequest,
   EmbeddingsResponse,

@@ -1,8 +1,8 @@
 /** The transports of a harness: the stand-ins' (and gateway's) and the agent's own, on the broker or in memory. */
 import type { Logger } from 'pino';
-import { MemoryTransport } from '../../../src/bus/memory-transport.js';
-import { KafkaTransport } from '../../../src/bus/kafka-transport.js';
-import { RabbitMqTransport } from '../../../src/bus/rabbitmq-transport.js';
+import { MemoryTransport } from '../../../src/bus/memory/memory-transport.js';
+import { KafkaTransport } from '../../../src/bus/kafka/kafka-transport.js';
+import { RabbitMqTransport } from '../../../src/bus/rabbitmq/rabbitmq-transport.js';
 import { TEST_RABBITMQ_MAX_MESSAGE_BYTES } from '../../../dev/rabbitmq-broker.js';
 import type { Transport } from '../../../src/bus/transport.js';
 import { brokerUrls } from '../transport-contract.js';

@@ -4,8 +4,8 @@
  */
 import type { Logger } from 'pino';
 import type { Properties, Transport } from '../../../src/bus/transport.js';
-import type { NativeTransportOptions } from '../../../src/bus/native-transport.js';
-import type { WebSocketTransportOptions } from '../../../src/bus/websocket-transport.js';
+import type { NativeTransportOptions } from '../../../src/bus/pulsar/native/native-transport.js';
+import type { WebSocketTransportOptions } from '../../../src/bus/pulsar/websocket/websocket-transport.js';
 import type { AgentApp } from '../../../src/app.js';
 import type { AgentService, ServiceHooks, ServiceSettings } from '../../../src/service.js';
 import type { Settings } from '../../../src/settings.js';

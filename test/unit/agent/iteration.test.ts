@@ -1,5 +1,5 @@
 /**
- * One ReAct iteration (runIteration) with a fake model and fake tool clients: no bus. Each test scripts the
+ * One ReAct iteration (reactIteration) with a fake model and fake tool clients: no bus. Each test scripts the
  * model's text and the services' replies, and checks the responses, the `next` request, the result and the
  * events the iteration reports.
  */
@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { makeAgentStep, makePromptResponse, makeToolResponse } from '../../../src/wire/index.js';
 import { act, answer, graphAnswer, iterate, type Model } from '../../support/iteration-run.js';
 
-describe('runIteration: a final answer', () => {
+describe('ReAct: a final answer', () => {
   it('answers with the session explain, the thought, the conclusion explain and the answer, and ends the session', async () => {
     const run = await iterate({ model: answer('forty-two') }, { question: 'q', session_id: 's-1' });
     expect(run.kinds).toEqual(['explain', 'thought', 'explain', 'answer!']);
@@ -50,7 +50,7 @@ describe('runIteration: a final answer', () => {
   });
 });
 
-describe('runIteration: a tool call', () => {
+describe('ReAct: a tool call', () => {
   it('runs the tool, observes its reply, moves the state and publishes the next request', async () => {
     const run = await iterate(
       { model: act('lookup', '{"question": "who?"}'), graphRag: graphAnswer('  Acme  ') },
@@ -100,7 +100,7 @@ describe('runIteration: a tool call', () => {
   });
 });
 
-describe('runIteration: what the model may not do', () => {
+describe('ReAct: what the model may not do', () => {
   it('observes a tool that was not offered, listing the offered ones, and does not call it', async () => {
     const run = await iterate({ model: act('wipe', '{}'), mcp: () => makeToolResponse({ text: 'wiped' }) }, { question: 'q', group: ['read-only'] });
     expect(run.mcpTool!.calls).toEqual([]);
@@ -146,7 +146,7 @@ describe('runIteration: what the model may not do', () => {
   });
 });
 
-describe('runIteration: undeclared arguments', () => {
+describe('ReAct: undeclared arguments', () => {
   const model = act('analyse', '{"dataset": "d", "rm -rf": "/"}');
   const mcp = () => makeToolResponse({ text: 'ok' });
   const request = { question: 'q', group: ['advanced'], state: 'analysis' };
@@ -171,7 +171,7 @@ describe('runIteration: undeclared arguments', () => {
   });
 });
 
-describe('runIteration: the dialog ends in error', () => {
+describe('ReAct: the dialog ends in error', () => {
   const step = makeAgentStep({ thought: 't', action: 'lookup', arguments: {}, observation: 'o' });
 
   it('after --max-iterations steps, without asking the model, counting the session once', async () => {

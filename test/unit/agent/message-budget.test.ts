@@ -7,7 +7,7 @@ import { budgetFor, fitResponse, fitTriples, type MessageBudget } from '../../..
 import { answerResponse, explainResponse, thoughtResponse } from '../../../src/agent/responses.js';
 import { describeFailure } from '../../../src/agent/failure.js';
 import { FrameTooLargeError } from '../../../src/bus/errors.js';
-import { WebSocketTransport } from '../../../src/bus/websocket-transport.js';
+import { WebSocketTransport } from '../../../src/bus/pulsar/websocket/websocket-transport.js';
 import { agentResponseCodec, makeTriples, triplesCodec } from '../../../src/wire/index.js';
 
 const EMOJI = '\u{1F600}';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { modelContext } from '../../../src/agent/iteration.js';
+import { modelContext } from '../../../src/agent/patterns/react.js';
 
 describe("the agent-react prompt's context (TrustGraph's orchestrator: additional context, then framing)", () => {
   it('joins the two with a blank line, takes either alone, and is null without both', () => {

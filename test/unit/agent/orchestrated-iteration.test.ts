@@ -6,7 +6,7 @@
  * iteration records none of that.
  */
 import { describe, expect, it } from 'vitest';
-import { UsageTracker } from '../../../src/agent/patterns/usage.js';
+import { UsageTracker } from '../../../src/agent/usage.js';
 import {
   iriTerm,
   literalTerm,

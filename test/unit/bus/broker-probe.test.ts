@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BrokerProbe } from '../../../src/bus/broker-probe.js';
-import { MemoryTransport } from '../../../src/bus/memory-transport.js';
+import { MemoryTransport } from '../../../src/bus/memory/memory-transport.js';
 
 const TOPIC = 'non-persistent://tg/request/agent-manager-liveness';
 

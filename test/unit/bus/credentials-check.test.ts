@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { commandType, connectFrame } from '../../../src/bus/credentials-check.js';
+import { commandType, connectFrame } from '../../../src/bus/pulsar/credentials-check.js';
 
 describe('the CONNECT frame of the native credentials check', () => {
   it('is a well-framed BaseCommand of type CONNECT carrying the token method and data', () => {

@@ -1,6 +1,6 @@
 import { AssignerProtocol, type Cluster, type Logger, type PartitionMetadata } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { KAFKA_ASSIGNOR_NAME, roundRobinAssigner } from '../../../src/bus/kafka-assigner.js';
+import { KAFKA_ASSIGNOR_NAME, roundRobinAssigner } from '../../../src/bus/kafka/assigner.js';
 
 /**
  * The part of kafkajs's cluster the assignor reads: partition counts by topic. As a broker does, a metadata

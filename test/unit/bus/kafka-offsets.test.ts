@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PartitionOffsets } from '../../../src/bus/kafka-offsets.js';
+import { PartitionOffsets } from '../../../src/bus/kafka/offsets.js';
 
 describe('offsets committed in order on a Kafka partition', () => {
   it('commits nothing before anything was taken', () => {

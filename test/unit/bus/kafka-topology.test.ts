@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { KAFKA_LONG_RETENTION_MS, KAFKA_SHORT_RETENTION_MS, kafkaBrokers, kafkaGroupFor, kafkaSecurity, kafkaTopicFor } from '../../../src/bus/kafka-topology.js';
+import { KAFKA_LONG_RETENTION_MS, KAFKA_SHORT_RETENTION_MS, kafkaBrokers, kafkaGroupFor, kafkaSecurity, kafkaTopicFor } from '../../../src/bus/kafka/topology.js';
 import { queueToTopic } from '../../../src/bus/topics.js';
 
 describe("TrustGraph's Kafka names", () => {

@@ -1,4 +1,4 @@
-import { MemoryTransport } from '../../../src/bus/memory-transport.js';
+import { MemoryTransport } from '../../../src/bus/memory/memory-transport.js';
 import { describeTransportContract } from '../../support/transport-contract.js';
 
 describeTransportContract('memory', () => new MemoryTransport(), { quietMs: 50, deliveryTimeoutMs: 2000 });

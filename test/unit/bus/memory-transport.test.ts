@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConnectError, TransportClosedError } from '../../../src/bus/errors.js';
-import { MemoryTransport } from '../../../src/bus/memory-transport.js';
+import { MemoryTransport } from '../../../src/bus/memory/memory-transport.js';
 import type { IncomingMessage, MessageHandler, TransportStatus } from '../../../src/bus/transport.js';
 
 const P = 'persistent://tg/flow/work';

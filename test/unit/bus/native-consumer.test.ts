@@ -5,8 +5,8 @@
  */
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RecyclingNativeConsumer } from '../../../src/bus/native-consumer.js';
-import type { NativeConsumer } from '../../../src/bus/pulsar-client-module.js';
+import { RecyclingNativeConsumer } from '../../../src/bus/pulsar/native/consumer.js';
+import type { NativeConsumer } from '../../../src/bus/pulsar/native/pulsar-client-module.js';
 
 class StandInConsumer implements NativeConsumer {
   connected = true;

@@ -4,7 +4,7 @@
  */
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createUntilUp } from '../../../src/bus/native-create-until-up.js';
+import { createUntilUp } from '../../../src/bus/pulsar/native/create-until-up.js';
 import { TransportClosedError } from '../../../src/bus/errors.js';
 
 interface Created {

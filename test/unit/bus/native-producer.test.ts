@@ -7,8 +7,8 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConnectionStatus } from '../../../src/bus/connection-status.js';
 import { FrameTooLargeError, UnacknowledgedSendError } from '../../../src/bus/errors.js';
-import { RecyclingNativeProducer } from '../../../src/bus/native-producer.js';
-import type { NativeProducer } from '../../../src/bus/pulsar-client-module.js';
+import { RecyclingNativeProducer } from '../../../src/bus/pulsar/native/producer.js';
+import type { NativeProducer } from '../../../src/bus/pulsar/native/pulsar-client-module.js';
 
 /** A C++ producer whose sends wait until `receipt()` or `close()`, as the real one's wait for the broker. */
 class StandInProducer implements NativeProducer {

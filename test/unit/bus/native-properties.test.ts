@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { plainProperties } from '../../../src/bus/native-incoming.js';
+import { plainProperties } from '../../../src/bus/pulsar/native/incoming.js';
 
 describe('plainProperties (the native binding hands properties over as an array-like object)', () => {
   it('turns the array-like object into a plain string map', () => {

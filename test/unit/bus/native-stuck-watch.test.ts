@@ -1,6 +1,6 @@
 /** StuckWatch: which native producers and consumers the transport replaces for not coming back. */
 import { describe, expect, it } from 'vitest';
-import { StuckWatch, type Watched } from '../../../src/bus/native-stuck-watch.js';
+import { StuckWatch, type Watched } from '../../../src/bus/pulsar/native/stuck-watch.js';
 
 const handler = (name: string): Watched => ({ name, replace: () => undefined });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { exchangeFor, queueFor, rabbitMqUrl } from '../../../src/bus/rabbitmq-topology.js';
+import { exchangeFor, queueFor, rabbitMqUrl } from '../../../src/bus/rabbitmq/topology.js';
 import { queueToTopic } from '../../../src/bus/topics.js';
 
 describe("TrustGraph's RabbitMQ names", () => {

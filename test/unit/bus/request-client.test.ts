@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConnectionLostError, RequestTimeoutError, TransportClosedError, UnacknowledgedSendError } from '../../../src/bus/errors.js';
-import { MemoryTransport } from '../../../src/bus/memory-transport.js';
+import { MemoryTransport } from '../../../src/bus/memory/memory-transport.js';
 import { RequestClient, type RequestClientOptions } from '../../../src/bus/request-client.js';
 import type { IncomingMessage, Producer, ProducerOptions, Transport } from '../../../src/bus/transport.js';
 import { WireDecodeError } from '../../../src/wire/errors.js';

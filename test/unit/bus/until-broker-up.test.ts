@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { CredentialsRefusedError, TransportError } from '../../../src/bus/errors.js';
+import { ConnectError, CredentialsRefusedError, TransportError } from '../../../src/bus/errors.js';
 import { brokerMayBeComingUp, untilBrokerUp } from '../../../src/bus/until-broker-up.js';
 
 describe('untilBrokerUp', () => {
   it('takes a namespace or topic that does not exist yet as a broker still coming up, a refused token as final', () => {
     expect(brokerMayBeComingUp(new TransportError('connect ECONNREFUSED 127.0.0.1:6650', { retriable: true }))).toBe(true);
-    expect(brokerMayBeComingUp(new TransportError('cannot create consumer …: HTTP 404 Not Found: Namespace not found', { retriable: false }))).toBe(true);
-    expect(brokerMayBeComingUp(new TransportError('Failed to create consumer: TopicNotFound', { retriable: false }))).toBe(true);
+    // WebSocket: the upgrade's HTTP status; native: the C++ client's result, read where the binding's error is wrapped.
+    expect(brokerMayBeComingUp(new ConnectError('cannot create consumer …: HTTP 404 Not Found: Namespace not found', 'ws://broker:8080', 404))).toBe(true);
+    expect(brokerMayBeComingUp(new ConnectError('Failed to create consumer: TopicNotFound', 'pulsar://broker:6650', 404, { retriable: false }))).toBe(true);
+    expect(brokerMayBeComingUp(new TransportError('Failed to create consumer: TopicNotFound', { retriable: false }))).toBe(false);
     expect(brokerMayBeComingUp(new CredentialsRefusedError('the broker refused the token given with --pulsar-api-key'))).toBe(false);
     expect(brokerMayBeComingUp(new TransportError('Failed to create consumer: AuthorizationError', { retriable: false }))).toBe(false);
   });
@@ -17,7 +19,7 @@ describe('untilBrokerUp', () => {
     const value = await untilBrokerUp(
       async () => {
         calls += 1;
-        if (calls < 3) throw new TransportError('HTTP 404 Not Found: Namespace not found', { retriable: false });
+        if (calls < 3) throw new ConnectError('HTTP 404 Not Found: Namespace not found', 'ws://broker:8080', 404);
         return 'up';
       },
       { signal, maxDelayMs: 10 },

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { decodeFrame, type DecodedFrame } from '../../../src/bus/websocket-frame.js';
-import { FrameDecoder } from '../../../src/bus/websocket-frame-decoder.js';
+import { decodeFrame, type DecodedFrame } from '../../../src/bus/pulsar/websocket/frame.js';
+import { FrameDecoder } from '../../../src/bus/pulsar/websocket/frame-decoder.js';
 import { capturingLogger } from '../../support/log-capture.js';
 
 const frame = (messageId: string, payload: Buffer | string, extra: Record<string, unknown> = {}): Buffer =>

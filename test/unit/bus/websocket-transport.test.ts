@@ -14,7 +14,7 @@ import {
   TransportClosedError,
   TransportError,
 } from '../../../src/bus/errors.js';
-import { WebSocketTransport, type WebSocketTransportOptions } from '../../../src/bus/websocket-transport.js';
+import { WebSocketTransport, type WebSocketTransportOptions } from '../../../src/bus/pulsar/websocket/websocket-transport.js';
 import type { IncomingMessage } from '../../../src/bus/transport.js';
 
 interface Session {

@@ -5,7 +5,7 @@
  */
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MemoryTransport } from '../../../src/bus/memory-transport.js';
+import { MemoryTransport } from '../../../src/bus/memory/memory-transport.js';
 import { ConfigClient } from '../../../src/config/config-client.js';
 import { ConfigWatcher, type WorkspaceChange } from '../../../src/config/config-watcher.js';
 import { startConfigService, type ConfigServiceStandIn } from '../../../dev/stand-ins/config-service.js';

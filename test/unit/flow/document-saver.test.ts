@@ -3,7 +3,7 @@
  * their time, then the flow gives them up in one line, not one warning per document as its client closes.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { MemoryTransport } from '../../../src/bus/memory-transport.js';
+import { MemoryTransport } from '../../../src/bus/memory/memory-transport.js';
 import { RequestClient } from '../../../src/bus/request-client.js';
 import { DocumentSaver, type DocumentSaveOutcome } from '../../../src/flow/document-saver.js';
 import { librarianRequestCodec, librarianResponseCodec } from '../../../src/wire/index.js';

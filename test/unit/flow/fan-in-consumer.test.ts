@@ -5,8 +5,8 @@
  */
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { fanInMessage } from '../../../src/agent/patterns/fan-in-messages.js';
-import { MemoryTransport } from '../../../src/bus/memory-transport.js';
+import { fanInMessage } from '../../../src/agent/orchestrator/fan-in-messages.js';
+import { MemoryTransport } from '../../../src/bus/memory/memory-transport.js';
 import { ConnectionStatus } from '../../../src/bus/connection-status.js';
 import type { Consumer, IncomingMessage, Producer, StatusListener, SubscribeOptions, Transport } from '../../../src/bus/transport.js';
 import { FanInConsumer } from '../../../src/flow/fan-in-consumer.js';

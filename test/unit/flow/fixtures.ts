@@ -1,6 +1,6 @@
 /** What the flow tests share: a flow's dependencies on the in-process bus, and a prompt stand-in with a gateway. */
 import type { Logger } from 'pino';
-import type { MemoryTransport } from '../../../src/bus/memory-transport.js';
+import type { MemoryTransport } from '../../../src/bus/memory/memory-transport.js';
 import { queueToTopic } from '../../../src/bus/topics.js';
 import type { Transport } from '../../../src/bus/transport.js';
 import { ConcurrencyLimit } from '../../../src/flow/concurrency-limit.js';

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MemoryTransport } from '../../../src/bus/memory-transport.js';
+import { MemoryTransport } from '../../../src/bus/memory/memory-transport.js';
 import { queueToTopic } from '../../../src/bus/topics.js';
 import type { Transport } from '../../../src/bus/transport.js';
 import type { FlowDefinition } from '../../../src/config/flows.js';

@@ -1,5 +1,5 @@
 /**
- * IterationRecorder: the events of real iterations (runIteration with a fake model and tools) turned into
+ * IterationRecorder: the events of real iterations (ReAct iterations with a fake model and tools) turned into
  * metric values and one audit line per iteration.
  */
 import { describe, expect, it } from 'vitest';
@@ -7,7 +7,7 @@ import type { FlowDefinition } from '../../../src/config/flows.js';
 import { AuditTrail, type AuditRecord } from '../../../src/observability/audit.js';
 import { IterationRecorder } from '../../../src/observability/iteration-recorder.js';
 import { AgentMetrics } from '../../../src/observability/metrics.js';
-import { askOf } from '../../../src/tools/registry/selection.js';
+import { askOf } from '../../../src/groups/selection.js';
 import { makeAgentRequest, makeAgentStep, makeToolResponse, type AgentRequestInput } from '../../../src/wire/index.js';
 import { capturingLogger } from '../../support/log-capture.js';
 import { act, answer, graphAnswer, iterate, TOOLS, type IterationRunOptions } from '../../support/iteration-run.js';

@@ -68,7 +68,7 @@ class ScriptedAdmin {
 function topology(port: number): Promise<{ code: number | null; stderr: string }> {
   return new Promise((done, fail) => {
     const child = spawn('bash', [SCRIPT, 'topology'], {
-      env: { ...process.env, PULSAR_WEB_PORT: String(port), PULSAR_ADMIN_TIMEOUT: '1' },
+      env: { ...process.env, PULSAR_WEB_PORT: String(port), PULSAR_ADMIN_TIMEOUT: '1', PULSAR_ADMIN_RETRY_PAUSE: '0.2' },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';

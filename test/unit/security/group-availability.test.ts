@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { isAvailable, isOverloaded, withdrawnGroups, type AvailabilityRule } from '../../../src/security/group-availability.js';
+import { isAvailable, isOverloaded, withdrawnGroups, type AvailabilityRule } from '../../../src/groups/availability.js';
 import { DownstreamLoad, serviceOfTarget } from '../../../src/observability/downstream-load.js';
-import { effectiveGroups, parsePolicy } from '../../../src/security/group-policy.js';
-import { normalizeRequestGroups } from '../../../src/tools/registry/selection.js';
+import { effectiveGroups, parsePolicy } from '../../../src/groups/policy.js';
+import { normalizeRequestGroups } from '../../../src/groups/selection.js';
+import { PATTERN_IDS } from '../../../src/agent/patterns/pattern-table.js';
 
 const rule = (windows: NonNullable<AvailabilityRule['windows']>, zone = 'America/New_York', groups = ['trading']): AvailabilityRule => ({ groups, tools: [], 'time-zone': zone, windows });
 const weekdays: NonNullable<AvailabilityRule['windows']>[number]['days'] = ['mon', 'tue', 'wed', 'thu', 'fri'];
@@ -38,7 +39,7 @@ describe('group availability windows', () => {
     ]);
     const { policy } = parsePolicy('ws', {
       policy: JSON.stringify({ 'allowed-groups': ['research', 'trading'], availability: [{ groups: ['trading'], windows: [{ days: [], from: '00:00', to: '24:00' }] }] }),
-    });
+    }, PATTERN_IDS);
     const effective = effectiveGroups(policy, normalizeRequestGroups(['research', 'trading']), new Set(['research', 'trading']), { now });
     expect(effective).toEqual({ groups: ['research'], wildcard: false, withdrawn: [{ group: 'trading', reason: 'time-window' }] });
   });
@@ -50,7 +51,7 @@ describe('group availability windows', () => {
       [[{ groups: ['trading'], windows: [{ days: ['monday'], from: '09:00', to: '17:00' }] }], 'availability.0.windows.0.days.0'],
       [[{ groups: [], windows: [{ from: '09:00', to: '17:00' }] }], 'availability.0'],
     ] as const) {
-      const parsed = parsePolicy('ws', { policy: JSON.stringify({ 'allowed-groups': ['trading'], availability }) });
+      const parsed = parsePolicy('ws', { policy: JSON.stringify({ 'allowed-groups': ['trading'], availability }) }, PATTERN_IDS);
       expect(parsed.problems, field).toEqual([expect.stringContaining(`field "${field}"`)]);
       expect(parsed.policy?.allowedGroups.size).toBe(0);
     }

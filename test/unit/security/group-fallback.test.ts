@@ -2,13 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { parseFlows } from '../../../src/config/flows.js';
 import { noTelemetry } from '../../../src/observability/no-telemetry.js';
 import { AnswerRecommendations, RECOMMENDATION_WINDOW_MS } from '../../../src/observability/recommendations.js';
-import { withdrawnTools } from '../../../src/security/group-availability.js';
-import { parsePolicy } from '../../../src/security/group-policy.js';
+import { withdrawnTools } from '../../../src/groups/availability.js';
+import { parsePolicy } from '../../../src/groups/policy.js';
 import { SecurityGate } from '../../../src/security/request-gate.js';
 import { buildRegistry } from '../../../src/tools/registry/registry.js';
-import { askOf } from '../../../src/tools/registry/selection.js';
+import { askOf } from '../../../src/groups/selection.js';
 import { withoutTools } from '../../../src/tools/registry/without-tools.js';
 import { makeAgentRequest } from '../../../src/wire/index.js';
+import { PATTERN_IDS } from '../../../src/agent/patterns/pattern-table.js';
 
 const topics = { request: 'request:tg:a:w:f', next: 'request:tg:a:w:f', response: 'response:tg:a:w:f', 'prompt-request': 'request:tg:p:w:f', 'prompt-response': 'response:tg:p:w:f' };
 const flow = parseFlows('w', { f: JSON.stringify({ topics }) }).flows[0]!;
@@ -63,7 +64,7 @@ describe('fallback groups', () => {
   });
 
   it('never use a group the policy does not allow, and say so when the policy is read', () => {
-    const parsed = parsePolicy('w', { policy: JSON.stringify({ 'allowed-groups': ['research'], 'fallback-groups': ['general', 'research'] }) });
+    const parsed = parsePolicy('w', { policy: JSON.stringify({ 'allowed-groups': ['research'], 'fallback-groups': ['general', 'research'] }) }, PATTERN_IDS);
     expect(parsed.problems).toEqual([expect.stringContaining('fallback-groups names "general", which allowed-groups does not allow')]);
     const gate = gateWith({ 'allowed-groups': ['trading', 'research'], 'fallback-groups': ['general', 'research'], availability: [{ groups: ['trading'], windows: never }] });
     expect(check(gate, { question: 'q', group: ['trading', '+fallback'] }).groups).toEqual({ groups: ['research'], wildcard: false });
@@ -113,7 +114,7 @@ describe('fallback groups', () => {
 
 describe('single tools withdrawn by availability rules', () => {
   it('are left out of every tool set the request sees, whatever its groups', () => {
-    const rules = parsePolicy('w', { policy: JSON.stringify({ 'allowed-groups': ['general'], availability: [{ tools: ['search'], windows: never }] }) }).policy!.availability;
+    const rules = parsePolicy('w', { policy: JSON.stringify({ 'allowed-groups': ['general'], availability: [{ tools: ['search'], windows: never }] }) }, PATTERN_IDS).policy!.availability;
     const withdrawn = withdrawnTools(rules, new Date());
     expect(withdrawn).toEqual([{ tool: 'search', reason: 'time-window' }]);
     const narrowed = withoutTools(registry, new Set(withdrawn.map((w) => w.tool)));

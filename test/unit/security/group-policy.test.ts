@@ -1,15 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { checkGroups as checkRequested, parsePolicy, type GroupPolicy } from '../../../src/security/group-policy.js';
-import { normalizeRequestGroups, type RequestGroups } from '../../../src/tools/registry/selection.js';
+import { checkGroups as checkRequested, parsePolicy, type GroupPolicy } from '../../../src/groups/policy.js';
+import { normalizeRequestGroups, type RequestGroups } from '../../../src/groups/selection.js';
+import { PATTERN_IDS } from '../../../src/agent/patterns/pattern-table.js';
 
 /** The policy check on a request's raw `group`, with the request defaults applied first (as the agent does). */
 const checkGroups = (policy: GroupPolicy | undefined, groups: RequestGroups) => checkRequested(policy, normalizeRequestGroups(groups));
 
-const policy = (value: unknown) => parsePolicy('ws', { policy: JSON.stringify(value) });
+const policy = (value: unknown) => parsePolicy('ws', { policy: JSON.stringify(value) }, PATTERN_IDS);
 
 describe('group policy', () => {
   it('lets everything through when the workspace has no policy (TrustGraph behaviour)', () => {
-    expect(parsePolicy('ws', {}).policy).toBeUndefined();
+    expect(parsePolicy('ws', {}, PATTERN_IDS).policy).toBeUndefined();
     expect(checkGroups(undefined, ['admin', 'anything'])).toEqual({ allowed: true });
   });
 
@@ -36,12 +37,12 @@ describe('group policy', () => {
   });
 
   it('fails closed on a malformed policy and says why', () => {
-    const broken = parsePolicy('ws', { policy: '{nope' });
+    const broken = parsePolicy('ws', { policy: '{nope' }, PATTERN_IDS);
     expect(broken.problems).toEqual([expect.stringMatching(/workspace "ws": group policy is not valid JSON/)]);
     expect(checkGroups(broken.policy, ['default'])).toMatchObject({ allowed: false });
     const wrong = policy({ 'allowed-groups': 'default' });
     expect(wrong.problems).toEqual([expect.stringMatching(/field "allowed-groups"/)]);
-    expect(parsePolicy('ws', {}).problems).toEqual([]);
+    expect(parsePolicy('ws', {}, PATTERN_IDS).problems).toEqual([]);
   });
 
   it('fails closed on unknown fields instead of ignoring them', () => {
@@ -52,13 +53,13 @@ describe('group policy', () => {
   });
 
   it('reports a policy stored under another key, failing closed, never silently "no policy"', () => {
-    const misplaced = parsePolicy('ws', { policies: JSON.stringify({ 'allowed-groups': ['default'] }) });
+    const misplaced = parsePolicy('ws', { policies: JSON.stringify({ 'allowed-groups': ['default'] }) }, PATTERN_IDS);
     expect(misplaced.problems).toEqual([expect.stringMatching(/config key "policies" is not read .*every group is refused/)]);
     expect(checkGroups(misplaced.policy, ['default'])).toMatchObject({ allowed: false });
-    const proto = parsePolicy('ws', Object.fromEntries([['__proto__', '{}']]));
+    const proto = parsePolicy('ws', Object.fromEntries([['__proto__', '{}']]), PATTERN_IDS);
     expect(proto.problems).toEqual([expect.stringMatching(/config key "__proto__" is not read/)]);
     // Next to a valid policy, an extra key is reported and ignored.
-    const extra = parsePolicy('ws', { policy: JSON.stringify({ 'allowed-groups': ['a'] }), note: 'x' });
+    const extra = parsePolicy('ws', { policy: JSON.stringify({ 'allowed-groups': ['a'] }), note: 'x' }, PATTERN_IDS);
     expect(extra.problems).toEqual([expect.stringMatching(/config key "note" is not read .*ignored/)]);
     expect(checkGroups(extra.policy, ['a'])).toEqual({ allowed: true });
   });

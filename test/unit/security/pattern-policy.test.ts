@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { buildPatternCatalog } from '../../../src/agent/patterns/catalog.js';
-import { parsePolicy } from '../../../src/security/group-policy.js';
+import { buildPatternCatalog } from '../../../src/agent/orchestrator/catalog.js';
+import { parsePolicy } from '../../../src/groups/policy.js';
 import { checkPattern } from '../../../src/security/pattern-policy.js';
 import { makeAgentRequest, makeAgentStep } from '../../../src/wire/index.js';
+import { PATTERN_IDS } from '../../../src/agent/patterns/pattern-table.js';
 
-const reactOnly = buildPatternCatalog({ react: '{"name": "react"}' });
-const unconfigured = buildPatternCatalog();
+const reactOnly = buildPatternCatalog(PATTERN_IDS, { react: '{"name": "react"}' });
+const unconfigured = buildPatternCatalog(PATTERN_IDS);
 const supervisor = makeAgentRequest({ question: 'q', pattern: 'supervisor' });
 
 describe('the patterns a client may name', () => {
@@ -32,12 +33,12 @@ describe('the patterns a client may name', () => {
   });
 
   it('is read from the group policy, default "configured"; a pattern this agent does not run is reported', () => {
-    expect(parsePolicy('w', { policy: '{"allowed-groups": []}' }).policy?.allowedPatterns).toBe('configured');
-    expect(parsePolicy('w', { policy: '{"allowed-groups": [], "allowed-patterns": "any"}' }).policy?.allowedPatterns).toBe('any');
-    const listed = parsePolicy('w', { policy: '{"allowed-groups": [], "allowed-patterns": ["react", "swarm"]}' });
+    expect(parsePolicy('w', { policy: '{"allowed-groups": []}' }, PATTERN_IDS).policy?.allowedPatterns).toBe('configured');
+    expect(parsePolicy('w', { policy: '{"allowed-groups": [], "allowed-patterns": "any"}' }, PATTERN_IDS).policy?.allowedPatterns).toBe('any');
+    const listed = parsePolicy('w', { policy: '{"allowed-groups": [], "allowed-patterns": ["react", "swarm"]}' }, PATTERN_IDS);
     expect(listed.policy?.allowedPatterns).toEqual(new Set(['react', 'swarm']));
     expect(listed.problems).toEqual([expect.stringContaining('allowed-patterns names "swarm", which this agent does not run')]);
-    const wrong = parsePolicy('w', { policy: '{"allowed-groups": [], "allowed-patterns": "all"}' });
+    const wrong = parsePolicy('w', { policy: '{"allowed-groups": [], "allowed-patterns": "all"}' }, PATTERN_IDS);
     expect(wrong.problems).toEqual([expect.stringContaining('field "allowed-patterns"')]);
     expect(wrong.policy?.allowedGroups.size).toBe(0);
   });

@@ -6,7 +6,7 @@ import { AgentMetrics } from '../../../src/observability/metrics.js';
 import { IterationSigner, SIGNATURE_PROPERTY, SIGNED_AT_PROPERTY } from '../../../src/security/iteration-signature.js';
 import { SecurityGate } from '../../../src/security/request-gate.js';
 import { buildRegistry } from '../../../src/tools/registry/registry.js';
-import { askOf } from '../../../src/tools/registry/selection.js';
+import { askOf } from '../../../src/groups/selection.js';
 import { makeAgentRequest, type AgentRequest } from '../../../src/wire/index.js';
 import { noTelemetry } from '../../../src/observability/no-telemetry.js';
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Logger } from 'pino';
-import { MemoryTransport } from '../../../src/bus/memory-transport.js';
+import { MemoryTransport } from '../../../src/bus/memory/memory-transport.js';
 import { queueToTopic } from '../../../src/bus/topics.js';
 import { IterationSigner, type RecordRefusal } from '../../../src/security/iteration-signature.js';
 import { REFUSAL_LOG_INTERVAL_MS, SeenSignatureLedger, seenSignaturesQueue } from '../../../src/security/seen-signature-ledger.js';

@@ -1,5 +1,6 @@
 // TG-8, TG-15, TG-18 (config loading; docs/requirements.md), design decisions 2 and 5 (docs/design.md): every entry is judged on its own,
 // invalid ones are left out with a problem that says where and what, and building never throws.
+import { InvalidUseError } from '../../../src/errors/index.js';
 import { describe, expect, it } from 'vitest';
 import { buildRegistry } from '../../../src/tools/registry/registry.js';
 import { json, registryOf, textTool } from '../../support/registry-fixtures.js';
@@ -304,9 +305,9 @@ describe('registry identity', () => {
     expect(Object.isFrozen(tool.groups)).toBe(true);
     expect(Object.isFrozen(tool.config)).toBe(true);
     expect(Object.isFrozen(tool.config.group)).toBe(true);
-    expect(() => (tool.states as Set<string>).add('x')).toThrow(TypeError);
-    expect(() => (registry.knownGroups as Set<string>).add('x')).toThrow(TypeError);
-    expect(() => (registry.toolServices as Map<string, never>).clear()).toThrow(TypeError);
+    expect(() => (tool.states as Set<string>).add('x')).toThrow(InvalidUseError);
+    expect(() => (registry.knownGroups as Set<string>).add('x')).toThrow(InvalidUseError);
+    expect(() => (registry.toolServices as Map<string, never>).clear()).toThrow(InvalidUseError);
     expect(Object.isFrozen(registry.problems)).toBe(true);
   });
 });

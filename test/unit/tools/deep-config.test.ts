@@ -2,7 +2,7 @@
 // the depth or size limit is left out with a problem naming its workspace, key and reason.
 import { describe, expect, it } from 'vitest';
 import { parseReactResponse } from '../../../src/agent/react-parser.js';
-import { MAX_CONFIG_VALUE_CHARS, MAX_CONFIG_VALUE_DEPTH } from '../../../src/tools/config/config-entry.js';
+import { MAX_CONFIG_VALUE_CHARS, MAX_CONFIG_VALUE_DEPTH } from '../../../src/config/value-limits.js';
 import { deepFreeze } from '../../../src/tools/freeze.js';
 import { buildRegistry } from '../../../src/tools/registry/registry.js';
 import { checkJsonLimits } from '../../../src/wire/json-limits.js';

@@ -2,7 +2,7 @@
 // the spec's formula gives tool by tool, in config-key order, with the audit lists right.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { inRequestedGroups, isToolOffered, normalizeRequestGroups, normalizeRequestState } from '../../../src/tools/registry/selection.js';
+import { inRequestedGroups, isToolOffered, normalizeRequestGroups, normalizeRequestState } from '../../../src/groups/selection.js';
 import { registryOf } from '../../support/registry-fixtures.js';
 import { propertySeed } from '../../support/fast-check-seed.js';
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { expandGroupHierarchy, isWithin } from '../../../src/tools/registry/group-hierarchy.js';
-import { checkGroups, parsePolicy, unknownGroupsOf } from '../../../src/security/group-policy.js';
-import { normalizeRequestGroups } from '../../../src/tools/registry/selection.js';
+import { expandGroupHierarchy, isWithin } from '../../../src/groups/hierarchy.js';
+import { checkGroups, parsePolicy, unknownGroupsOf } from '../../../src/groups/policy.js';
+import { normalizeRequestGroups } from '../../../src/groups/selection.js';
+import { PATTERN_IDS } from '../../../src/agent/patterns/pattern-table.js';
 
 const known = new Set(['knowledge', 'knowledge.read', 'knowledge.read.deep', 'knowledge.write', 'knowledgebase', 'default']);
 
@@ -31,10 +32,10 @@ describe('group hierarchies', () => {
   });
 
   it('the policy allows what is below an allowed group, never what is above it; only when the workspace opts in', () => {
-    const tree = parsePolicy('ws', { policy: JSON.stringify({ 'allowed-groups': ['knowledge.read'], 'group-hierarchy': true }) }).policy;
+    const tree = parsePolicy('ws', { policy: JSON.stringify({ 'allowed-groups': ['knowledge.read'], 'group-hierarchy': true }) }, PATTERN_IDS).policy;
     expect(checkGroups(tree, normalizeRequestGroups(['knowledge.read.deep']))).toEqual({ allowed: true });
     expect(checkGroups(tree, normalizeRequestGroups(['knowledge']))).toMatchObject({ allowed: false, deniedGroups: ['knowledge'] });
-    const flat = parsePolicy('ws', { policy: JSON.stringify({ 'allowed-groups': ['knowledge.read'] }) }).policy;
+    const flat = parsePolicy('ws', { policy: JSON.stringify({ 'allowed-groups': ['knowledge.read'] }) }, PATTERN_IDS).policy;
     expect(flat?.groupHierarchy).toBe(false);
     expect(checkGroups(flat, normalizeRequestGroups(['knowledge.read.deep']))).toMatchObject({ allowed: false });
   });

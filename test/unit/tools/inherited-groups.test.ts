@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildRegistry } from '../../../src/tools/registry/registry.js';
-import { mcpGroupsOf } from '../../../src/tools/config/inherited-groups.js';
+import { mcpGroupsOf } from '../../../src/tools/config/mcp-groups.js';
 
 const queues = { 'request-queue': 'non-persistent://tg/request/x', 'response-queue': 'non-persistent://tg/response/x' };
 

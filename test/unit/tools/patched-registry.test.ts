@@ -5,7 +5,7 @@ import type { McpDiscoveryLookup, McpToolDiscovery } from '../../../src/mcp/disc
 import { discoveryArgumentSource } from '../../../src/mcp/mcp-tool-arguments.js';
 import { SchemaCompiler } from '../../../src/mcp/schema-arguments.js';
 import { AgentMetrics, ZERO_SERIES_TOOL_CAP } from '../../../src/observability/metrics.js';
-import { ToolLoadCache } from '../../../src/tools/config/tool-load-cache.js';
+import { ToolLoadCache } from '../../../src/tools/loading/tool-load-cache.js';
 import { random } from '../../../bench/support/tools.js';
 import { buildRegistry, buildRegistryInSlices, type BuildRegistryInput, type ToolRegistry } from '../../../src/tools/registry/registry.js';
 

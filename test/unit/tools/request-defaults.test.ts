@@ -1,6 +1,6 @@
 // TG-4, TG-5, TG-15 (docs/requirements.md), design decision 3 (docs/design.md): what a request's `group` and `state` mean when absent or odd.
 import { describe, expect, it } from 'vitest';
-import { normalizeRequestGroups, normalizeRequestState } from '../../../src/tools/registry/selection.js';
+import { normalizeRequestGroups, normalizeRequestState } from '../../../src/groups/selection.js';
 import { registryOf, textTool } from '../../support/registry-fixtures.js';
 
 const { registry } = registryOf({

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { WorkspaceRegistries } from '../../../src/tools/registry/workspace-registries.js';
 import { buildRegistry, buildRegistryInSlices, type BuildRegistryInput, type ToolRegistry } from '../../../src/tools/registry/registry.js';
 import { runInSlices, runToEnd, type Steps } from '../../../src/threads/time-slices.js';
-import { ToolLoadCache } from '../../../src/tools/config/tool-load-cache.js';
+import { ToolLoadCache } from '../../../src/tools/loading/tool-load-cache.js';
 
 const tool = (name: string, extra: Record<string, unknown> = {}) =>
   JSON.stringify({ type: 'knowledge-query', name, group: [`g${name.length % 3}`], 'applicable-states': ['s1'], ...extra });

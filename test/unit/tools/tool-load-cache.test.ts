@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildRegistry } from '../../../src/tools/registry/registry.js';
-import { ToolLoadCache } from '../../../src/tools/config/tool-load-cache.js';
+import { ToolLoadCache } from '../../../src/tools/loading/tool-load-cache.js';
 
 const tool = (name: string, extra: Record<string, unknown> = {}) => JSON.stringify({ type: 'knowledge-query', name, ...extra });
 const service = JSON.stringify({ 'request-queue': 'non-persistent://tg/request/joke', 'response-queue': 'non-persistent://tg/response/joke' });

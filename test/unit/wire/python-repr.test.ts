@@ -1,3 +1,4 @@
+import { InvalidUseError } from '../../../src/errors/index.js';
 import { describe, expect, it } from 'vitest';
 import {
   dumpJsonOnce,
@@ -131,10 +132,10 @@ describe('pythonJsonDumps', () => {
   it('throws on circular structures', () => {
     const a: unknown[] = [];
     a.push(a);
-    expect(() => pythonJsonDumps(a)).toThrow(TypeError);
+    expect(() => pythonJsonDumps(a)).toThrow(InvalidUseError);
     const o: Record<string, unknown> = {};
     o.self = { o };
-    expect(() => pythonJsonDumps(o)).toThrow(TypeError);
+    expect(() => pythonJsonDumps(o)).toThrow(InvalidUseError);
   });
 
   it('spells every number as Python does, at any depth', () => {

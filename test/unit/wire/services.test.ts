@@ -1,3 +1,4 @@
+import { InvalidUseError } from '../../../src/errors/index.js';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
@@ -317,8 +318,8 @@ describe('service specifics', () => {
     expect(() => textCompletionRequestCodec.decode('{"schema": "x"}')).toThrow('field "schema": expected object, got string');
   });
 
-  it('make helpers reject wrong runtime types with a TypeError naming the field', () => {
-    expect(() => makeToolRequest({ name: 5 as unknown as string })).toThrow(TypeError);
+  it('make helpers reject wrong runtime types with an InvalidUseError naming the field', () => {
+    expect(() => makeToolRequest({ name: 5 as unknown as string })).toThrow(InvalidUseError);
     expect(() => makeToolRequest({ name: 5 as unknown as string })).toThrow('Cannot make ToolRequest: field "name": expected string, got number');
     expect(() => toolRequestCodec.encode({ name: 5 } as never)).toThrow('Cannot encode ToolRequest');
   });

@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { lintWorkspaceConfig, parseConfigDump, runLintCommand } from '../../../src/lint-command.js';
-import { normaliseKey, suggestKey } from '../../../src/tools/config/key-suggestion.js';
+import { normaliseKey, suggestKey } from '../../../src/errors/index.js';
 
 const fixture = (name: string) => parseConfigDump(readFileSync(new URL(`../../fixtures/lint/${name}`, import.meta.url), 'utf8'));
 

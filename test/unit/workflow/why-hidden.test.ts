@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { parsePolicy } from '../../../src/security/group-policy.js';
+import { parsePolicy } from '../../../src/groups/policy.js';
 import { whyHidden } from '../../../src/workflow/why-hidden.js';
 import { specRegistry } from '../../support/spec-tools.js';
+import { PATTERN_IDS } from '../../../src/agent/patterns/pattern-table.js';
 
 const registry = specRegistry();
 
@@ -40,7 +41,7 @@ describe('whyHidden', () => {
   });
 
   it('puts the group policy first when it refuses the whole request', () => {
-    const { policy } = parsePolicy('w', { policy: JSON.stringify({ 'allowed-groups': ['read-only'] }) });
+    const { policy } = parsePolicy('w', { policy: JSON.stringify({ 'allowed-groups': ['read-only'] }) }, PATTERN_IDS);
     const verdict = whyHidden(registry, policy, { groups: ['admin'], state: 'results' }, 'Reset Workflow');
     expect(verdict.offered).toBe(false);
     expect(verdict.reasons.map((r) => r.kind)).toEqual(['group-policy']);

@@ -4,12 +4,13 @@
 import fc from 'fast-check';
 import { distance } from 'fastest-levenshtein';
 import { describe, expect, it } from 'vitest';
-import { parsePolicy, type GroupPolicy } from '../../../src/security/group-policy.js';
-import { isWithin } from '../../../src/tools/registry/group-hierarchy.js';
+import { parsePolicy, type GroupPolicy } from '../../../src/groups/policy.js';
+import { isWithin } from '../../../src/groups/hierarchy.js';
 import type { ToolRegistry } from '../../../src/tools/registry/registry.js';
-import { DEFAULT_STATE, WILDCARD } from '../../../src/tools/registry/selection.js';
+import { DEFAULT_STATE, WILDCARD } from '../../../src/groups/selection.js';
 import type { Tool } from '../../../src/tools/tool.js';
 import { lintWorkflow, type Finding } from '../../../src/workflow/workflow-lint.js';
+import { PATTERN_IDS } from '../../../src/agent/patterns/pattern-table.js';
 import { propertySeed } from '../../support/fast-check-seed.js';
 import { registryOf } from '../../support/registry-fixtures.js';
 
@@ -127,7 +128,7 @@ describe('the workflow linter', () => {
           );
           expect(problems).toEqual([]);
           const rules = policyValue?.availability?.filter((rule) => rule.groups.length + rule.tools.length > 0);
-          const policy = policyValue === undefined ? undefined : parsePolicy('w', { policy: JSON.stringify({ ...policyValue, availability: rules }) }).policy;
+          const policy = policyValue === undefined ? undefined : parsePolicy('w', { policy: JSON.stringify({ ...policyValue, availability: rules }) }, PATTERN_IDS).policy;
           expect(lintWorkflow(registry, policy).map(keyOf).sort()).toEqual(byDefinition(registry, policy));
         },
       ),

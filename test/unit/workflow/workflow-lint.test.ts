@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { parsePolicy, type GroupPolicy } from '../../../src/security/group-policy.js';
+import { parsePolicy, type GroupPolicy } from '../../../src/groups/policy.js';
 import { buildRegistry, type ToolRegistry } from '../../../src/tools/registry/registry.js';
 import { lintWorkflow, LINT_CHECKS, type Finding } from '../../../src/workflow/workflow-lint.js';
 import type { McpDiscoveryLookup } from '../../../src/mcp/discovery-result.js';
 import { discoveryArgumentSource } from '../../../src/mcp/mcp-tool-arguments.js';
 import { SchemaCompiler } from '../../../src/mcp/schema-arguments.js';
 import { loadSpecExample } from '../../support/spec-tools.js';
+import { PATTERN_IDS } from '../../../src/agent/patterns/pattern-table.js';
 
 function registryOf(tools: Record<string, object>): ToolRegistry {
   const { registry, problems } = buildRegistry({
@@ -18,7 +19,7 @@ function registryOf(tools: Record<string, object>): ToolRegistry {
 }
 
 function policyOf(value: object): GroupPolicy {
-  const { policy, problems } = parsePolicy('w', { policy: JSON.stringify(value) });
+  const { policy, problems } = parsePolicy('w', { policy: JSON.stringify(value) }, PATTERN_IDS);
   expect(problems).toEqual([]);
   return policy!;
 }

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { buildPatternCatalog, patternLimits } from '../../../../src/agent/patterns/catalog.js';
-import { UsageTracker } from '../../../../src/agent/patterns/usage.js';
+import { buildPatternCatalog, patternLimits } from '../../../../src/agent/orchestrator/catalog.js';
+import { UsageTracker } from '../../../../src/agent/usage.js';
+import { PATTERN_IDS } from '../../../../src/agent/patterns/pattern-table.js';
 
 describe('the pattern catalog from agent-pattern / agent-task-type', () => {
   it('falls back to react / general when nothing is configured', () => {
-    const catalog = buildPatternCatalog();
+    const catalog = buildPatternCatalog(PATTERN_IDS);
     expect(catalog.configured).toBe(false);
     expect([...catalog.patterns.keys()]).toEqual(['react']);
     expect(catalog.taskTypes.get('general')?.validPatterns).toEqual(['react']);
@@ -12,6 +13,7 @@ describe('the pattern catalog from agent-pattern / agent-task-type', () => {
 
   it('reads descriptions, valid patterns, framing and limits; a non-JSON value stands for its key', () => {
     const catalog = buildPatternCatalog(
+      PATTERN_IDS,
       { 'plan-then-execute': JSON.stringify({ name: 'plan-then-execute', description: 'Plan', max_replan_depth: 0 }), react: 'not json' },
       { research: JSON.stringify({ description: 'Research', valid_patterns: ['react', 'plan-then-execute'], framing: 'Cite.' }) },
     );
@@ -23,7 +25,7 @@ describe('the pattern catalog from agent-pattern / agent-task-type', () => {
   });
 
   it('reports a bad limit and an unknown pattern id', () => {
-    const catalog = buildPatternCatalog({ 'plan-then-execute': JSON.stringify({ max_replan_depth: -1 }), tree: '{}' });
+    const catalog = buildPatternCatalog(PATTERN_IDS, { 'plan-then-execute': JSON.stringify({ max_replan_depth: -1 }), tree: '{}' });
     expect(patternLimits(catalog, 'plan-then-execute').maxReplanDepth).toBe(2);
     expect(catalog.problems).toEqual([
       expect.stringContaining('max_replan_depth must be a whole number >= 0, not -1'),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FanIn, REJECTED, type Completion, type FanOutRecord } from '../../../../src/agent/patterns/fan-in.js';
+import { FanIn, REJECTED, type Completion, type FanOutRecord } from '../../../../src/agent/orchestrator/fan-in.js';
 import { makeAgentRequest, makeAgentStep } from '../../../../src/wire/index.js';
 
 interface Handle {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { checkPlan } from '../../../../src/agent/patterns/plan-then-execute.js';
-import { plannableTools } from '../../../../src/agent/patterns/plannable-tools.js';
+import { plannableTools } from '../../../../src/agent/orchestrator/plannable-tools.js';
 import { buildRegistry } from '../../../../src/tools/registry/registry.js';
-import { askOf } from '../../../../src/tools/registry/selection.js';
+import { askOf } from '../../../../src/groups/selection.js';
 import { makeAgentRequest } from '../../../../src/wire/index.js';
 
 const tool = (name: string, extra: Record<string, unknown>) => JSON.stringify({ type: 'knowledge-query', name, description: `${name} tool`, ...extra });

@@ -1,0 +1,29 @@
+/**
+ * The message bus as the rest of the agent sees it, whichever backend carries it: the `Transport` interface,
+ * its errors, topic names, the request/response client, the waits for a broker that is not up yet, and the
+ * backend descriptor type. The backends themselves (pulsar/, kafka/, rabbitmq/) are listed in src/backends.ts;
+ * memory/ is the in-process bus of the unit tests.
+ */
+export { BackendOptionsError, type OptionSpec, positiveInt } from './backend.js';
+export { BrokerProbe } from './broker-probe.js';
+export { AdminApiError, FrameTooLargeError, NotConnectedError, TransportError } from './errors.js';
+export { RequestClient } from './request-client.js';
+export {
+  aggregationTopic,
+  DEFAULT_AGGREGATION_TOPIC,
+  flowSubscriptionName,
+  queueToTopic,
+  splitPulsarTopic,
+  topicAdminUrl,
+} from './topics.js';
+export type {
+  Consumer,
+  IncomingMessage,
+  OutgoingMessage,
+  Producer,
+  Properties,
+  Transport,
+  TransportStatus,
+} from './transport.js';
+export { untilBrokerUp } from './until-broker-up.js';
+export { whenConnected } from './when-connected.js';

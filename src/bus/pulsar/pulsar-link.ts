@@ -1,0 +1,38 @@
+/**
+ * What both Pulsar transports connect with, from the Pulsar backend's options, and the URLs derived from
+ * `--pulsar-host`: the broker's web service (the WebSocket API, the admin API) listens on port 8080 of the same
+ * host unless an option says otherwise.
+ */
+import type { Logger } from 'pino';
+import type { SubscriberCheck } from '../connection-status.js';
+
+export interface PulsarLink {
+  /** `--pulsar-host`: the binary protocol's service URL, `pulsar://host:6650` or `pulsar+ssl://…`. */
+  readonly serviceUrl: string;
+  /** `--pulsar-api-key`: the token the broker authenticates. */
+  readonly token: string | undefined;
+  /** Who reads a non-persistent topic, asked after a reconnect before publishing to it; absent without the admin API. */
+  readonly subscribers?: SubscriberCheck;
+  readonly logger: Logger;
+  /** Why this transport was chosen, for the start's log line. */
+  readonly why: string;
+}
+
+/** `pulsar://host:6650` → `ws://host:8080`, the broker's default web service port; `--pulsar-ws-url` when given. */
+export function webSocketUrlFor(settings: { readonly pulsarHost: string; readonly pulsarWebSocketUrl?: string | undefined }): string {
+  if (settings.pulsarWebSocketUrl) return settings.pulsarWebSocketUrl.replace(/\/+$/, '');
+  const match = /^pulsar(\+ssl)?:\/\/([^:/]+)/.exec(settings.pulsarHost);
+  const host = match?.[2] ?? 'localhost';
+  return `${match?.[1] ? 'wss' : 'ws'}://${host}:8080`;
+}
+
+/** The broker's admin API: `--broker-admin-url`, else the web service of `--pulsar-host`; undefined when `none`. */
+export function brokerAdminUrlFor(settings: {
+  readonly pulsarHost: string;
+  readonly pulsarWebSocketUrl?: string | undefined;
+  readonly brokerAdminUrl?: string | undefined;
+}): string | undefined {
+  if (settings.brokerAdminUrl === 'none') return undefined;
+  if (settings.brokerAdminUrl) return settings.brokerAdminUrl.replace(/\/+$/, '');
+  return webSocketUrlFor(settings).replace(/^ws/, 'http');
+}

@@ -1,0 +1,297 @@
+/**
+ * One WebSocket to the broker that reconnects: the first connect is bounded (`connectAttempts`), later
+ * reconnects retry with exponential backoff and jitter until `close()`. It pings the broker to keep the session
+ * alive and drops a socket whose peer stopped answering. The producer and consumer each own one.
+ */
+import type { Logger } from 'pino';
+import WebSocket from 'ws';
+import { ConnectError, NotConnectedError, TransportClosedError, TransportError } from '../../errors.js';
+import { type Backoff, exponentialBackoff, retry, RetryTimer } from '../../../retry/index.js';
+import { isRetriableFailure, openWebSocket, toFailure, type UpgradeSettings } from './upgrade.js';
+
+export interface LinkSettings extends UpgradeSettings {
+  readonly logger: Logger;
+  readonly pingIntervalMs: number;
+  readonly initialDelayMs: number;
+  readonly maxDelayMs: number;
+  readonly connectAttempts: number;
+  /** A link changed state; `lost` when an open connection dropped. */
+  readonly onLinkChange: (lost?: string) => void;
+  /** Resolves when a publish may go out (connection-status.ts: the settle after a reconnect). */
+  readonly settled: (maxWaitMs: number, topic?: string) => Promise<boolean>;
+}
+
+export interface LinkHandlers {
+  onOpen(ws: WebSocket): void;
+  /** Each text frame, as a string; or, with `onTextBytes`, as the bytes received (decoding them is the handler's). */
+  onText?(text: string): void;
+  onTextBytes?(bytes: Buffer): void;
+  /** The open connection was lost; a reconnect is scheduled unless the link is closed. */
+  onDown(error: TransportError): void;
+}
+
+type LinkState = 'idle' | 'connecting' | 'open' | 'reconnecting' | 'closed';
+
+export class Link {
+  private state: LinkState = 'idle';
+  private socket: WebSocket | undefined;
+  private pingTimer: NodeJS.Timeout | undefined;
+  private missedPongs = 0;
+  private lastError: string | undefined;
+  private openWaiters = new Set<{ resolve: (ws: WebSocket) => void; reject: (err: Error) => void }>();
+  /** Aborted by close(): ends the first connect's wait between attempts. */
+  private readonly closing = new AbortController();
+  private readonly backoff: Backoff;
+  /** Reconnects after an open connection dropped: forever, until close(). */
+  private readonly reconnects: RetryTimer;
+  private closedPromise: Promise<void> | undefined;
+
+  constructor(
+    /** e.g. `producer for persistent://...` */
+    readonly label: string,
+    private readonly url: string,
+    private readonly settings: LinkSettings,
+    private readonly handlers: LinkHandlers,
+  ) {
+    this.backoff = exponentialBackoff({ initialMs: settings.initialDelayMs, maxMs: settings.maxDelayMs, jitter: 'equal' });
+    this.reconnects = new RetryTimer(this.backoff, { keepAlive: true });
+  }
+
+  isClosed(): boolean {
+    return this.state === 'closed';
+  }
+
+  get current(): WebSocket | undefined {
+    return this.state === 'open' ? this.socket : undefined;
+  }
+
+  /** First connect: bounded attempts; a non-retriable refusal fails at once. */
+  async start(): Promise<void> {
+    this.state = 'connecting';
+    this.settings.onLinkChange();
+    const { connectAttempts, logger } = this.settings;
+    let attempts = 0;
+    try {
+      await retry(
+        (attempt) => {
+          attempts = attempt;
+          return this.connectOnce().catch((err: unknown) => {
+            this.lastError = toFailure(err).message;
+            throw err;
+          });
+        },
+        {
+          backoff: this.backoff,
+          maxAttempts: connectAttempts,
+          retryIf: (err) => !this.isClosed() && isRetriableFailure(toFailure(err)),
+          onRetry: ({ attempt, delayMs }) =>
+            logger.warn({ link: this.label, attempt, delayMs, err: this.lastError }, 'connect failed, retrying'),
+          signal: this.closing.signal,
+        },
+      );
+    } catch (err) {
+      if (this.isClosed()) throw new TransportClosedError(this.label);
+      const failure = toFailure(err);
+      const retriable = isRetriableFailure(failure);
+      this.state = 'closed';
+      this.settings.onLinkChange();
+      throw new ConnectError(
+        `cannot create ${this.label} at ${redact(this.url)}` +
+          (retriable ? ` after ${attempts} attempts` : ' (not retriable)') +
+          `: ${failure.message}`,
+        redact(this.url),
+        failure.status,
+        { cause: err, retriable },
+      );
+    }
+  }
+
+  /** The open socket, waiting up to `timeoutMs` for a reconnect. */
+  whenOpen(timeoutMs: number): Promise<WebSocket> {
+    const ws = this.current;
+    if (ws) return Promise.resolve(ws);
+    if (this.state === 'closed') return Promise.reject(new TransportClosedError(this.label));
+    return new Promise<WebSocket>((resolve, reject) => {
+      const waiter = {
+        resolve: (socket: WebSocket) => {
+          clearTimeout(timer);
+          resolve(socket);
+        },
+        reject: (err: Error) => {
+          clearTimeout(timer);
+          reject(err);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.openWaiters.delete(waiter);
+        reject(new NotConnectedError(`${this.label} is not connected after ${timeoutMs} ms (${this.lastError ?? 'reconnecting'})`));
+      }, timeoutMs);
+      this.openWaiters.add(waiter);
+    });
+  }
+
+  /** Undefined while open; otherwise why not. */
+  downDetail(): string | undefined {
+    switch (this.state) {
+      case 'open':
+        return undefined;
+      case 'closed':
+        return `${this.label}: closed`;
+      case 'reconnecting':
+        return `${this.label}: reconnecting (attempt ${this.reconnects.attempt}${this.lastError ? `, last error: ${this.lastError}` : ''})`;
+      default:
+        return `${this.label}: connecting`;
+    }
+  }
+
+  /** Closes the socket and stops reconnecting; `beforeClose` may send a last frame on the open socket. */
+  close(beforeClose?: (ws: WebSocket) => void): Promise<void> {
+    if (this.closedPromise) return this.closedPromise;
+    const ws = this.socket;
+    const wasOpen = this.state === 'open';
+    this.state = 'closed';
+    this.reconnects.stop();
+    this.stopPing();
+    this.closing.abort();
+    for (const waiter of this.openWaiters) waiter.reject(new TransportClosedError(this.label));
+    this.openWaiters.clear();
+    this.settings.onLinkChange();
+    this.closedPromise = new Promise<void>((resolve) => {
+      if (!ws || ws.readyState === WebSocket.CLOSED) {
+        resolve();
+        return;
+      }
+      const force = setTimeout(() => ws.terminate(), 2000);
+      ws.once('close', () => {
+        clearTimeout(force);
+        resolve();
+      });
+      if (wasOpen && beforeClose) {
+        try {
+          beforeClose(ws);
+        } catch (err) {
+          this.settings.logger.debug({ link: this.label, err }, 'last frame before close failed');
+        }
+      }
+      if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
+      else ws.close(1000, 'closed by client');
+    });
+    return this.closedPromise;
+  }
+
+  /** One upgrade; on success the socket is attached (in its `open` event, see openWebSocket). */
+  private connectOnce(): Promise<WebSocket> {
+    return openWebSocket(
+      this.url,
+      this.settings,
+      (ws) => {
+        this.socket = ws;
+        if (this.state === 'closed') ws.terminate();
+      },
+      (ws) => this.attach(ws),
+    );
+  }
+
+  private attach(ws: WebSocket): void {
+    if (this.state === 'closed') {
+      ws.terminate();
+      return;
+    }
+    const { logger } = this.settings;
+    this.state = 'open';
+    this.socket = ws;
+    this.reconnects.succeeded();
+    this.lastError = undefined;
+    ws.removeAllListeners('error');
+    ws.on('error', (err) => {
+      this.lastError = err.message;
+      logger.warn({ link: this.label, err: err.message }, 'websocket error');
+    });
+    ws.on('message', (data, isBinary) => {
+      this.missedPongs = 0;
+      if (isBinary) {
+        logger.warn({ link: this.label }, 'ignoring a binary frame');
+        return;
+      }
+      if (this.handlers.onTextBytes) this.handlers.onTextBytes(rawToBuffer(data));
+      else this.handlers.onText?.(rawToBuffer(data).toString('utf8'));
+    });
+    ws.on('pong', () => {
+      this.missedPongs = 0;
+    });
+    ws.on('close', (code, reason) => this.onClose(ws, code, reason.toString()));
+    this.startPing(ws);
+    this.settings.onLinkChange();
+    this.handlers.onOpen(ws);
+    for (const waiter of this.openWaiters) waiter.resolve(ws);
+    this.openWaiters.clear();
+  }
+
+  private onClose(ws: WebSocket, code: number, reason: string): void {
+    if (this.socket !== ws) return;
+    this.stopPing();
+    this.socket = undefined;
+    if (this.state === 'closed') return;
+    const why = `connection closed (code ${code}${reason ? `, ${reason}` : ''})`;
+    this.lastError = why;
+    this.state = 'reconnecting';
+    this.settings.logger.warn({ link: this.label, code, reason }, 'websocket closed, reconnecting');
+    this.handlers.onDown(new TransportError(`${this.label}: ${why}`, { retriable: true }));
+    this.settings.onLinkChange(`${this.label}: ${why}`);
+    this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    if (this.state === 'closed') return;
+    this.reconnects.retryLater(() => {
+      if (this.state === 'closed') return;
+      const attempt = this.reconnects.attempt;
+      this.connectOnce().then(
+        () => this.settings.logger.info({ link: this.label, attempt }, 'reconnected'),
+        (err: unknown) => {
+          const failure = toFailure(err);
+          this.lastError = failure.message;
+          // A broker away for minutes must not flood the log: warn on the first attempts and every tenth.
+          const level = attempt <= 3 || attempt % 10 === 0 ? 'warn' : 'debug';
+          this.settings.logger[level](
+            { link: this.label, attempt, status: failure.status, err: failure.message },
+            'reconnect failed',
+          );
+          this.scheduleReconnect();
+        },
+      );
+    });
+  }
+
+  private startPing(ws: WebSocket): void {
+    this.stopPing();
+    this.missedPongs = 0;
+    this.pingTimer = setInterval(() => {
+      if (ws.readyState !== WebSocket.OPEN) return;
+      if (this.missedPongs >= 2) {
+        this.settings.logger.warn({ link: this.label }, 'no pong for two ping intervals: dropping the connection');
+        ws.terminate();
+        return;
+      }
+      this.missedPongs += 1;
+      ws.ping();
+    }, this.settings.pingIntervalMs);
+    this.pingTimer.unref();
+  }
+
+  private stopPing(): void {
+    clearInterval(this.pingTimer);
+    this.pingTimer = undefined;
+  }
+}
+
+function rawToBuffer(data: WebSocket.RawData): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  if (Array.isArray(data)) return Buffer.concat(data);
+  return Buffer.from(data);
+}
+
+/** Never log a token that somebody put in the URL. */
+function redact(url: string): string {
+  return url.replace(/([?&]token=)[^&]*/g, '$1***');
+}

@@ -1,0 +1,125 @@
+/**
+ * A producer over the WebSocket API: each send is a JSON frame with a `context` the broker's ack echoes. Sends
+ * wait (up to `sendTimeoutMs`) for a reconnecting link; sends not yet acknowledged when the connection drops fail
+ * with a retriable error, since they may or may not have been published.
+ */
+import type { Logger } from 'pino';
+import { FrameTooLargeError, NotConnectedError, ProducerSendError, TransportClosedError, TransportError, UnacknowledgedSendError } from '../../errors.js';
+import type { OutgoingMessage, Producer } from '../../transport.js';
+import { Link, type LinkSettings } from './link.js';
+
+/** `{"payload":"` */
+const FRAME_HEAD_BYTES = 12;
+
+interface PendingSend {
+  resolve(): void;
+  reject(err: Error): void;
+}
+
+export class WebSocketProducer implements Producer {
+  private readonly link: Link;
+  private readonly pending = new Map<string, PendingSend>();
+  private nextContext = 0;
+  private closed = false;
+
+  constructor(
+    readonly topic: string,
+    url: string,
+    private readonly settings: LinkSettings,
+    private readonly maxFrameBytes: number,
+    private readonly sendTimeoutMs: number,
+    private readonly awaitSubscriber: boolean,
+    private readonly onClosed: () => void,
+  ) {
+    this.link = new Link(`producer for ${topic}`, url, settings, {
+      onOpen: () => undefined,
+      onText: (text) => this.onAck(text, settings.logger),
+      onDown: (error) => this.failPending(error),
+    });
+  }
+
+  start(): Promise<void> {
+    return this.link.start();
+  }
+
+  downDetail(): string | undefined {
+    return this.link.downDetail();
+  }
+
+  async send(message: OutgoingMessage): Promise<void> {
+    if (this.closed) throw new TransportClosedError(`producer for ${this.topic}`);
+    const context = String(++this.nextContext);
+    // Base64 needs no JSON escaping and is one byte per character: the frame is put together around it
+    // instead of JSON.stringify scanning (and Buffer.byteLength measuring) the payload's text again.
+    const payload = message.payload.toString('base64');
+    const rest = `","properties":${JSON.stringify(message.properties ?? {})}${message.key !== undefined ? `,"key":${JSON.stringify(message.key)}` : ''},"context":"${context}"}`;
+    const frame = `{"payload":"${payload}${rest}`;
+    const frameBytes = FRAME_HEAD_BYTES + payload.length + Buffer.byteLength(rest, 'utf8');
+    if (frameBytes > this.maxFrameBytes) {
+      throw new FrameTooLargeError(this.topic, frameBytes, this.maxFrameBytes, message.payload.length);
+    }
+    // The whole transport back and settled (connection-status.ts), not only this link: a link that is back
+    // before the others, and before the settle, would publish before the topic's subscribers are back.
+    if (!(await this.settings.settled(this.sendTimeoutMs, this.awaitSubscriber ? this.topic : undefined))) {
+      throw new NotConnectedError(`producer for ${this.topic} is not connected after ${this.sendTimeoutMs} ms (${this.link.downDetail() ?? 'another link is reconnecting'})`);
+    }
+    const ws = await this.link.whenOpen(this.sendTimeoutMs);
+    return new Promise<void>((resolve, reject) => {
+      this.pending.set(context, { resolve, reject });
+      ws.send(frame, (err) => {
+        if (!err) return;
+        if (this.pending.delete(context)) {
+          reject(new TransportError(`could not write to ${this.link.label}: ${err.message}`, { retriable: true, cause: err }));
+        }
+      });
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.onClosed();
+    await this.link.close();
+    this.failPending(new TransportClosedError(`producer for ${this.topic}`));
+  }
+
+  private onAck(text: string, logger: Logger): void {
+    let ack: { result?: unknown; context?: unknown; errorMsg?: unknown };
+    try {
+      ack = JSON.parse(text) as typeof ack;
+    } catch {
+      logger.warn({ link: this.link.label, frame: text.slice(0, 200) }, 'unparseable frame from broker');
+      return;
+    }
+    const context = typeof ack.context === 'string' ? ack.context : undefined;
+    const waiter = context === undefined ? undefined : this.pending.get(context);
+    if (!waiter || context === undefined) {
+      logger.debug({ link: this.link.label, frame: text.slice(0, 200) }, 'ack for no pending send');
+      return;
+    }
+    this.pending.delete(context);
+    if (ack.result === 'ok') {
+      waiter.resolve();
+      return;
+    }
+    const result = String(ack.result);
+    const match = /^send-error:(\d+)$/.exec(result);
+    const brokerMessage = typeof ack.errorMsg === 'string' ? ack.errorMsg : result;
+    waiter.reject(new ProducerSendError(this.topic, match?.[1] ? Number(match[1]) : -1, brokerMessage));
+  }
+
+  private failPending(cause: TransportError): void {
+    if (this.pending.size === 0) return;
+    const waiters = [...this.pending.values()];
+    this.pending.clear();
+    const error =
+      cause instanceof TransportClosedError
+        ? cause
+        : new UnacknowledgedSendError(
+            `${this.link.label}: connection lost before the broker acknowledged the message ` +
+              `(it may or may not have been published): ${cause.message}`,
+            { cause },
+          );
+    for (const waiter of waiters) waiter.reject(error);
+  }
+}
