@@ -4,6 +4,12 @@
  *   npm run bench:faults                                     every fault, websocket then native
  *   npm run bench:faults -- --faults broker-kill-5s,agent-kill --transports native
  *
+ * Takes about 30 min for every fault on two transports (plus up to 10 min waiting for the 1-minute
+ * load average to drop under --max-load).
+ *
+ * Needs: a Pulsar broker: Java 17+ and Maven (tools/pulsar-standalone, from Maven Central jars), a
+ * Docker engine, or PULSAR_URL; Java and Debian's rabbitmq-server for --transports kafka,rabbitmq.
+ *
  * The broker is a dedicated Pulsar standalone (dev/restartable-broker.ts) that the faults kill and start again on
  * the same ports; every start has fresh metadata (the launcher's data dir is new, the tenant and namespaces are
  * created again), as a standalone broker without a volume restarts. Per fault and transport: two agent replicas

@@ -3,6 +3,10 @@
  *
  *   npx tsx bench/filter.ts        (npm run bench:filter)
  *
+ * Takes about 1 min; no broker, no load wait.
+ *
+ * Needs: nothing but this checkout.
+ *
  * Synthetic workspaces of 10 … 10 000 tools: 20 groups, 8 states, each tool in 1–3 groups and listing
  * 0–3 states (0 = every state), a state target on a third of them. Requests ask for 1–5 groups in one
  * of the 8 states (or "undefined"). "uncached" bypasses the tool-set cache (`{cache: false}`); "cached"
@@ -11,6 +15,10 @@
 import { buildRegistry, type ToolRegistry } from '../src/tools/registry/registry.js';
 import type { RequestGroups } from '../src/groups/selection.js';
 import { GROUPS, pick, random, STATES, syntheticTools } from './support/tools.js';
+import { benchFlags } from './support/options.js';
+
+// No flags: --help prints the usage above, anything else is refused.
+benchFlags(import.meta.url);
 
 const SIZES = [10, 100, 1_000, 10_000];
 const GROUP_COUNTS = [1, 2, 3, 4, 5];

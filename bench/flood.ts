@@ -4,6 +4,12 @@
  *   npm run bench:flood                                   5000 conversations, websocket then native
  *   npm run bench:flood -- --conversations 2000 --transports websocket --concurrency 16
  *
+ * Takes about 5 min on two transports (plus up to 10 min waiting for the 1-minute load average to
+ * drop under --max-load).
+ *
+ * Needs: a Pulsar broker: Java 17+ and Maven (tools/pulsar-standalone, from Maven Central jars), a
+ * Docker engine, or PULSAR_URL.
+ *
  * The agent is the real one, compiled from src/ and run as its own process (bench/support/agent-process.ts)
  * with `--transport <kind>`. In this process, on the same kind of transport: TrustGraph's config service (the
  * tests' stand-in), zero-latency prompt and MCP tool stand-ins (bench/support/workload.ts), and a gateway that

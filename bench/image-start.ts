@@ -5,6 +5,12 @@
  *
  *   npm run bench:image-start [-- --runs 5 --image tg-agent:local]
  *
+ * Takes about 2 min for 5 runs (plus up to 10 min waiting for the 1-minute load average to drop
+ * under --max-load).
+ *
+ * Needs: a Docker engine and the image (npm run image:build); a Pulsar broker: Java 17+ and Maven
+ * (tools/pulsar-standalone, from Maven Central jars), a Docker engine, or PULSAR_URL.
+ *
  * Needs a Docker engine (scripts/image/dockerd.sh) and the image (npm run image:build). The container shares
  * the host's network, as in test/integration/image.test.ts: the broker listens on 127.0.0.1.
  */

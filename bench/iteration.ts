@@ -4,6 +4,13 @@
  *   npm run bench:iteration                         concurrency 1, 8, 64; ~30 s each
  *   npm run bench:iteration -- --soak 600           10-minute memory soak (concurrency 8)
  *
+ * Takes about 6 min with TrustGraph's agent (about 18 min over four backends; plus up to 10 min
+ * waiting for the 1-minute load average to drop under --max-load).
+ *
+ * Needs: a Pulsar broker: Java 17+ and Maven (tools/pulsar-standalone, from Maven Central jars), a
+ * Docker engine, or PULSAR_URL; for TrustGraph's agent, Python 3 (scripts/trustgraph-venv.sh builds
+ * its venv once, --trustgraph off skips it).
+ *
  * The agent is the real one, compiled from src/ and run as its own process (`node …/src/main.js`, the
  * production entry point: flags, WebSocket transport, metrics server, info-level audit log), so its RSS,
  * CPU time and event loop are its own. Around it, in this process: TrustGraph's config service (the tests'

@@ -4,6 +4,12 @@
  *
  *   npm run bench:reload
  *
+ * Takes about 3 min (plus up to 10 min waiting for the 1-minute load average to drop under
+ * --max-load); --in-process-only about 1 min, no broker.
+ *
+ * Needs: a Pulsar broker: Java 17+ and Maven (tools/pulsar-standalone, from Maven Central jars), a
+ * Docker engine, or PULSAR_URL.
+ *
  * The agent runs as its own process (as in bench/iteration.ts) with a probe that records every event-loop
  * block longer than 10 ms (a 1 ms timer; see bench/support/agent-probe.ts) and the event-loop delay
  * histogram (`monitorEventLoopDelay`, 1 ms resolution). Its workspace holds 10 000 synthetic tools (the

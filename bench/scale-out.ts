@@ -4,6 +4,12 @@
  *   npm run bench:scale-out                                  replicas 1, 2, 4; websocket then native
  *   npm run bench:scale-out -- --replicas 1,2 --transports native --duration 10
  *
+ * Takes about 5 min for 1, 2 and 4 replicas on two transports (plus up to 10 min waiting for the
+ * 1-minute load average to drop under --max-load).
+ *
+ * Needs: a Pulsar broker: Java 17+ and Maven (tools/pulsar-standalone, from Maven Central jars), a
+ * Docker engine, or PULSAR_URL.
+ *
  * Each replica is the real agent in its own process (bench/support/agent-process.ts), `--concurrency c`, all on
  * the same broker, config and stand-ins. Every replica subscribes to the flow's request topic under the same
  * Shared subscription, so a request — a first request or a `next` message of a conversation another replica

@@ -3,6 +3,11 @@
  *
  *   npm run bench:workflow-checks -- --max-load 40
  *
+ * Takes about 3 min up to 100 000 tools (plus up to 10 min waiting for the 1-minute load average to
+ * drop under --max-load); no broker.
+ *
+ * Needs: nothing but this checkout.
+ *
  * Workspaces of `--tools` (default 1 000, 10 000, 100 000) synthetic tools (bench/support/tools.ts: 20 groups,
  * 8 states) with mistakes seeded in proportion: for every 100 tools, one more has a group of its own one edit
  * from a shared one (a near miss) and another lists only a state no tool leads to; the group policy allows

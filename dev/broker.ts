@@ -233,6 +233,9 @@ function runLauncher(args: readonly string[], env: NodeJS.ProcessEnv): Promise<L
       cwd: REPO_ROOT,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
+      // The broker it starts runs in this process group of its own: a Ctrl-C in the terminal of `npm run
+      // local` reaches that script only, which stops the broker last, after the agent.
+      detached: true,
     });
     let stdout = '';
     let stderr = '';

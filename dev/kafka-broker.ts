@@ -80,7 +80,7 @@ export async function startKafka(): Promise<KafkaHandle> {
     throw new KafkaUnavailableError(`formatting the Kafka storage failed: ${(error as { stderr?: Buffer }).stderr?.toString().slice(-2000) ?? errorMessage(error)}`);
   }
 
-  const node = new NodeProcess(() => spawn('java', java(['kafka.Kafka', join(dir, 'server.properties')]), { stdio: ['ignore', 'pipe', 'pipe'] }), port, 'kafka', START_TIMEOUT_MS);
+  const node = new NodeProcess(() => spawn('java', java(['kafka.Kafka', join(dir, 'server.properties')]), { stdio: ['ignore', 'pipe', 'pipe'], detached: true }), port, 'kafka', START_TIMEOUT_MS);
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;

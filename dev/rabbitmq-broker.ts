@@ -80,7 +80,7 @@ export async function startRabbitMq(): Promise<RabbitMqHandle> {
     RABBITMQ_ENABLED_PLUGINS_FILE: join(dir, 'enabled_plugins'),
     RABBITMQ_PID_FILE: join(dir, 'pid'),
   };
-  const node = new NodeProcess(() => spawn(RABBITMQ_SERVER, [], { env, stdio: ['ignore', 'pipe', 'pipe'] }), port, 'rabbitmq-server', START_TIMEOUT_MS);
+  const node = new NodeProcess(() => spawn(RABBITMQ_SERVER, [], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true }), port, 'rabbitmq-server', START_TIMEOUT_MS);
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;
@@ -107,18 +107,7 @@ export async function startRabbitMq(): Promise<RabbitMqHandle> {
   };
 }
 
-/** The agent's command-line options for the RabbitMQ at `url` (`amqp://user:password@host:port/vhost`). */
-export function rabbitMqArgs(url: string): string[] {
-  const parsed = new URL(url);
-  return [
-    '--pubsub-backend', 'rabbitmq',
-    '--rabbitmq-host', parsed.hostname,
-    '--rabbitmq-port', parsed.port || '5672',
-    '--rabbitmq-username', decodeURIComponent(parsed.username),
-    '--rabbitmq-password', decodeURIComponent(parsed.password),
-    '--rabbitmq-vhost', decodeURIComponent(parsed.pathname.slice(1)) || '/',
-  ];
-}
+export { rabbitMqArgs } from '../src/local-stack.js';
 
 /** The Erlang port mappers running now (rabbitmq-server's helper scripts start one even when the node needs none). */
 function epmdPids(): Set<number> {

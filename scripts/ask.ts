@@ -5,10 +5,8 @@
  *
  * Sends one AgentRequest the way TrustGraph's gateway does (fresh uuid `id` property, every field present)
  * and prints the streamed thoughts, observations and the answer until `end_of_dialog`. The broker is the one
- * `npm run local` started (its address is in .pulsar/local.json), or PULSAR_URL.
+ * `npm run local` started (its address is in .pulsar/local.json, or in TG_AGENT_LOCAL_DIR), or PULSAR_URL.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { RequestClient } from '../src/bus/request-client.js';
 import { queueToTopic } from '../src/bus/topics.js';
@@ -17,15 +15,34 @@ import { KafkaTransport } from '../src/bus/kafka/kafka-transport.js';
 import { RabbitMqTransport } from '../src/bus/rabbitmq/rabbitmq-transport.js';
 import { agentRequestCodec, agentResponseCodec, makeAgentRequest, type AgentResponse } from '../src/wire/index.js';
 import { errorMessage } from '../src/errors/error-text.js';
+import { readLocalStack } from '../src/local-stack.js';
 
-const STATE_FILE = fileURLToPath(new URL('../.pulsar/local.json', import.meta.url));
+const USAGE = `Usage: npm run ask -- "question" [options]
+       npm run ask -- --why "tool name" [--group a,b] [--state s] [--workspace w]
 
-const USAGE = `usage: npm run ask -- "question" [--group a,b] [--state s] [--pattern react|plan-then-execute|supervisor] [--no-streaming] [--workspace default] [--flow default] [--transport auto|native|websocket] [--timeout 120] [--verbose]
-       npm run ask -- --why "tool name" [--group a,b] [--state s] [--workspace default]`;
+Asks the agent one question the way TrustGraph's gateway does and prints its thoughts, observations
+and answer; with --why, asks the running agent whether a tool is offered to such a request, and why
+not.
+The agent is the one \`npm run local\` runs (.pulsar/local.json), or the broker at PULSAR_URL.
+
+  -g, --group <a,b>         the request's groups (repeatable; default: none, the group "default")
+  -s, --state <s>           the conversation's state (default: none, "undefined")
+  -p, --pattern <p>         react | plan-then-execute | supervisor (default: the meta-router picks)
+      --no-streaming        ask for the answer in one message
+  -w, --workspace <w>       default: the one npm run local set up, else "default"
+  -f, --flow <f>            default: the one npm run local set up, else "default"
+      --transport <t>       auto | native | websocket (default: what npm run local uses)
+      --timeout <s>         seconds to wait for the answer (default 120)
+  -v, --verbose             also print the explainability events
+      --why <tool>          is that tool offered (exit 0) or not (exit 1), and why not
+  -h, --help                print this help`;
+
+/** A command line `ask` cannot run: said in one line with the usage, exit status 2. */
+class UsageError extends Error {}
 
 /** `--why`: ask the running agent's listing whether the tool is offered to such a request, and print why not. */
 async function whyHidden(tool: string, group: string[] | undefined, state: string | undefined, workspaceFlag: string | undefined): Promise<number> {
-  const local = existsSync(STATE_FILE) ? (JSON.parse(readFileSync(STATE_FILE, 'utf8')) as { metricsUrl?: string; workspace?: string }) : {};
+  const local = readLocalStack() ?? {};
   const base = process.env.TG_AGENT_URL ?? local.metricsUrl ?? 'http://127.0.0.1:8000';
   const workspace = workspaceFlag ?? local.workspace ?? 'default';
   const query = new URLSearchParams({ tool });
@@ -48,9 +65,18 @@ async function whyHidden(tool: string, group: string[] | undefined, state: strin
   return 1;
 }
 
-async function main(): Promise<number> {
-  const { values, positionals } = parseArgs({
+function parseCommandLine() {
+  try {
+    return parseCommandLineOrThrow();
+  } catch (error) {
+    throw new UsageError(errorMessage(error));
+  }
+}
+
+function parseCommandLineOrThrow() {
+  return parseArgs({
     allowPositionals: true,
+    strict: true,
     options: {
       group: { type: 'string', short: 'g', multiple: true },
       state: { type: 'string', short: 's' },
@@ -65,14 +91,17 @@ async function main(): Promise<number> {
       why: { type: 'string' },
     },
   });
-  if (values.why !== undefined) return whyHidden(values.why, values.group, values.state, values.workspace);
-  if (values.help || positionals.length === 0) {
+}
+
+async function main(): Promise<number> {
+  const { values, positionals } = parseCommandLine();
+  if (values.help) {
     console.log(USAGE);
-    return values.help ? 0 : 2;
+    return 0;
   }
-  const local = existsSync(STATE_FILE)
-    ? (JSON.parse(readFileSync(STATE_FILE, 'utf8')) as { backend?: string; rabbitmqUrl?: string; kafkaBootstrapServers?: string; webSocketUrl?: string; serviceUrl?: string; transport?: string; workspace?: string; flow?: string })
-    : {};
+  if (values.why !== undefined) return whyHidden(values.why, values.group, values.state, values.workspace);
+  if (positionals.length === 0) throw new UsageError('no question given');
+  const local = readLocalStack() ?? {};
   const url = process.env.PULSAR_URL ?? local.webSocketUrl ?? 'ws://127.0.0.1:8080';
   const serviceUrl = process.env.PULSAR_SERVICE_URL ?? local.serviceUrl ?? `pulsar://${new URL(url).hostname}:6650`;
   const workspace = values.workspace ?? local.workspace ?? 'default';
@@ -164,7 +193,12 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
-    console.error(error);
+    if (error instanceof UsageError) {
+      console.error(`npm run ask: ${error.message}\n\n${USAGE}`);
+      process.exit(2);
+    }
+    // A broker or agent that cannot be reached: its reason, not a stack trace.
+    console.error(`npm run ask: ${errorMessage(error)}`);
     process.exit(1);
   },
 );

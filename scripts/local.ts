@@ -3,8 +3,15 @@
  *
  * - a local Apache Pulsar broker (tools/pulsar-standalone; or the one at PULSAR_URL),
  * - stand-ins for TrustGraph's config service (holding the spec's §5.1 (docs/requirements.md) tools from examples/spec-tools.yaml
- *   and the `default` flow), prompt service, graph RAG and MCP tool service, speaking the real wire format,
+ *   and the `default` flow), prompt service, graph RAG, MCP tool service and librarian (every service the agent
+ *   calls for these tools), speaking the real wire format,
  * - the agent itself as a separate process (`src/main.ts`), on TrustGraph's real queue names.
+ *
+ * The agent and the broker run in process groups of their own, so Ctrl-C in the terminal reaches this script
+ * only; it stops them in order: the agent first (it finishes its work, saves its documents), then the
+ * stand-ins, then the broker, and says so in one line. Where the stack runs is written to .pulsar/local.json
+ * (TG_AGENT_LOCAL_DIR moves it) once the agent is ready, and removed on stop; a second `npm run local` while
+ * one runs refuses to start rather than take it over.
  *
  * The prompt service asks the model at LLM_URL (OpenAI-compatible) when set; otherwise a scripted model
  * plays the spec's §5.2 (docs/requirements.md) workflow and says so. Then, in another terminal:
@@ -16,12 +23,15 @@
  * `--pubsub-backend kafka` on a local Kafka (one KRaft node from Maven Central jars, or KAFKA_BOOTSTRAP_SERVERS).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { once } from 'node:events';
+import { parseArgs } from 'node:util';
 import { parse } from 'yaml';
-import { backendChoice, flagValue, openTransport, transportChoice, transportFlag } from './transport-choice.js';
+import { backendChoice, openTransport, transportChoice } from './transport-choice.js';
+import { startLibrarian } from '../dev/stand-ins/librarian.js';
+import { localStackDir, localStackFile, readLocalStack } from '../src/local-stack.js';
 import { startConfigService, TRUSTGRAPH_CONFIG_QUEUES } from '../dev/stand-ins/config-service.js';
 import { startGraphRag } from '../dev/stand-ins/graph-rag.js';
 import { startMcpTool } from '../dev/stand-ins/mcp-tool.js';
@@ -38,9 +48,56 @@ import { scriptedModel, scriptedTemplates } from '../dev/local/scripted-model.js
 import { errorMessage } from '../src/errors/error-text.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const STATE_DIR = `${ROOT}.pulsar`;
-export const LOCAL_STATE_FILE = `${STATE_DIR}/local.json`;
+const STATE_DIR = localStackDir();
+const STATE_FILE = localStackFile();
 const WORKSPACE = 'default';
+
+const USAGE = `Usage: npm run local [-- options]
+
+Runs the agent end to end on this machine: a local broker, stand-ins for TrustGraph's services
+(config, prompt, graph RAG, MCP tools, librarian) holding the spec's example tools
+(examples/spec-tools.yaml), and the agent. Then, in another terminal:
+  npm run ask -- "What entities are connected to Company X?"
+Ctrl-C stops everything. Starting takes a minute or two (the first run downloads the broker).
+
+  --transport <t>        auto | native | websocket (default auto: native where the binding loads)
+  --pubsub-backend <b>   pulsar | kafka | rabbitmq (default pulsar)
+  -h, --help             print this help
+
+Environment: PULSAR_URL (use that broker), LLM_URL, LLM_MODEL, LLM_API_KEY (a real model,
+OpenAI-compatible; else a scripted one), TG_AGENT_METRICS_PORT (the agent's HTTP port; default 8000
+when free), TG_AGENT_LOCAL_DIR (where local.json and the agent's log go; default .pulsar).`;
+
+/** The command line, checked: unknown options and stray arguments are refused with the usage. */
+function commandLine(): { transport?: string; backend?: string } | undefined {
+  try {
+    const { values } = parseArgs({
+      args: process.argv.slice(2),
+      options: { transport: { type: 'string' }, 'pubsub-backend': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      strict: true,
+      allowPositionals: false,
+    });
+    if (values.help) {
+      console.log(USAGE);
+      process.exit(0);
+    }
+    return { transport: values.transport, backend: values['pubsub-backend'] };
+  } catch (error) {
+    console.error(`npm run local: ${errorMessage(error)}\n\n${USAGE}`);
+    process.exitCode = 2;
+    return undefined;
+  }
+}
+
+/** Whether the process of this id runs. */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
 const FLOW = 'default';
 
 function say(message: string): void {
@@ -94,34 +151,62 @@ function summarise(line: string): string | undefined {
       `${transitions.length ? `, state ${transitions.join(', ')}` : ''} (${String(record.outcome)})`
     );
   }
-  if (typeof record.level === 'number' && record.level >= 40) return `[agent] ${String(record.msg)}`;
+  // The native Pulsar library's own warnings (its reconnection chatter) stay in the log file; the agent's own
+  // warnings, and every error, are shown.
+  const threshold = record.component === 'pulsar-client' ? 50 : 40;
+  if (typeof record.level === 'number' && record.level >= threshold) return `[agent] ${String(record.msg)}`;
   if (record.msg === 'Agent service started' || record.msg === 'Flow started') return `[agent] ${String(record.msg)}`;
   return undefined;
 }
 
+/** Ends a child process group: SIGTERM to the group, and resolves once the child itself has exited. */
+async function endGroup(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  try {
+    process.kill(-child.pid!, 'SIGTERM');
+  } catch {
+    child.kill('SIGTERM');
+  }
+  await exited;
+}
+
 async function main(): Promise<void> {
+  const flags = commandLine();
+  if (flags === undefined) return;
+  const other = readLocalStack();
+  if (other?.pid !== undefined && other.pid !== process.pid && running(other.pid)) {
+    console.error(
+      `[local] another npm run local runs already (pid ${other.pid}, ${STATE_FILE}); npm run ask talks to it. ` +
+        'Stop it first, or give this one a directory of its own with TG_AGENT_LOCAL_DIR.',
+    );
+    process.exitCode = 1;
+    return;
+  }
   mkdirSync(STATE_DIR, { recursive: true });
   let broker: { stop(): Promise<void> } | undefined;
   let agent: ChildProcess | undefined;
   const stoppers: (() => Promise<unknown>)[] = [];
+  let stateWritten = false;
   let stopping = false;
   const stop = async (code: number) => {
     if (stopping) return;
     stopping = true;
-    say('stopping…');
-    if (agent && agent.exitCode === null) {
-      agent.kill('SIGTERM');
-      await once(agent, 'exit');
-    }
+    say('stopping: the agent, then the stand-ins, then the broker…');
+    // Gone first, so that no `npm run ask` reaches a stack that is going away.
+    if (stateWritten) rmSync(STATE_FILE, { force: true });
+    if (agent) await endGroup(agent);
     for (const stopper of stoppers.reverse()) await stopper().catch(() => undefined);
-    await broker?.stop();
+    await broker?.stop().catch((error: unknown) => say(`the broker did not stop cleanly: ${errorMessage(error)}`));
+    say(code === 0 ? 'everything stopped.' : 'everything stopped (after the failure above).');
     process.exit(code);
   };
   process.on('SIGINT', () => void stop(0));
   process.on('SIGTERM', () => void stop(0));
+  process.on('SIGHUP', () => void stop(0));
 
   try {
-    const backend = backendChoice(flagValue(process.argv.slice(2), 'pubsub-backend'));
+    const backend = backendChoice(flags.backend);
     let transport: Transport;
     let busArgs: string[];
     let busState: Record<string, string>;
@@ -146,96 +231,24 @@ async function main(): Promise<void> {
       const pulsar = await startBroker();
       broker = pulsar;
       say(`broker ready: ${pulsar.description}, ${pulsar.webSocketUrl}`);
-      transport = await openTransport(transportChoice(transportFlag(process.argv.slice(2))), pulsar);
+      transport = await openTransport(transportChoice(flags.transport), pulsar);
       busArgs = ['--transport', transport.kind, '--pulsar-host', pulsar.serviceUrl, '--pulsar-ws-url', pulsar.webSocketUrl];
       busState = { backend, webSocketUrl: pulsar.webSocketUrl, serviceUrl: pulsar.serviceUrl, transport: transport.kind };
     }
     stoppers.push(() => transport.close());
     say(`transport: ${transport.kind} (agent and stand-ins)`);
-    const example = parse(readFileSync(`${ROOT}examples/spec-tools.yaml`, 'utf8')) as {
-      tool: Record<string, object>;
-      mcp: Record<string, object>;
-    };
-    const config = await startConfigService({ transport, queues: { ...TRUSTGRAPH_CONFIG_QUEUES } });
-    stoppers.push(() => config.stop());
-    await config.putMany(WORKSPACE, [
-      { type: 'processor:agent-manager', key: FLOW, value: agentFlowConfig(WORKSPACE, FLOW) },
-      { type: 'flow', key: FLOW, value: flowRecordConfig(WORKSPACE, FLOW) },
-      ...Object.entries(example.tool).map(([key, value]) => ({ type: 'tool', key, value })),
-      ...Object.entries(example.mcp).map(([key, value]) => ({ type: 'mcp', key, value })),
-    ]);
-
-    const topics = agentFlowTopics(WORKSPACE, FLOW);
-    const queues = (service: string) => ({ requestQueue: topics[`${service}-request`]!, responseQueue: topics[`${service}-response`]! });
-    const llmUrl = process.env.LLM_URL;
-    const model = llmUrl
-      ? openAiModel({ url: llmUrl, model: process.env.LLM_MODEL ?? 'gpt-4o-mini', ...(process.env.LLM_API_KEY ? { apiKey: process.env.LLM_API_KEY } : {}) })
-      : scriptedModel;
-    say(llmUrl ? `model: ${process.env.LLM_MODEL ?? 'gpt-4o-mini'} at ${llmUrl}` : 'model: scripted (plays the spec §5.2 workflow; set LLM_URL for a real one)');
-    const prompt = await startPromptService({
-      transport,
-      ...queues('prompt'),
-      script: (terms: PromptTerms) => model(terms),
-      templates: {
-        question: (terms) => `(text completion stand-in) You asked: ${String(terms.question)}`,
-        ...(process.env.LLM_URL ? {} : scriptedTemplates),
-      },
-    });
-    stoppers.push(() => prompt.stop());
-    const graphRag = await startGraphRag({
-      transport,
-      ...queues('graph-rag'),
-      answer: () => 'Company X is connected to Acme Corp (supplier) and Globex (partner); Acme Corp also supplies Initech.',
-    });
-    stoppers.push(() => graphRag.stop());
-    const mcp = await startMcpTool({
-      transport,
-      ...queues('mcp-tool'),
-      workspace: WORKSPACE,
-      tools: {
-        'analysis-server': (params) => ({ object: { clusters: [['Company X', 'Acme Corp', 'Initech'], ['Globex']], input: params } }),
-        'workflow-server': () => 'Workflow reset to its initial state',
-        'graph-server': (params) => `Updated ${JSON.stringify(params)}`,
-      },
-    });
-    stoppers.push(() => mcp.stop());
+    await startStandIns(transport, stoppers);
 
     const metricsPort = await agentPort();
     const logFile = `${STATE_DIR}/local-agent.log`;
     const log = createWriteStream(logFile);
-    agent = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        'src/main.ts',
-        ...busArgs,
-        '-P',
-        String(metricsPort),
-        '--concurrency',
-        '4',
-      ],
-      { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    // The port the agent really listens on, from its start line: with -P 0 only it knows, and whatever answers
-    // on a port we merely asked for may be another process (a second `npm run local`, another test run).
-    let listening: ((port: number) => void) | undefined;
-    const httpPort = new Promise<number>((resolve) => (listening = resolve));
-    let buffered = '';
-    const onOutput = (chunk: Buffer) => {
-      log.write(chunk);
-      buffered += chunk.toString();
-      const lines = buffered.split('\n');
-      buffered = lines.pop() ?? '';
-      for (const line of lines) {
-        const port = startedPort(line);
-        if (port !== undefined) listening?.(port);
-        const summary = summarise(line);
-        if (summary) console.log(summary);
-      }
-    };
-    agent.stdout?.on('data', onOutput);
-    agent.stderr?.on('data', onOutput);
+    agent = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...busArgs, '-P', String(metricsPort), '--concurrency', '4'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // A process group of its own: Ctrl-C reaches this script only, which stops the agent before the broker.
+      detached: true,
+    });
+    const httpPort = followAgent(agent, log);
     agent.on('exit', (code) => {
       if (!stopping) {
         say(`the agent exited with code ${code}; see ${logFile}`);
@@ -251,7 +264,9 @@ async function main(): Promise<void> {
       if (waited > 0 && waited % 30_000 === 0) say(`waiting for the agent to be ready (${readyz.text}); see ${logFile}`);
       await new Promise((r) => setTimeout(r, 500));
     }
-    writeFileSync(LOCAL_STATE_FILE, JSON.stringify({ ...busState, metricsUrl, workspace: WORKSPACE, flow: FLOW }, null, 2));
+    if (stopping) return;
+    writeFileSync(STATE_FILE, JSON.stringify({ ...busState, metricsUrl, workspace: WORKSPACE, flow: FLOW, pid: process.pid }, null, 2));
+    stateWritten = true;
     say(`agent ready. Metrics: ${metricsUrl}/metrics   tools: ${metricsUrl}/tools/${WORKSPACE}   log: ${logFile}`);
     say('in another terminal try:');
     say('  npm run ask -- "What entities are connected to Company X?" --group read-only --state undefined');
@@ -261,6 +276,84 @@ async function main(): Promise<void> {
     console.error(`[local] ${errorMessage(error)}`);
     await stop(1);
   }
+}
+
+/** The config service with the example's tools, and the services the agent calls for them. */
+async function startStandIns(transport: Transport, stoppers: (() => Promise<unknown>)[]): Promise<void> {
+  const example = parse(readFileSync(`${ROOT}examples/spec-tools.yaml`, 'utf8')) as {
+    tool: Record<string, object>;
+    mcp: Record<string, object>;
+  };
+  const config = await startConfigService({ transport, queues: { ...TRUSTGRAPH_CONFIG_QUEUES } });
+  stoppers.push(() => config.stop());
+  await config.putMany(WORKSPACE, [
+    { type: 'processor:agent-manager', key: FLOW, value: agentFlowConfig(WORKSPACE, FLOW) },
+    { type: 'flow', key: FLOW, value: flowRecordConfig(WORKSPACE, FLOW) },
+    ...Object.entries(example.tool).map(([key, value]) => ({ type: 'tool', key, value })),
+    ...Object.entries(example.mcp).map(([key, value]) => ({ type: 'mcp', key, value })),
+  ]);
+
+  const topics = agentFlowTopics(WORKSPACE, FLOW);
+  const queues = (service: string) => ({ requestQueue: topics[`${service}-request`]!, responseQueue: topics[`${service}-response`]! });
+  const llmUrl = process.env.LLM_URL;
+  const model = llmUrl
+    ? openAiModel({ url: llmUrl, model: process.env.LLM_MODEL ?? 'gpt-4o-mini', ...(process.env.LLM_API_KEY ? { apiKey: process.env.LLM_API_KEY } : {}) })
+    : scriptedModel;
+  say(llmUrl ? `model: ${process.env.LLM_MODEL ?? 'gpt-4o-mini'} at ${llmUrl}` : 'model: scripted (plays the spec §5.2 workflow; set LLM_URL for a real one)');
+  const prompt = await startPromptService({
+    transport,
+    ...queues('prompt'),
+    script: (terms: PromptTerms) => model(terms),
+    templates: {
+      question: (terms) => `(text completion stand-in) You asked: ${String(terms.question)}`,
+      ...(process.env.LLM_URL ? {} : scriptedTemplates),
+    },
+  });
+  stoppers.push(() => prompt.stop());
+  const graphRag = await startGraphRag({
+    transport,
+    ...queues('graph-rag'),
+    answer: () => 'Company X is connected to Acme Corp (supplier) and Globex (partner); Acme Corp also supplies Initech.',
+  });
+  stoppers.push(() => graphRag.stop());
+  const mcp = await startMcpTool({
+    transport,
+    ...queues('mcp-tool'),
+    workspace: WORKSPACE,
+    tools: {
+      'analysis-server': (params) => ({ object: { clusters: [['Company X', 'Acme Corp', 'Initech'], ['Globex']], input: params } }),
+      'workflow-server': () => 'Workflow reset to its initial state',
+      'graph-server': (params) => `Updated ${JSON.stringify(params)}`,
+    },
+  });
+  stoppers.push(() => mcp.stop());
+  // The agent saves each conversation's explainability documents there.
+  const librarian = await startLibrarian({ transport, ...queues('librarian') });
+  stoppers.push(() => librarian.stop());
+}
+
+/** The agent's output into its log, one console line per audit record; resolves with the port it listens on. */
+function followAgent(agent: ChildProcess, log: NodeJS.WritableStream): Promise<number> {
+  // The port the agent really listens on, from its start line: with -P 0 only it knows, and whatever answers
+  // on a port we merely asked for may be another process (a second `npm run local`, another test run).
+  let listening: ((port: number) => void) | undefined;
+  const httpPort = new Promise<number>((resolve) => (listening = resolve));
+  let buffered = '';
+  const onOutput = (chunk: Buffer) => {
+    log.write(chunk);
+    buffered += chunk.toString();
+    const lines = buffered.split('\n');
+    buffered = lines.pop() ?? '';
+    for (const line of lines) {
+      const port = startedPort(line);
+      if (port !== undefined) listening?.(port);
+      const summary = summarise(line);
+      if (summary) console.log(summary);
+    }
+  };
+  agent.stdout?.on('data', onOutput);
+  agent.stderr?.on('data', onOutput);
+  return httpPort;
 }
 
 void main();

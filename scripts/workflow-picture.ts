@@ -1,7 +1,7 @@
 /**
  * `npm run workflow:picture`: draws the spec's five-tool example (examples/spec-tools.yaml) as the agent's
  * `/workflow/<ws>.svg` draws it, for a request with groups read-only,knowledge in state analysis, into
- * docs/workflow-example.svg (the README shows it; test/unit/docs/workflow-picture.test.ts keeps it current).
+ * docs/workflow-example.svg (docs/operating.md shows it; test/unit/docs/workflow-picture.test.ts keeps it current).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

@@ -13,6 +13,7 @@ import { CodedError, errorMessage } from './errors/index.js';
 import { DEFAULT_AGGREGATION_TOPIC, DEFAULT_HEDGE, type OptionSpec, positiveInt } from './bus/index.js';
 import { BACKENDS, backendNamed, type BackendName } from './backends.js';
 import { DEFAULT_STREAM_GAP_SECONDS, parseServiceTimeouts } from './flow/index.js';
+import { groupedHelp } from './settings-help.js';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
@@ -212,14 +213,7 @@ export class SettingsError extends CodedError {
 }
 
 export function helpText(): string {
-  const lines = ['Usage: tg-agent [options]', '', 'Options (flag, environment variable):'];
-  for (const option of OPTIONS) {
-    const flag = `${option.short ? `-${option.short}, ` : '    '}--${option.flag}`;
-    lines.push(`  ${flag.padEnd(30)} ${(option.env ?? '').padEnd(28)} ${option.help}`);
-  }
-  lines.push('  -c, --config-file <file>       TG_AGENT_CONFIG_FILE         YAML file with any of the options above (camelCase or flag names)');
-  lines.push('  -h, --help                                                   print this help');
-  return lines.join('\n');
+  return groupedHelp(OPTIONS);
 }
 
 export interface ParsedCommandLine {

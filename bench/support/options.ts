@@ -4,6 +4,7 @@
  * load average to wait for, where to write the raw results and whether to keep the agents' logs. Each
  * benchmark lists its own flags and defaults at the top of its file.
  */
+import { HELP_WIDTH, wrap } from '../../src/settings-help.js';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { numberFlag, parseFlags } from './stats.js';
@@ -39,7 +40,7 @@ export function benchFlags(script: string, argv: readonly string[] = process.arg
     .trim();
   const known = new Set([...comment.matchAll(/--([a-z][a-z-]*)/g)].map((m) => m[1]!));
   if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(`${usage}\n`);
+    process.stdout.write(`${within100(usage)}\n`);
     process.exit(0);
   }
   let flags: Map<string, string>;
@@ -53,6 +54,34 @@ export function benchFlags(script: string, argv: readonly string[] = process.arg
     return refuse(`unknown flag${unknown.length > 1 ? 's' : ''} ${unknown.map((f) => `--${f}`).join(', ')}; known: ${[...known].sort().map((f) => `--${f}`).join(' ')}`);
   }
   return flags;
+}
+
+/**
+ * The usage within 100 columns: its paragraphs (lines that start at the margin) reflowed, an indented line
+ * (a command, a list item) continued under its own indentation, two columns further in.
+ */
+function within100(usage: string): string {
+  const out: string[] = [];
+  let paragraph: string[] = [];
+  const flush = () => {
+    if (paragraph.length > 0) out.push(...wrap(paragraph.join(' '), HELP_WIDTH, ''));
+    paragraph = [];
+  };
+  for (const line of usage.split('\n')) {
+    if (/^\S/.test(line)) paragraph.push(line);
+    else {
+      flush();
+      out.push(...wrapped(line));
+    }
+  }
+  flush();
+  return out.join('\n');
+}
+
+function wrapped(line: string): string[] {
+  if (line.length <= HELP_WIDTH) return [line];
+  const lead = /^\s*/.exec(line)![0];
+  return wrap(line.trim(), HELP_WIDTH - 2, lead).map((part, i) => (i === 0 ? part : `  ${part}`));
 }
 
 function refuse(message: string): never {

@@ -1,9 +1,10 @@
 /**
  * A config dump as `tg-show-config` prints it ("Version: N" and a JSON object of type → key → value), or a
- * plain JSON object of that shape, read as the agent reads the config service's answers: type → key → value,
+ * plain JSON or YAML object of that shape (values may be the JSON strings the config service holds, or objects), read as the agent reads the config service's answers: type → key → value,
  * each value a JSON string. Every key is a plain key (`__proto__` too); a dump that is not of that shape,
  * or an entry nested too deeply to handle, is refused with an error naming the type or the entry.
  */
+import { parse as parseYaml } from 'yaml';
 import { describeValue, errorMessage, quote } from '../errors/index.js';
 import { checkJsonLimits } from '../wire/index.js';
 import { ConfigDumpError } from './errors.js';
@@ -13,13 +14,7 @@ import type { TypeValues } from './workspace-config.js';
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export function parseConfigDump(text: string): Record<string, TypeValues> {
-  const json = text.replace(/^\s*Version:.*\n/, '');
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(json);
-  } catch (error) {
-    throw new ConfigDumpError(`the dump is not JSON: ${errorMessage(error)}`, { cause: error });
-  }
+  const parsed = parseText(text.replace(/^\s*Version:.*\n/, ''));
   if (!isObject(parsed)) throw new ConfigDumpError(`the dump is not a JSON object of config types, got ${describeValue(parsed)}`);
   const out = Object.create(null) as Record<string, TypeValues>;
   for (const [type, entries] of Object.entries(parsed)) {
@@ -29,6 +24,22 @@ export function parseConfigDump(text: string): Record<string, TypeValues> {
     out[type] = values;
   }
   return out;
+}
+
+/**
+ * JSON, or else YAML (the repository's examples are YAML). YAML's aliases are expanded within the library's
+ * limit (100), so no short file expands into a huge value; a file that is neither gets both parsers' reasons.
+ */
+function parseText(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (jsonError) {
+    try {
+      return parseYaml(text);
+    } catch (yamlError) {
+      throw new ConfigDumpError(`the dump is neither JSON (${errorMessage(jsonError)}) nor YAML (${errorMessage(yamlError).split('\n')[0]})`, { cause: yamlError });
+    }
+  }
 }
 
 /** The entry's value as the config service holds it: a string as it is, anything else as JSON (within the agent's limits). */

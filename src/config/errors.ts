@@ -12,3 +12,9 @@ export class ConfigDumpError extends CodedError {
   override readonly name = 'ConfigDumpError';
   readonly code = 'TG_CONFIG_DUMP_INVALID';
 }
+
+/** An audit log `tg-agent lint --against` cannot read (missing, unreadable, a broken `.gz`); the message names the file. */
+export class AuditLogError extends CodedError {
+  override readonly name = 'AuditLogError';
+  readonly code = 'TG_AUDIT_LOG_UNREADABLE';
+}

@@ -4,7 +4,7 @@
  */
 export { ConfigClient } from './config-client.js';
 export { parseConfigDump } from './config-dump.js';
-export { ConfigDumpError } from './errors.js';
+export { AuditLogError, ConfigDumpError } from './errors.js';
 export { ConfigWatcher, type WorkspaceChange } from './config-watcher.js';
 export { diffFlows, type FlowDefinition, flowKey, type FlowProblem, parseFlows } from './flows.js';
 export type { TypeValues, WorkspaceSnapshot } from './workspace-config.js';

@@ -6,6 +6,7 @@ export { CodedError } from './coded-error.js';
 export { describeValue, formatPath, listText, MAX_LISTED, quote, quoteList, showValue } from './describe-value.js';
 export { clipText, errorMessage, firstNames, listNames, MAX_LISTED_NAME_LENGTH } from './error-text.js';
 export { InvalidUseError } from './invalid-use-error.js';
+export { normaliseKey, suggestKey } from './key-suggestion.js';
 export {
   type BasicAuth,
   basicAuthorization,

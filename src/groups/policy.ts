@@ -13,7 +13,7 @@
  */
 import { z } from 'zod';
 import type { TypeValues } from '../config/index.js';
-import { describeValue, listNames, quote } from '../errors/index.js';
+import { describeValue, listNames, quote, suggestKey } from '../errors/index.js';
 import { DEFAULT_GROUP, WILDCARD, type AgentAsk, type RequestedGroups } from './selection.js';
 import { expandGroupHierarchy, isWithin } from './hierarchy.js';
 import {
@@ -82,6 +82,13 @@ export interface PolicyParse {
 }
 
 const FAIL_CLOSED = 'every group is refused until it is fixed';
+const POLICY_FIELDS = Object.keys(PolicySchema.shape);
+
+/** `"initial-state" (did you mean "initial-states"?)`, or the key alone when nothing known is close. */
+function unknownField(key: string, value: unknown): string {
+  const meant = suggestKey(key, value, POLICY_FIELDS);
+  return meant === undefined ? quote(key) : `${quote(key)} (did you mean ${quote(meant)}?)`;
+}
 
 /**
  * Read a workspace's entries of the policy config type. `patterns` are the patterns this agent runs: an
@@ -113,7 +120,7 @@ export function parsePolicy(workspace: string, values: TypeValues, patterns: rea
     const issue = parsed.error.issues[0];
     const detail =
       issue?.code === 'unrecognized_keys'
-        ? `unknown field(s) ${issue.keys.slice(0, 10).map((k) => quote(k)).join(', ')} (known: allowed-groups, allow-wildcard, initial-states, unknown-groups, allowed-patterns, group-hierarchy, availability, fallback-groups)`
+        ? `unknown field(s) ${issue.keys.slice(0, 10).map((k) => unknownField(k, (json as Record<string, unknown>)[k])).join(', ')} (known: ${POLICY_FIELDS.join(', ')})`
         : issue?.path.length
           ? `field "${issue.path.join('.')}": ${issue.message}`
           : `must be a JSON object, got ${describeValue(json)}`;

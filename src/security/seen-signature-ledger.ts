@@ -9,7 +9,7 @@
  * topics, any signature older than that (iteration-signature.ts), which is what closes replays across restarts
  * and scale-outs. What is left: a replay that reaches a second replica within the moment (milliseconds) before
  * the first one's record arrives, and a record the broker drops under overload; both are counted in the
- * README's threat model. Cost: one small message per accepted `next`, delivered to every replica.
+ * threat model (docs/security-model.md). Cost: one small message per accepted `next`, delivered to every replica.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';

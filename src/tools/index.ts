@@ -20,7 +20,14 @@ export {
 export { decodeEntry } from './config/config-entry.js';
 export type { ProblemDetail } from './config/problems.js';
 export { checkAgainst } from './config/schema-issues.js';
-export { type ArgumentType, stringList } from './config/tool-config-schema.js';
+export {
+  ARGUMENT_CONFIG_KEYS,
+  type ArgumentType,
+  STATES_ALIAS_KEY,
+  STATES_KEY,
+  stringList,
+  TOOL_CONFIG_KEYS,
+} from './config/tool-config-schema.js';
 export { deepFreeze, frozenSet } from './freeze.js';
 export { buildRegistry, type ToolRegistry } from './registry/registry.js';
 export type { ToolSet } from './registry/tool-set.js';

@@ -10,8 +10,10 @@ export const LINT_CHECKS = [
   'group-near-miss',
   'mcp-arguments-drift',
   'policy-group-unused',
+  'state-near-miss',
   'tool-unreachable-by-policy',
   'transition-loses-groups',
+  'unknown-key',
   'unreachable-state',
 ] as const;
 export type LintCheck = (typeof LINT_CHECKS)[number];

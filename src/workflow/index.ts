@@ -4,3 +4,4 @@ export { WorkflowChecks } from './workflow-checks.js';
 export { workflowGraph } from './workflow-graph.js';
 export { type Finding, lintWorkflow } from './workflow-lint.js';
 export { renderWorkflow, type WorkflowFormat } from './workflow-page.js';
+export { configImpact, type ConfigImpact, impactBreaksUse, type Loss, type RecordedIteration, recordedIteration } from './config-impact.js';

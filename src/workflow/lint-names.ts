@@ -83,3 +83,52 @@ export function* caseCollisionSteps(tools: readonly Tool[], out: Finding[]): Ste
     if (++seen % CHEAP_ITEMS_PER_STEP === 0) yield;
   }
 }
+
+/**
+ * A misspelt state: a state some tool is available in that no conversation reaches, close to one conversations
+ * do reach; or a state a tool leads to where no tool is listed, close to one where tools are. When both sides
+ * of a pair are unmatched (one only listed, the other only led to), either may be the typo: both fixes are named.
+ */
+export function* stateNearMissSteps(tools: readonly Tool[], initial: ReadonlySet<string>, out: Finding[]): Steps<void> {
+  // State → the first tool listing it, and the first tool leading to it; in the order the tools name them.
+  const listed = new Map<string, string>();
+  const entered = new Map<string, string>();
+  for (let i = 0; i < tools.length; i++) {
+    const tool = tools[i]!;
+    if (tool.states !== 'all') for (const state of tool.states) if (!listed.has(state)) listed.set(state, tool.name);
+    if (tool.nextState !== undefined && !entered.has(tool.nextState)) entered.set(tool.nextState, tool.name);
+    if ((i + 1) % CHEAP_ITEMS_PER_STEP === 0) yield;
+  }
+  const reached = (state: string): boolean => entered.has(state) || initial.has(state);
+  const reachedNames = [...new Set([...initial, ...entered.keys()])];
+  const reachedIndex = yield* NearNames.build(reachedNames);
+  let looked = 0;
+  for (const [state, tool] of listed) {
+    if (++looked % CHEAP_ITEMS_PER_STEP === 0) yield;
+    if (reached(state)) continue;
+    for (const other of reachedIndex.near(state).map((position) => reachedNames[position]!)) {
+      const leader = entered.get(other);
+      const message =
+        listed.has(other) || leader === undefined
+          ? `tool ${quote(tool)} is available in state ${quote(state)}, which no conversation reaches: did you mean ${quote(other)}?`
+          : `tool ${quote(tool)} is available in state ${quote(state)}, which no conversation reaches, and tool ${quote(leader)} leads to state ` +
+            `${quote(other)}, where no tool is listed: did you mean ${quote(other)} in ${quote(tool)}'s applicable-states, or ${quote(state)} as ` +
+            `${quote(leader)}'s state?`;
+      out.push(finding('warning', 'state-near-miss', message, { tools: leader === undefined ? [tool] : [tool, leader], states: [state, other] }));
+    }
+  }
+  const listedNames = [...listed.keys()].filter(reached);
+  const listedIndex = yield* NearNames.build(listedNames);
+  for (const [state, tool] of entered) {
+    if (++looked % CHEAP_ITEMS_PER_STEP === 0) yield;
+    if (listed.has(state) || initial.has(state)) continue;
+    for (const other of listedIndex.near(state).map((position) => listedNames[position]!)) {
+      out.push(
+        finding('warning', 'state-near-miss', `tool ${quote(tool)} moves the conversation to state ${quote(state)}, where no tool is listed: did you mean ${quote(other)}?`, {
+          tools: [tool],
+          states: [state, other],
+        }),
+      );
+    }
+  }
+}

@@ -29,7 +29,8 @@ export function* policyFindingSteps(registry: ToolRegistry, policy: GroupPolicy 
   const { tools } = registry;
   const allowed = (group: string): boolean =>
     policy.allowedGroups.has(group) || (policy.groupHierarchy && ancestorsOf(group).some((ancestor) => policy.allowedGroups.has(ancestor)));
-  const allowedText = `${quoteList([...policy.allowedGroups])}${policy.allowWildcard ? '' : ' and no "*"'}`;
+  // An empty list is also what a policy that failed to load leaves (every group refused).
+  const allowedText = policy.allowedGroups.size === 0 ? 'no group' : `${quoteList([...policy.allowedGroups])}${policy.allowWildcard ? '' : ' and no "*"'}`;
   for (let i = 0; i < tools.length; i++) {
     const tool = tools[i]!;
     if ((i + 1) % CHEAP_ITEMS_PER_STEP === 0) yield;

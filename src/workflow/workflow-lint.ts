@@ -8,12 +8,13 @@
  * Every check is linear in the workspace's tools, states and groups, and written as steps (time-slices.ts):
  * the agent runs them in slices between requests, `tg-agent lint` to the end in one go.
  */
-import type { GroupPolicy } from '../groups/index.js';
+import { DEFAULT_STATE, type GroupPolicy } from '../groups/index.js';
 import { CHEAP_ITEMS_PER_STEP, runToEnd, type Steps } from '../threads/index.js';
 import { quote } from '../errors/index.js';
 import type { ToolRegistry } from '../tools/index.js';
 import { finding, LINT_CHECKS, SEVERITIES, type Finding } from './finding.js';
-import { caseCollisionSteps, groupNearMissSteps } from './lint-names.js';
+import { caseCollisionSteps, groupNearMissSteps, stateNearMissSteps } from './lint-names.js';
+import { unknownKeySteps } from './lint-keys.js';
 import { policyFindingSteps } from './lint-policy.js';
 import { stateFindingSteps } from './lint-states.js';
 
@@ -27,7 +28,9 @@ export function lintWorkflow(registry: ToolRegistry, policy: GroupPolicy | undef
 /** The same, as steps (see time-slices.ts). */
 export function* lintWorkflowSteps(registry: ToolRegistry, policy: GroupPolicy | undefined): Steps<Finding[]> {
   const found: Finding[] = [];
+  yield* unknownKeySteps(registry.tools, found);
   yield* groupNearMissSteps(registry.tools, found);
+  yield* stateNearMissSteps(registry.tools, policy?.initialStates ?? new Set([DEFAULT_STATE]), found);
   yield* stateFindingSteps(registry.tools, policy, found);
   yield* policyFindingSteps(registry, policy, found);
   yield* caseCollisionSteps(registry.tools, found);

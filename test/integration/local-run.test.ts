@@ -6,7 +6,9 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, inject, it } from 'vitest';
 import { waitUntil } from '../support/agent-harness.js';
@@ -14,7 +16,6 @@ import { elapsed, explained } from '../support/failure-report.js';
 import { testTransports } from '../support/transports.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const AGENT_LOG = `${ROOT}.pulsar/local-agent.log`;
 
 interface AskRun {
   args: string[];
@@ -38,8 +39,12 @@ describe.each(testTransports())('npm run local + npm run ask [%s]', (kind) => {
   it('answers a question through the spec workflow and stops cleanly', async () => {
     // Port 0: the agent takes any free port and `npm run local` learns which, so runs side by side never meet
     // on 8000 (one agent failing to listen, or one run's readiness check answered by another run's agent).
+    // A directory of its own for local.json and the agent's log: runs side by side never read each other's.
+    const dir = mkdtempSync(join(tmpdir(), 'tg-local-run-'));
+    const AGENT_LOG = join(dir, 'local-agent.log');
     const env: NodeJS.ProcessEnv = {
       ...process.env,
+      TG_AGENT_LOCAL_DIR: dir,
       PULSAR_URL: inject('pulsarWebSocketUrl'),
       PULSAR_SERVICE_URL: inject('pulsarServiceUrl'),
       TG_AGENT_METRICS_PORT: '0',
@@ -113,6 +118,9 @@ describe.each(testTransports())('npm run local + npm run ask [%s]', (kind) => {
         if (local.exitCode === null && local.signalCode === null) await once(local, 'exit');
       }
       expect(output).toContain('[local] stopping');
+      expect(output.trimEnd().split('\n').at(-1)).toBe('[local] everything stopped.');
+      expect(existsSync(join(dir, 'local.json'))).toBe(false);
     }, report);
+    rmSync(dir, { recursive: true, force: true });
   }, 120_000);
 });

@@ -15,7 +15,7 @@
  *  - TrustGraph 2.11.1's meta-router never sees its `agent-pattern` / `agent-task-type` config (so an empty
  *    `pattern` always runs react/general); ours reads it. The empty-pattern cases therefore run our agent without
  *    that config, where both must fall back to react/general the same way.
- *  - Our `agent-react` terms show each tool argument's `required` flag (README, "Differences from TrustGraph");
+ *  - Our `agent-react` terms show each tool argument's `required` flag (docs/differences.md);
  *    it is removed from our prompt calls before they are compared.
  */
 import { readFileSync } from 'node:fs';

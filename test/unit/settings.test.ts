@@ -94,3 +94,22 @@ describe('settings', () => {
     }
   });
 });
+
+describe('--help', () => {
+  it('lists every option once, in a section, and no line is wider than 100 columns', async () => {
+    const { HELP_SECTIONS } = await import('../../src/settings-help.js');
+    const { OPTIONS } = await import('../../src/settings.js');
+    const sectioned = HELP_SECTIONS.flatMap((section) => section.flags);
+    expect([...sectioned].sort()).toEqual(OPTIONS.map((option) => option.flag).sort());
+    const text = helpText();
+    expect(text.split('\n').filter((line) => line.length > 100)).toEqual([]);
+    for (const title of ['Connection', 'TrustGraph', 'Groups and policy', 'Reliability', 'Observability']) expect(text).toMatch(new RegExp(`^${title}.*:$`, 'm'));
+    expect(text).toContain('tg-agent lint [options]');
+  });
+
+  it('says in tg-agent lint --help how to run it from a checkout, within 100 columns', async () => {
+    const { LINT_HELP } = await import('../../src/lint-command.js');
+    expect(LINT_HELP).toContain('npm run tg-agent -- lint');
+    expect(LINT_HELP.split('\n').filter((line) => line.length > 100)).toEqual([]);
+  });
+});

@@ -240,3 +240,19 @@ export type ToolConfigInput = z.input<typeof ToolConfigSchema>;
 /** A `tool` entry after schema validation (still un-normalized: nulls, aliases, text limits). */
 export type ToolConfig = z.output<typeof ToolConfigSchema>;
 export type ToolArgumentConfig = z.output<typeof ToolArgumentConfigSchema>;
+
+const keysOf = (schema: { shape: object }): readonly string[] => Object.freeze(Object.keys(schema.shape));
+
+/** The keys each tool type reads (a tool-service tool also its service's config params): the linter's known keys. */
+export const TOOL_CONFIG_KEYS: Readonly<Record<ToolType, readonly string[]>> = {
+  'knowledge-query': keysOf(KnowledgeQueryToolConfigSchema),
+  'text-completion': keysOf(TextCompletionToolConfigSchema),
+  'mcp-tool': keysOf(McpToolConfigSchema),
+  prompt: keysOf(PromptToolConfigSchema),
+  'structured-query': keysOf(StructuredQueryToolConfigSchema),
+  'row-embeddings-query': keysOf(RowEmbeddingsQueryToolConfigSchema),
+  'tool-service': keysOf(ToolServiceToolConfigSchema),
+};
+
+/** The keys of an argument declaration. */
+export const ARGUMENT_CONFIG_KEYS = keysOf(ToolArgumentConfigSchema);

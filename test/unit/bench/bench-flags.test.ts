@@ -37,3 +37,13 @@ describe.concurrent.each(BENCHES)('bench/%s.ts', (bench) => {
     expect(wrong.stdout).toBe('');
   }, 90_000);
 });
+
+describe.concurrent.each(['faults', 'filter', 'flood', 'image-start', 'iteration', 'reload', 'scale-out', 'workflow-checks'])('bench/%s.ts --help', (bench) => {
+  it('says how long a run takes and what it needs, within 100 columns', async ({ expect }) => {
+    const help = await run(bench, '--help');
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/^Takes about \d+ min/m);
+    expect(help.stdout).toMatch(/^Needs: /m);
+    expect(help.stdout.split('\n').filter((line: string) => line.length > 100)).toEqual([]);
+  }, 90_000);
+});

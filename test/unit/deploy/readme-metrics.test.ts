@@ -1,19 +1,19 @@
-/** The README's metrics reference against the metrics the agent really exports: none missing, none invented. */
+/** The metrics reference (docs/metrics.md) against the metrics the agent really exports: none missing, none invented. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freshMetricFamilies } from '../../support/fresh-metrics.js';
 
-const README = readFileSync(join(import.meta.dirname, '../../../README.md'), 'utf8');
+const METRICS_DOC = readFileSync(join(import.meta.dirname, '../../../docs/metrics.md'), 'utf8');
 
-/** Metric names of the table rows of the README's "Metrics reference" section. */
+/** Metric names of the table rows of the "Metrics reference" section of docs/metrics.md. */
 function documentedMetrics(): Map<string, string> {
-  const section = /^## Metrics reference\n([\s\S]*?)^## /m.exec(README)?.[1] ?? '';
+  const section = /^## Metrics reference\n([\s\S]*?)^## /m.exec(METRICS_DOC)?.[1] ?? '';
   const rows = [...section.matchAll(/^\| `([a-z_]+)` \| (\w+) \|/gm)];
   return new Map(rows.map((row) => [row[1]!, row[2]!]));
 }
 
-describe('README metrics reference', () => {
+describe('the metrics reference', () => {
   it('lists every tg_ metric the agent exports, with its type, and no other', async () => {
     const exported = new Map(
       [...(await freshMetricFamilies()).values()].filter((f) => f.name.startsWith('tg_')).map((f) => [f.name, f.type as string]),

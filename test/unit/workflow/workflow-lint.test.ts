@@ -167,8 +167,10 @@ describe('lintWorkflow', () => {
       'group-near-miss',
       'mcp-arguments-drift',
       'policy-group-unused',
+      'state-near-miss',
       'tool-unreachable-by-policy',
       'transition-loses-groups',
+      'unknown-key',
       'unreachable-state',
     ]);
   });
