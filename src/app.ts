@@ -85,6 +85,7 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
     gate,
   });
   metrics.watchReadiness(() => service.readiness().ready);
+  metrics.watchSlots(() => service.limit);
   const dropStats = brokerDropStats(settings, service, telemetry, logger);
   const http = httpServer({ settings, transport, logger, service, metrics, gate, discovery, workflow, recommendations });
   return {

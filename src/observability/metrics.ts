@@ -83,6 +83,26 @@ export class AgentMetrics {
     },
   });
   private isReady: () => boolean = () => false;
+  /** Iterations holding a concurrency slot, and requests waiting for one; read at each scrape (see `watchSlots`). */
+  readonly iterationsInFlight: Gauge<'processor'> = new Gauge({
+    name: 'tg_agent_iterations_in_flight',
+    help: 'Iterations running now, each holding one of the --concurrency slots (the autoscaling signal, docs/scaling.md)',
+    labelNames: ['processor'],
+    registers: this.registers,
+    collect: () => {
+      this.iterationsInFlight.set(this.slots().inFlight);
+    },
+  });
+  readonly iterationsWaiting: Gauge<'processor'> = new Gauge({
+    name: 'tg_agent_iterations_waiting',
+    help: 'Requests taken from the bus and waiting for a concurrency slot',
+    labelNames: ['processor'],
+    registers: this.registers,
+    collect: () => {
+      this.iterationsWaiting.set(this.slots().queued);
+    },
+  });
+  private slots: () => { inFlight: number; queued: number } = () => ({ inFlight: 0, queued: 0 });
   /** 1 for the transport in use (`native` or `websocket`). */
   readonly transportInfo: Gauge<'processor' | 'transport'> = new Gauge({ name: 'tg_agent_transport_info', help: 'The broker transport in use (value 1)', labelNames: ['processor', 'transport'], registers: this.registers });
   readonly downstreamDuration: Histogram<'processor' | 'target_service'> = new Histogram({ name: 'tg_downstream_call_duration_seconds', help: 'Calls to TrustGraph services, by request spec', labelNames: ['processor', 'target_service'], buckets: LLM_BUCKETS, registers: this.registers });
@@ -179,6 +199,11 @@ export class AgentMetrics {
   /** Where `tg_agent_ready` reads readiness from at each scrape (until set: not ready). */
   watchReadiness(isReady: () => boolean): void {
     this.isReady = isReady;
+  }
+
+  /** Where `tg_agent_iterations_in_flight` and `tg_agent_iterations_waiting` read the concurrency slots from at each scrape. */
+  watchSlots(slots: () => { inFlight: number; queued: number }): void {
+    this.slots = slots;
   }
 
   /** A group, state or tool name as a label value: configured ones as-is, anything else `other`. */
