@@ -5,6 +5,7 @@
  */
 import { rabbitMqArgs } from '../../dev/rabbitmq-broker.js';
 import { KafkaTransport } from '../../src/bus/kafka-transport.js';
+import { kafkaBrokers } from '../../src/bus/kafka-topology.js';
 import { NativeTransport } from '../../src/bus/native-transport.js';
 import { loadPulsarClient } from '../../src/bus/pulsar-client-module.js';
 import { RabbitMqTransport } from '../../src/bus/rabbitmq-transport.js';
@@ -39,7 +40,7 @@ export async function availableTransports(): Promise<BenchTransportKind[]> {
 export async function createBenchTransport(kind: BenchTransportKind, broker: BenchBrokerAddress): Promise<Transport> {
   if (kind === 'kafka') {
     if (!broker.kafkaBootstrapServers) throw new Error('the kafka transport needs a Kafka broker');
-    return new KafkaTransport({ brokers: [broker.kafkaBootstrapServers] });
+    return new KafkaTransport({ brokers: kafkaBrokers(broker.kafkaBootstrapServers) });
   }
   if (kind === 'rabbitmq') {
     if (!broker.rabbitmqUrl) throw new Error('the rabbitmq transport needs a RabbitMQ broker');
