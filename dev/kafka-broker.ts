@@ -66,21 +66,15 @@ export async function startKafka(): Promise<KafkaHandle> {
   }
   const missing = kafkaUnavailable();
   if (missing) throw new KafkaUnavailableError(missing);
-  const classpath = kafkaClasspath();
   const dir = mkdtempSync(join(tmpdir(), 'tg-agent-kafka-'));
   const [port, controllerPort] = [await freePort(), await freePort()];
-  writeFileSync(join(dir, 'server.properties'), serverProperties(dir, port, controllerPort));
-  writeFileSync(join(dir, 'log4j2.properties'), log4jProperties(dir));
-  const java = (args: string[]) => ['-Xms256m', '-Xmx768m', '-cp', classpath, `-Dlog4j2.configurationFile=${join(dir, 'log4j2.properties')}`, ...args];
+  let node: NodeProcess;
   try {
-    // `=`: an id may begin with '-', which would read as an option.
-    execFileSync('java', java(['kafka.tools.StorageTool', 'format', `--cluster-id=${clusterId()}`, '-c', join(dir, 'server.properties')]), { stdio: 'pipe' });
+    node = kafkaNode(dir, serverProperties(dir, port, controllerPort), port, clusterId());
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });
-    throw new KafkaUnavailableError(`formatting the Kafka storage failed: ${(error as { stderr?: Buffer }).stderr?.toString().slice(-2000) ?? errorMessage(error)}`);
+    throw error;
   }
-
-  const node = new NodeProcess(() => spawn('java', java(['kafka.Kafka', join(dir, 'server.properties')]), { stdio: ['ignore', 'pipe', 'pipe'] }), port, 'kafka', START_TIMEOUT_MS);
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;
@@ -104,6 +98,24 @@ export async function startKafka(): Promise<KafkaHandle> {
     start: () => node.start(),
     stop,
   };
+}
+
+/**
+ * One Kafka node in `dir` (its properties written there, its storage formatted for `cluster`), not started yet:
+ * `start()` it. Its log is `dir/kafka.log`.
+ */
+export function kafkaNode(dir: string, properties: string, port: number, cluster: string): NodeProcess {
+  const classpath = kafkaClasspath();
+  writeFileSync(join(dir, 'server.properties'), properties);
+  writeFileSync(join(dir, 'log4j2.properties'), log4jProperties(dir));
+  const java = (args: string[]) => ['-Xms256m', '-Xmx768m', '-cp', classpath, `-Dlog4j2.configurationFile=${join(dir, 'log4j2.properties')}`, ...args];
+  try {
+    // `=`: an id may begin with '-', which would read as an option.
+    execFileSync('java', java(['kafka.tools.StorageTool', 'format', `--cluster-id=${cluster}`, '-c', join(dir, 'server.properties')]), { stdio: 'pipe' });
+  } catch (error) {
+    throw new KafkaUnavailableError(`formatting the Kafka storage failed: ${(error as { stderr?: Buffer }).stderr?.toString().slice(-2000) ?? errorMessage(error)}`);
+  }
+  return new NodeProcess(() => spawn('java', java(['kafka.Kafka', join(dir, 'server.properties')]), { stdio: ['ignore', 'pipe', 'pipe'] }), port, 'kafka', START_TIMEOUT_MS);
 }
 
 function serverProperties(dir: string, port: number, controllerPort: number): string {
@@ -141,7 +153,7 @@ function log4jProperties(dir: string): string {
 }
 
 /** A Kafka cluster id: 16 random bytes, URL-safe base64 without padding. */
-function clusterId(): string {
+export function clusterId(): string {
   return randomBytes(16).toString('base64url');
 }
 
