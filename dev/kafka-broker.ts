@@ -104,7 +104,7 @@ export async function startKafka(): Promise<KafkaHandle> {
  * One Kafka node in `dir` (its properties written there, its storage formatted for `cluster`), not started yet:
  * `start()` it. Its log is `dir/kafka.log`.
  */
-export function kafkaNode(dir: string, properties: string, port: number, cluster: string): NodeProcess {
+export function kafkaNode(dir: string, properties: string, port: number, cluster: string, startTimeoutMs = START_TIMEOUT_MS): NodeProcess {
   const classpath = kafkaClasspath();
   writeFileSync(join(dir, 'server.properties'), properties);
   writeFileSync(join(dir, 'log4j2.properties'), log4jProperties(dir));
@@ -115,7 +115,7 @@ export function kafkaNode(dir: string, properties: string, port: number, cluster
   } catch (error) {
     throw new KafkaUnavailableError(`formatting the Kafka storage failed: ${(error as { stderr?: Buffer }).stderr?.toString().slice(-2000) ?? errorMessage(error)}`);
   }
-  return new NodeProcess(() => spawn('java', java(['kafka.Kafka', join(dir, 'server.properties')]), { stdio: ['ignore', 'pipe', 'pipe'] }), port, 'kafka', START_TIMEOUT_MS);
+  return new NodeProcess(() => spawn('java', java(['kafka.Kafka', join(dir, 'server.properties')]), { stdio: ['ignore', 'pipe', 'pipe'] }), port, 'kafka', startTimeoutMs);
 }
 
 function serverProperties(dir: string, port: number, controllerPort: number): string {

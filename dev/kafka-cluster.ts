@@ -19,7 +19,11 @@ import { clusterId, kafkaNode, kafkaUnavailable, KafkaUnavailableError, TEST_KAF
 import { freePort } from './ports.js';
 
 const NODES = 3;
-const READY_TIMEOUT_MS = 180_000;
+/**
+ * Three JVMs starting at once on a busy 2-core machine took over two minutes to listen: the bound only catches a
+ * node that never comes up.
+ */
+const READY_TIMEOUT_MS = 360_000;
 
 export interface KafkaCluster extends BrokerCluster {
   /** `127.0.0.1:<port>` of every node, comma-separated, as `--kafka-bootstrap-servers` takes it. */
@@ -42,7 +46,7 @@ export async function startKafkaCluster(): Promise<KafkaCluster> {
     const dir = join(root, `node-${id}`);
     mkdirSync(dir);
     const { port, controller } = ports.get(id)!;
-    const process = kafkaNode(dir, nodeProperties(dir, id, port, controller, voters), port, cluster);
+    const process = kafkaNode(dir, nodeProperties(dir, id, port, controller, voters), port, cluster, READY_TIMEOUT_MS);
     let running = false;
     const node: ClusterNode & { id: number } = {
       id,

@@ -27,7 +27,7 @@ const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const LAUNCHER = join(REPO_ROOT, 'tools', 'pulsar-standalone', 'pulsar.sh');
 const LOG_CONFIG = join(REPO_ROOT, 'tools', 'pulsar-standalone', 'log4j2.xml');
 const CLUSTER_NAME = 'tg-cluster';
-const START_TIMEOUT_MS = 240_000;
+const START_TIMEOUT_MS = 360_000;
 const BROKERS = 2;
 const JAVA_OPTS = [
   '-XX:+UseG1GC',

@@ -29,7 +29,7 @@ import { startTcpBalancer } from './tcp-balancer.js';
 
 const NODES = 3;
 const RABBITMQCTL = '/usr/lib/rabbitmq/bin/rabbitmqctl';
-const START_TIMEOUT_MS = 180_000;
+const START_TIMEOUT_MS = 360_000;
 const run = promisify(execFile);
 
 export interface RabbitMqCluster extends BrokerCluster {

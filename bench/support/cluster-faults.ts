@@ -142,11 +142,15 @@ function pulsarFaults(pulsar: PulsarCluster): RunningCluster {
     cluster: pulsar,
     address: { webSocketUrl: pulsar.webSocketUrl, serviceUrl: pulsar.serviceUrl },
     agentArgs: ['--broker-admin-url', pulsar.adminUrl()],
-    faults: [
-      nodeKill('broker-kill', pulsar, async (workload) => pulsar.ownerOf(queueToTopic(workload.topics.request!)), MOVED),
-      rollingRestart(pulsar, MOVED),
-      bundleUnload,
-    ],
+    // The cluster serves again once every topic of the conversation has a running owner.
+    faults: [nodeKill('broker-kill', pulsar, async (workload) => pulsar.ownerOf(queueToTopic(workload.topics.request!)), MOVED), rollingRestart(pulsar, MOVED), bundleUnload].map((fault) => ({
+      ...fault,
+      apply: async (workload: Workload) => {
+        pulsar.servedTopics.clear();
+        for (const topic of topicsOf(workload)) pulsar.servedTopics.add(topic);
+        await fault.apply(workload);
+      },
+    })),
     restore: restoring(pulsar),
   };
 }

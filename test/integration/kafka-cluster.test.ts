@@ -20,7 +20,7 @@ describe.skipIf(missing !== undefined && process.env.CI !== 'true')('a Kafka clu
   let kafka: KafkaCluster;
   beforeAll(async () => {
     kafka = await startKafkaCluster();
-  }, 300_000);
+  }, 420_000);
   afterAll(async () => {
     await kafka?.stop();
   });

@@ -18,7 +18,7 @@ describe.skipIf(missing !== undefined && process.env.CI !== 'true')('a RabbitMQ 
   let rabbit: RabbitMqCluster;
   beforeAll(async () => {
     rabbit = await startRabbitMqCluster();
-  }, 300_000);
+  }, 420_000);
   afterAll(async () => {
     await rabbit?.stop();
   });
