@@ -15,7 +15,7 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -29,6 +29,7 @@ import { startTcpBalancer } from './tcp-balancer.js';
 
 const NODES = 3;
 const RABBITMQCTL = '/usr/lib/rabbitmq/bin/rabbitmqctl';
+const EPMD = '/usr/bin/epmd';
 const START_TIMEOUT_MS = 360_000;
 const run = promisify(execFile);
 
@@ -51,7 +52,12 @@ export async function startRabbitMqCluster(): Promise<RabbitMqCluster> {
   writeFileSync(join(root, '.erlang.cookie'), randomBytes(16).toString('hex').toUpperCase());
   chmodSync(join(root, '.erlang.cookie'), 0o400);
   const shared = { HOME: root, ERL_EPMD_PORT: String(epmdPort) };
-  const epmd = spawn('epmd', ['-port', String(epmdPort)], { env: { ...process.env, ...shared }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Under a name of its own: a single node's stop ends the port mappers that appeared while it ran (`pgrep -x epmd`,
+  // dev/rabbitmq-broker.ts, in any test run on the machine), and the cluster's nodes cannot lose theirs.
+  const epmdCopy = join(root, 'tg-cluster-epmd');
+  copyFileSync(realpathSync(EPMD), epmdCopy);
+  chmodSync(epmdCopy, 0o755);
+  const epmd = spawn(epmdCopy, ['-port', String(epmdPort)], { env: { ...process.env, ...shared }, stdio: ['ignore', 'pipe', 'pipe'] });
   const specs: { i: number; port: number; dist: number; nodeName: string }[] = [];
   for (let i = 1; i <= NODES; i++) specs.push({ i, port: await freePort(), dist: await freePort(), nodeName: `tg-agent-rabbit-${i}-${epmdPort}@localhost` });
   const ctl = (nodeName: string, args: string[]): Promise<string> =>
