@@ -14,6 +14,7 @@ import { connect as tcpConnect, type Socket } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { connect as tlsConnect } from 'node:tls';
 import { errorMessage } from '../errors/error-text.js';
+import { serviceUrlAddresses } from './service-url-reachable.js';
 
 export type CredentialsVerdict = { accepted: true } | { accepted: false; reason: string } | { accepted: undefined; reason: string };
 
@@ -69,10 +70,12 @@ export async function checkNativeCredentials(options: {
   tlsTrustCertsFile?: string;
   timeoutMs?: number;
 }): Promise<CredentialsVerdict> {
-  const url = new URL(options.serviceUrl);
-  const secure = url.protocol === 'pulsar+ssl:';
-  const port = Number(url.port || (secure ? 6651 : 6650));
-  const host = url.hostname;
+  // A cluster's service URL names several brokers (`pulsar://a:6650,b:6650`), which no URL parser takes; they share
+  // the credentials, so the first one answers for all.
+  const secure = options.serviceUrl.startsWith('pulsar+ssl://');
+  const [first] = serviceUrlAddresses(options.serviceUrl);
+  if (!first) return { accepted: undefined, reason: `not a pulsar:// service URL: ${options.serviceUrl}` };
+  const { host, port } = first;
   return new Promise((resolve) => {
     let received = Buffer.alloc(0);
     // eslint-disable-next-line prefer-const -- assigned once below; finish() needs it declared first
