@@ -103,8 +103,12 @@ function logStart(logger: Logger, transport: string, url: string, why: string): 
   logger.info({ transport, broker, why }, `Transport: ${transport}, broker ${broker}`);
 }
 
-/** A URL fit for logs: no password and no token in it. */
+/** A URL fit for logs: no password and no token in it. A cluster's list of hosts (`pulsar://a:6650,b:6650`) is kept. */
 export function redactUrl(url: string): string {
+  // No URL parser takes a list of hosts: the first stands for the others while the rest is redacted.
+  const hosts = /^([a-z+]+:\/\/(?:[^@/]*@)?)([^/?#]*)/.exec(url);
+  const [first, ...others] = (hosts?.[2] ?? '').split(',');
+  if (hosts && others.length > 0) return redactUrl(`${hosts[1]}${first}${url.slice(hosts[0].length)}`).replace(first!, [first, ...others].join(','));
   let parsed: URL;
   try {
     parsed = new URL(url);

@@ -9,6 +9,9 @@ describe('redactUrl', () => {
     expect(redactUrl('wss://broker:8443/ws?token=abc&x=1')).toBe('wss://broker:8443/ws?token=***&x=1');
     expect(redactUrl('pulsar://pulsar:6650')).toBe('pulsar://pulsar:6650');
     expect(redactUrl('not a url')).toBe('(unparseable URL)');
+    // A cluster named by its brokers, as the native client and kafkajs take it.
+    expect(redactUrl('pulsar://127.0.0.1:6650,127.0.0.1:6651')).toBe('pulsar://127.0.0.1:6650,127.0.0.1:6651');
+    expect(redactUrl('kafka://a:9092,b:9092,c:9092')).toBe('kafka://a:9092,b:9092,c:9092');
   });
 });
 
