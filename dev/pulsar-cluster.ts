@@ -96,7 +96,7 @@ export async function startPulsarCluster(): Promise<PulsarCluster> {
 
   const zkDir = dir('zookeeper');
   writeFileSync(join(zkDir, 'zoo.cfg'), properties({ tickTime: 2000, dataDir: join(zkDir, 'data'), clientPort: ports.zk, clientPortAddress: '127.0.0.1', 'admin.enableServer': false, maxSessionTimeout: 60_000 }));
-  const zookeeper = javaNode(classpath, zkDir, '128m', 'org.apache.zookeeper.server.quorum.QuorumPeerMain', [join(zkDir, 'zoo.cfg')], ports.zk, 'zookeeper');
+  const zookeeper = javaNode(classpath, zkDir, '256m', 'org.apache.zookeeper.server.quorum.QuorumPeerMain', [join(zkDir, 'zoo.cfg')], ports.zk, 'zookeeper');
 
   const bkDir = dir('bookie');
   writeFileSync(
