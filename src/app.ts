@@ -24,6 +24,7 @@ import { WorkflowChecks } from './workflow/workflow-checks.js';
 import { workflowGraph } from './workflow/workflow-graph.js';
 import { renderWorkflow, type WorkflowFormat } from './workflow/workflow-page.js';
 import { brokerAdminUrlFor, type Settings } from './settings.js';
+import { settingsSecrets } from './settings-secrets.js';
 import { untilBrokerUp } from './bus/until-broker-up.js';
 import { errorMessage } from './errors/error-text.js';
 
@@ -47,7 +48,8 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
   const auditProducer = auditProducerFor(settings, transport, logger, stopping.signal);
   const audit = new AuditTrail(logger.child({ component: 'audit' }), auditProducer);
   const load = new DownstreamLoad();
-  const recommendations = new AnswerRecommendations();
+  // Only the task types a workspace configures are counted (the service, made below, keeps its pattern catalogs).
+  const recommendations = new AnswerRecommendations({ taskTypes: (workspace) => service.patterns.get(workspace)?.taskTypes.keys() });
   const telemetry = new AgentTelemetry({ metrics, audit, logger, transport: transport.kind, mcpDiscovery: settings.mcpDiscovery, load, recommendations });
   const { gate, ledger } = securityGate(settings, telemetry, { load, recommendations }, transport, logger, stopping.signal);
   // MCP argument discovery runs in the background, never in a request's way; a changed snapshot rebuilds the registry.
@@ -146,7 +148,7 @@ function securityGate(
     : undefined;
   const gate = new SecurityGate({ policyConfigType: settings.policyConfigType, strictStates: settings.strictStates, telemetry, ...readers, ...(signer ? { signer } : {}) });
   const ledger = signer
-    ? new SeenSignatureLedger({ transport, signer, processorId: settings.id, logger: logger.child({ component: 'seen-signatures' }), signal: stopping })
+    ? new SeenSignatureLedger({ transport, signer, processorId: settings.id, logger: logger.child({ component: 'seen-signatures' }), telemetry, signal: stopping })
     : undefined;
   return { gate, ledger };
 }
@@ -204,6 +206,6 @@ function httpServer({ settings, transport, logger, service, metrics, gate, disco
       },
     },
     logger,
-    settings.httpToken ? { listingToken: settings.httpToken } : {},
+    { ...(settings.httpToken ? { listingToken: settings.httpToken } : {}), secrets: settingsSecrets(settings) },
   );
 }

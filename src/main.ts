@@ -9,6 +9,7 @@ import { createAgentApp } from './app.js';
 import { createTransport } from './create-transport.js';
 import { TransportError } from './bus/errors.js';
 import { helpText, loadSettings, SettingsError, type Settings } from './settings.js';
+import { settingsSecrets } from './settings-secrets.js';
 
 async function main(): Promise<void> {
   if (process.argv[2] === 'lint') process.exit(await runLintCommand(process.argv.slice(3), process.env));
@@ -28,7 +29,7 @@ async function main(): Promise<void> {
     throw error;
   }
 
-  const logs = createServiceLogger(settings);
+  const logs = createServiceLogger({ ...settings, secrets: settingsSecrets(settings) });
   const { logger } = logs;
   const transport = await createTransport(settings, logger);
   const app = await createAgentApp(settings, transport, logger);

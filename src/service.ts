@@ -48,7 +48,7 @@ export interface ConfigFailure {
 }
 
 export type ServiceSettings = Partial<
-  Pick<Settings, 'brokerPingTimeoutSeconds' | 'slotsHeldSeconds' | 'maxQueued' | 'requestConsumers' | 'nextOnBus' | 'undeclaredArguments' | 'aggregationTopic' | 'aggregationTimeoutSeconds'>
+  Pick<Settings, 'brokerPingTimeoutSeconds' | 'slotsHeldSeconds' | 'maxQueued' | 'maxQueuedBytes' | 'requestConsumers' | 'nextOnBus' | 'undeclaredArguments' | 'aggregationTopic' | 'aggregationTimeoutSeconds'>
 > &
   Pick<
   Settings,
@@ -131,6 +131,7 @@ export class AgentService {
         additionalContextFor: (workspace) => this.additionalContexts.get(workspace),
         limit: this.limit,
         ...(settings.maxQueued !== undefined ? { maxQueued: settings.maxQueued } : {}),
+        ...(settings.maxQueuedBytes !== undefined ? { maxQueuedBytes: settings.maxQueuedBytes } : {}),
         ...(settings.requestConsumers !== undefined ? { requestConsumers: settings.requestConsumers } : {}),
         ...(settings.nextOnBus ? { nextOnBus: true } : {}),
         toolServices: this.toolServices,

@@ -117,6 +117,8 @@ export const SettingsSchema = z.object({
   aggregationTimeoutSeconds: z.coerce.number().positive().max(86_400).default(300),
   /** Requests waiting for a concurrency slot beyond which new ones are refused with an error response. */
   maxQueued: positiveInt(1, 10_000_000).default(10_000),
+  /** Bytes of requests waiting for a concurrency slot beyond which new ones are refused with an error response. */
+  maxQueuedBytes: positiveInt(1, 2 ** 50).default(256 * 1024 * 1024),
   /** Consumers per flow on its Shared request subscription: each adds a flow-control window for bursts. */
   requestConsumers: positiveInt(1, 64).optional(),
   /** Publish each iteration's `next` request on the request queue, as TrustGraph's agent does, instead of keeping it. */
@@ -206,6 +208,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'aggregationTopic', flag: 'aggregation-topic', env: 'TG_AGENT_AGGREGATION_TOPIC', help: 'persistent topic where supervisors collect their subagents, per flow; {tenant} {namespace} {topic} are those of the request topic (default persistent://{tenant}/{namespace}/{topic}-aggregation)' },
   { key: 'aggregationTimeoutSeconds', flag: 'aggregation-timeout', env: 'TG_AGENT_AGGREGATION_TIMEOUT', help: "seconds a supervisor waits for its subagents before its dialog ends with an error (default 300, TrustGraph's)" },
   { key: 'maxQueued', flag: 'max-queued', env: 'TG_AGENT_MAX_QUEUED', help: 'requests waiting for a slot beyond which new ones get an "overloaded" error response (default 10000)' },
+  { key: 'maxQueuedBytes', flag: 'max-queued-bytes', env: 'TG_AGENT_MAX_QUEUED_BYTES', help: 'bytes of requests waiting for a slot beyond which a new one gets an "overloaded" error response (default 268435456: 256 MiB)' },
   { key: 'requestConsumers', flag: 'request-consumers', env: 'TG_AGENT_REQUEST_CONSUMERS', help: 'consumers per flow on its request subscription (default: as many as the transport needs for a 4000-message window: 4 on websocket, 1 on native)' },
   { key: 'nextOnBus', flag: 'next-on-bus', env: 'TG_AGENT_NEXT_ON_BUS', boolean: true, help: "publish each iteration's next request on the request queue for any replica to take, as TrustGraph's agent does (default off: the replica that ran the iteration runs the next one, so the broker cannot drop it)" },
   { key: 'brokerAdminUrl', flag: 'broker-admin-url', env: 'TG_AGENT_BROKER_ADMIN_URL', help: "broker admin API read for its drop statistics every 30 s (default http://<pulsar host>:8080; none = off)" },

@@ -4,11 +4,11 @@
  * observation and final answer becomes an `add-document` LibrarianRequest, and the explain triples link the
  * entity to the document (`tg:document`), so TrustGraph's Workbench can show the agent's reasoning.
  *
- * Document ids: a thought's and an observation's document share the entity's URI
- * (`urn:trustgraph:agent:<session>/i<n>/thought`, `…/i<n>/observation`); the answer's is `…/answer` (the
- * conclusion entity is `…/final`). Empty text is not saved.
+ * Document ids: a thought's and an observation's document start with the entity's URI
+ * (`urn:trustgraph:agent:<session>/i<n>/thought`, `…/i<n>/observation`); the answer's with `…/answer` (the
+ * conclusion entity is `…/final`); each ends with a random suffix (`conversationDocuments`). Empty text is not saved.
  */
-import { createHash } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { documentMetadataOf, librarianRequestOf, type LibrarianRequest } from '../wire/index.js';
 import { provenanceUris } from './explainability.js';
 
@@ -31,14 +31,15 @@ export interface DocumentSink {
 }
 
 /**
- * The documents of one conversation, under ids no other conversation shares. TrustGraph names a document after
- * its entity, whose URI carries the client's `session_id`; two conversations that send the same `session_id`
- * would overwrite each other's documents. So each id gets a suffix digested from the conversation's request `id`
- * (the property every message of one conversation carries, fresh per request at TrustGraph's gateway): the
- * entity URIs stay TrustGraph's, the document ids are the conversation's own, and no client text enters them.
+ * The documents of one iteration, under ids nobody else can foresee. TrustGraph names a document after its entity,
+ * whose URI carries the client's `session_id`: anyone who reads the request topic could write a conversation's
+ * documents first, or send a request with the same `id` and `session_id` and have the agent overwrite them. So each
+ * id gets a suffix of 64 random bits, drawn per iteration here and published nowhere before the explain triples
+ * link the entity to its document: the entity URIs stay TrustGraph's, explain clients follow the `tg:document`
+ * links as they do TrustGraph's, and no client text or wire value enters the suffix.
  */
-export function conversationDocuments(sink: DocumentSink, requestId: string): DocumentSink {
-  const tag = createHash('sha256').update(requestId, 'utf8').digest('hex').slice(0, 16);
+export function conversationDocuments(sink: DocumentSink): DocumentSink {
+  const tag = randomBytes(8).toString('hex');
   return { save: (document) => sink.save({ ...document, id: `${document.id}/c-${tag}` }) };
 }
 

@@ -10,10 +10,19 @@
  * - At `receiverQueueSize` unfinished messages the topic is paused, and resumed below it (flow control).
  * - The subscription is ready once its group is joined and a first fetch has fixed where it reads from: a
  *   group that starts at the latest offset would otherwise miss what is published in the meantime.
+ * - Each subscription has a kafkajs client of its own. kafkajs keeps a group's committed offsets in the client,
+ *   in one table that every consumer made from that client shares, and a consumer that rejoins its group clears
+ *   the table's entries of every topic it was not given. Two consumers of one group in one process (two readers
+ *   of one subscription, or one subscription name on several topics) would clear each other's entries in a
+ *   rebalance, and the next fetch of the one holding the partition fails on the missing entry with a TypeError
+ *   that kafkajs does not retry.
  */
 import { randomUUID } from 'node:crypto';
-import type { Consumer as KafkaConsumer, Kafka, KafkaMessage } from 'kafkajs';
+import { Kafka, type Consumer as KafkaConsumer, type ConsumerRunConfig, type KafkaConfig, type KafkaMessage } from 'kafkajs';
 import type { Logger } from 'pino';
+import { errorMessage } from '../errors/error-text.js';
+import { exponentialBackoff } from '../retry/backoff.js';
+import { RetryTimer } from '../retry/retry-timer.js';
 import { deliver } from './deliver.js';
 import { roundRobinAssigner } from './kafka-assigner.js';
 import { PartitionOffsets } from './kafka-offsets.js';
@@ -26,6 +35,9 @@ import type { IncomingMessage, SubscribeOptions } from './transport.js';
  * again by the member that takes its partition.
  */
 const COMMIT_EVERY_MS = 100;
+
+/** How long a consumer that kafkajs stopped for good waits before it is started again. */
+const CONSUMER_RESTART_BACKOFF = exponentialBackoff({ initialMs: 1000, maxMs: 30_000, jitter: 'equal' });
 
 /** What the subscription tells its transport about the state of its link to the broker. */
 export interface SubscriptionLink {
@@ -49,16 +61,18 @@ export class KafkaSubscription {
   private commitAgain = false;
   private commitTimer: NodeJS.Timeout | undefined;
   private messageIds = 0;
+  /** Starts of a consumer that kafkajs stopped for good (`crashed`). */
+  private readonly restarts = new RetryTimer(CONSUMER_RESTART_BACKOFF);
 
   constructor(
-    kafka: Kafka,
+    clientConfig: KafkaConfig,
     private readonly options: SubscribeOptions,
     private readonly where: KafkaTopic,
     readonly group: KafkaGroup,
     private readonly link: SubscriptionLink,
     private readonly logger: Logger,
   ) {
-    this.consumer = kafka.consumer({
+    this.consumer = new Kafka(clientConfig).consumer({
       groupId: group.groupId,
       partitionAssigners: [roundRobinAssigner],
       // TrustGraph's consumer settings: a member gone for 6 s loses its partitions.
@@ -72,29 +86,29 @@ export class KafkaSubscription {
 
   /**
    * Joins the group, within `timeoutMs`. `placement`: where a group that has never committed starts; the
-   * consumer seeks there as it joins, before its first fetch, and commits it once it runs (kafkajs drops a
-   * commit made before), so the group keeps that place even if it closes before reading anything.
+   * consumer seeks there on the partitions it is given as it first joins, before its first fetch, and commits it
+   * once it runs (kafkajs drops a commit made before), so the group keeps that place even if it closes before
+   * reading anything.
    */
   async start(timeoutMs: number, placement: PartitionOffset[] = []): Promise<void> {
     const { consumer } = this;
     let joined = false;
-    consumer.on(consumer.events.GROUP_JOIN, () => {
-      if (!joined) for (const { partition, offset } of placement) consumer.seek({ topic: this.where.name, partition, offset });
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      // Only a partition this member was given: kafkajs keeps a seek on any other until the member is given it,
+      // in whatever later generation, and would then read again from the placement.
+      const given = new Set(payload.memberAssignment[this.where.name] ?? []);
+      if (!joined) for (const { partition, offset } of placement) if (given.has(partition)) consumer.seek({ topic: this.where.name, partition, offset });
+      this.forgetPartitionsNotIn(given);
       joined = true;
+      this.restarts.succeeded();
       this.link.up(this.key);
     });
-    consumer.on(consumer.events.CRASH, (event) => {
-      const detail = `Kafka consumer of ${this.where.name} (group ${this.group.groupId}) failed: ${event.payload.error.message}`;
-      if (!this.closed) this.link.down(this.key, detail);
-    });
+    consumer.on(consumer.events.CRASH, ({ payload }) => this.crashed(payload.error, payload.restart));
     const started = (async () => {
       await consumer.connect();
       await consumer.subscribe({ topic: this.where.name, fromBeginning: this.group.fromBeginning });
       // Resolves once the group is joined and the consumer runs.
-      await consumer.run({
-        autoCommit: false,
-        eachMessage: async ({ partition, message }) => this.received(partition, message),
-      });
+      await consumer.run(this.runConfig);
       await this.commitPlacement(placement);
     })();
     // Past the timeout the caller has its error; a later failure has nobody to tell.
@@ -110,6 +124,42 @@ export class KafkaSubscription {
     }
   }
 
+  private readonly runConfig: ConsumerRunConfig = {
+    autoCommit: false,
+    eachMessage: async ({ partition, message }) => this.received(partition, message),
+  };
+
+  /**
+   * kafkajs starts a failed consumer again itself only after an error it counts as passing (a broker gone, a
+   * request timed out). After any other (a TypeError of its own, a group that refuses our assignor) it leaves the
+   * consumer stopped, out of the group, for good: its partitions go to the other members, or to nobody when it
+   * was the only one. Such a consumer is started again here, after a backoff, until it joins or is closed.
+   */
+  private crashed(error: unknown, restartedByKafkajs: boolean): void {
+    if (this.closed) return;
+    const detail = `Kafka consumer of ${this.where.name} (group ${this.group.groupId}) failed: ${errorMessage(error)}`;
+    // kafkajs wraps what failed; the logged stack ends with the original error's ("caused by").
+    this.logger.warn({ err: error, restartedByKafkajs }, detail);
+    this.link.down(this.key, detail);
+    if (restartedByKafkajs) return;
+    const delayMs = this.restarts.retryLater(() => {
+      if (this.closed) return;
+      this.consumer.run(this.runConfig).catch((err: unknown) => this.crashed(err, false));
+    });
+    if (delayMs !== undefined) this.logger.warn(`Kafka consumer of ${this.where.name} (group ${this.group.groupId}) is started again in ${delayMs} ms`);
+  }
+
+  /**
+   * A partition the group gave to another member is that member's to commit from now on. Kafka would take an
+   * older offset from this consumer too (any member may commit any partition), moving the group back over what
+   * the other has read, so what this consumer finishes of it afterwards is not committed; should the partition
+   * come back, it is counted afresh from where the group's offset then is.
+   */
+  private forgetPartitionsNotIn(given: Set<number>): void {
+    for (const partition of this.partitions.keys()) if (!given.has(partition)) this.partitions.delete(partition);
+    this.flowControl();
+  }
+
   private async commitPlacement(placement: PartitionOffset[]): Promise<void> {
     if (placement.length === 0) return;
     const offsets = placement.map(({ partition, offset }) => ({ topic: this.where.name, partition, offset }));
@@ -119,6 +169,7 @@ export class KafkaSubscription {
   async close(deleteGroup: (groupId: string) => Promise<void>, unsubscribe: boolean): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.restarts.stop();
     clearTimeout(this.commitTimer);
     this.commitTimer = undefined;
     await this.committing;
@@ -221,7 +272,7 @@ export class KafkaSubscription {
       await this.consumer.commitOffsets(due);
       for (const { partition, offset } of due) this.partitions.get(partition)?.committedUpTo(Number(offset));
     } catch (err) {
-      // A partition given to another member meanwhile is not ours to commit; it reads from the last commit.
+      // The group rebalanced meanwhile; whoever holds the partition next reads from the last commit.
       this.logger.debug({ err, topic: this.where.name }, 'Kafka offset commit failed');
     }
   }

@@ -54,7 +54,9 @@ const PROBE = 'probe';
 export class KafkaTransport implements Transport {
   readonly kind = 'kafka';
   private readonly logger: Logger;
+  /** The client of the producer and the admin requests; each subscription makes its own (kafka-subscription.ts). */
   private readonly kafka: Kafka;
+  private readonly clientConfig: KafkaConfig;
   private readonly producer: KafkaProducer;
   private readonly admin: Admin;
   readonly maxMessageBytes: number;
@@ -78,7 +80,7 @@ export class KafkaTransport implements Transport {
     this.sendTimeoutMs = options.sendTimeoutMs ?? 30_000;
     this.connection = new ConnectionStatus(options.reconnectSettleMs);
     this.connection.set(false, 'connecting to Kafka');
-    this.kafka = new Kafka({
+    this.clientConfig = {
       clientId: options.clientId ?? 'tg-agent',
       brokers: options.brokers,
       ...options.security,
@@ -88,7 +90,8 @@ export class KafkaTransport implements Transport {
       logLevel: logLevel.WARN,
       logCreator: () => (entry) => this.logger.debug({ kafkajs: entry.log, level: entry.level }, `kafkajs: ${entry.log.message}`),
       socketFactory: noDelaySockets,
-    });
+    };
+    this.kafka = new Kafka(this.clientConfig);
     this.producer = this.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
     this.admin = this.kafka.admin();
     this.connecting = this.connect();
@@ -116,7 +119,7 @@ export class KafkaTransport implements Transport {
   async subscribe(options: SubscribeOptions): Promise<Consumer> {
     this.assertOpen();
     const where = kafkaTopicFor(options.topic);
-    const subscription = new KafkaSubscription(this.kafka, options, where, kafkaGroupFor(where, options.subscription), this.link, this.logger);
+    const subscription = new KafkaSubscription(this.clientConfig, options, where, kafkaGroupFor(where, options.subscription), this.link, this.logger);
     this.subscriptions.add(subscription);
     try {
       await this.connecting;

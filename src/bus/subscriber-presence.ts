@@ -10,8 +10,7 @@
  */
 import type { Logger } from 'pino';
 import { errorMessage } from '../errors/error-text.js';
-import { fetchTopicStats } from './topic-stats.js';
-import { topicAdminUrl } from './topics.js';
+import { fetchTopicStats, shownStatsUrl } from './topic-stats.js';
 
 export interface SubscriberPresenceOptions {
   /** e.g. `http://pulsar:8080`. */
@@ -49,7 +48,7 @@ export class SubscriberPresence implements SubscriberCheck {
 
   private async look(topic: string, deadline: number): Promise<Look> {
     const { adminUrl, token } = this.options;
-    const url = `${topicAdminUrl(adminUrl, topic)}/stats`;
+    const url = shownStatsUrl(adminUrl, topic);
     try {
       const answer = await fetchTopicStats({ adminUrl, token, topic, timeoutMs: Math.max(100, Math.min(5_000, deadline - performance.now())) });
       if (answer.status === 401 || answer.status === 403) throw new Error(`HTTP ${answer.status} from ${answer.url}`);

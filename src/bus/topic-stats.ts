@@ -3,6 +3,7 @@
  * (the subscriber check after a reconnect, the drop-rate metric) ask for them: with the token, within a
  * time limit. What a status other than 200 means is the caller's to say.
  */
+import { basicAuthorization, redactUrl, withoutCredentials } from '../errors/secret-text.js';
 import { topicAdminUrl } from './topics.js';
 
 /** The parts of Pulsar's topic stats that tg-agent reads. */
@@ -11,19 +12,31 @@ export interface TopicStats {
 }
 
 export interface TopicStatsAnswer {
+  /** The URL asked, as it may be shown (no user-info). */
   url: string;
   status: number;
   /** Present when the broker answered 200. */
   stats?: TopicStats;
 }
 
-/** Rejects when the broker cannot be reached within `timeoutMs`. */
+/**
+ * Rejects when the broker cannot be reached within `timeoutMs`. The token goes as a bearer token; user-info in the
+ * admin URL (`http://user:password@host:8080`) as basic auth, where no token is given.
+ */
 export async function fetchTopicStats(options: { adminUrl: string; token?: string | undefined; topic: string; timeoutMs: number }): Promise<TopicStatsAnswer> {
-  const url = `${topicAdminUrl(options.adminUrl, options.topic)}/stats`;
+  const { url: adminUrl, basicAuth } = withoutCredentials(options.adminUrl);
+  const url = `${topicAdminUrl(adminUrl, options.topic)}/stats`;
+  const authorization = options.token ? `Bearer ${options.token}` : basicAuth ? basicAuthorization(basicAuth) : undefined;
   const response = await fetch(url, {
-    headers: options.token ? { Authorization: `Bearer ${options.token}` } : {},
+    headers: authorization ? { Authorization: authorization } : {},
     signal: AbortSignal.timeout(Math.round(options.timeoutMs)),
   });
-  if (!response.ok) return { url, status: response.status };
-  return { url, status: response.status, stats: (await response.json()) as TopicStats };
+  const shown = redactUrl(url);
+  if (!response.ok) return { url: shown, status: response.status };
+  return { url: shown, status: response.status, stats: (await response.json()) as TopicStats };
+}
+
+/** The stats URL of `topic` as logs may show it. */
+export function shownStatsUrl(adminUrl: string, topic: string): string {
+  return redactUrl(`${topicAdminUrl(adminUrl, topic)}/stats`);
 }

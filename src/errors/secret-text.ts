@@ -26,16 +26,66 @@ export function urlSecrets(text: string): string[] {
   return secrets;
 }
 
-/** `text` with every occurrence of each secret replaced by `***`, longest first (so no part of one survives). */
+/**
+ * `text` with every occurrence of each secret replaced by `***`, longest first (so no part of one survives). A
+ * secret is also found as it is written inside a JSON string (a log line), where quotes and backslashes are escaped.
+ */
 export function maskSecrets(text: string, secrets: Iterable<string | undefined>): string {
-  const unique = [...new Set([...secrets].filter((s): s is string => s !== undefined && s.length >= MIN_SECRET_LENGTH))];
+  const forms = [...secrets].flatMap((s) => (s === undefined ? [] : [s, JSON.stringify(s).slice(1, -1)]));
+  const unique = [...new Set(forms.filter((s) => s.length >= MIN_SECRET_LENGTH))];
   unique.sort((a, b) => b.length - a.length);
   let out = text;
-  for (const secret of unique) out = out.split(secret).join(MASK);
+  for (const secret of unique) if (out.includes(secret)) out = out.split(secret).join(MASK);
   return out;
 }
 
-function decodeURIComponentSafe(text: string): string {
+/** The URL as it may be shown: user-info (`user:password@`) replaced by `***@`, query string dropped. */
+export function redactUrl(text: string): string {
+  try {
+    const url = new URL(text);
+    if (url.username !== '' || url.password !== '') {
+      url.username = '***';
+      url.password = '';
+    }
+    const hadQuery = url.search !== '';
+    url.search = '';
+    url.hash = '';
+    return hadQuery ? `${url.toString()}?…` : url.toString();
+  } catch {
+    return text.replace(/\/\/[^/@]*@/, '//***@');
+  }
+}
+
+export interface BasicAuth {
+  readonly username: string;
+  readonly password: string;
+}
+
+/**
+ * A URL's user-info taken out, to be sent as HTTP basic auth: fetch refuses a URL that carries credentials
+ * ("Request cannot be constructed from a URL that includes credentials"). The rest of the URL (its query
+ * included) is kept. A URL without user-info, or one that does not parse, comes back as it was.
+ */
+export function withoutCredentials(text: string): { url: string; basicAuth?: BasicAuth } {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return { url: text };
+  }
+  if (url.username === '' && url.password === '') return { url: text };
+  const basicAuth = { username: decodeURIComponentSafe(url.username), password: decodeURIComponentSafe(url.password) };
+  url.username = '';
+  url.password = '';
+  return { url: url.toString(), basicAuth };
+}
+
+/** The `Authorization` header of basic auth. */
+export function basicAuthorization({ username, password }: BasicAuth): string {
+  return `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
+}
+
+export function decodeURIComponentSafe(text: string): string {
   try {
     return decodeURIComponent(text);
   } catch {

@@ -2,6 +2,7 @@
 export class ConcurrencyLimit {
   private active = 0;
   private readonly waiting: (() => void)[] = [];
+  private waitingBytes = 0;
   /** When each running task took its slot. */
   private readonly heldSince = new Set<{ since: number }>();
 
@@ -21,6 +22,16 @@ export class ConcurrencyLimit {
     return this.waiting.length;
   }
 
+  /** What the tasks waiting for a slot hold in memory, as each declared it (its request's bytes). */
+  get queuedBytes(): number {
+    return this.waitingBytes;
+  }
+
+  /** Whether a task started now would wait for a slot. */
+  get full(): boolean {
+    return this.active >= this.limit;
+  }
+
   /**
    * How long every slot has been held: the time since the most recent of the running tasks took its slot,
    * when all slots are taken; 0 when a slot is free.
@@ -32,8 +43,16 @@ export class ConcurrencyLimit {
     return Math.max(0, now - newest);
   }
 
-  async run<T>(task: () => Promise<T>): Promise<T> {
-    if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
+  /** Run `task` in a slot, waiting for one first; `bytes`: what it holds while it waits (counted in `queuedBytes`). */
+  async run<T>(task: () => Promise<T>, bytes = 0): Promise<T> {
+    if (this.active >= this.limit) {
+      this.waitingBytes += bytes;
+      try {
+        await new Promise<void>((resolve) => this.waiting.push(resolve));
+      } finally {
+        this.waitingBytes -= bytes;
+      }
+    }
     this.active++;
     const slot = { since: this.clock() };
     this.heldSince.add(slot);

@@ -42,7 +42,7 @@ export function iterationOutput(flow: FlowOutput, id: string, dialog: DialogStat
   const explainability = producers.explainability;
   const documents = flow.documents;
   return {
-    ...(documents && request ? { documents: conversationDocuments(documents, id) } : {}),
+    ...(documents && request ? { documents: conversationDocuments(documents) } : {}),
     respond: (response: AgentResponse) => {
       const payload = fitResponse(response, budget, warn);
       const final = response.end_of_dialog;

@@ -199,6 +199,11 @@ export interface FlowRuntimeDeps {
    * error response. Default DEFAULT_MAX_QUEUED (request-handler.ts).
    */
   maxQueued?: number;
+  /**
+   * Bytes of requests waiting for a concurrency slot (across flows) beyond which a new one is refused at once with
+   * an error response. Default DEFAULT_MAX_QUEUED_BYTES (request-handler.ts).
+   */
+  maxQueuedBytes?: number;
   /** Per-save timeout of librarian documents. Default 120000 ms (TrustGraph's `--librarian-timeout`). */
   librarianTimeoutMs?: number;
   /** Librarian saves waiting for an answer at most; more are skipped. Default 64. */

@@ -23,10 +23,13 @@ import { agentRequestCodec, agentResponseCodec, makeAgentRequest, type AgentRequ
 import { finalMayHaveBeenSent, newDialog, settleAll, type DialogState } from './dialog.js';
 import { iterationOutput, type FlowOutput } from './iteration-output.js';
 import { FINAL_MESSAGE_RETRY_MS } from './publish-policy.js';
+import { firstNames, listNames } from '../errors/error-text.js';
 import type { FlowRuntimeDeps, GateVerdict, RequestTelemetry } from './ports.js';
 
 /** Default of `FlowRuntimeDeps.maxQueued`: a burst this large waits in memory (each holds its payload). */
 export const DEFAULT_MAX_QUEUED = 10_000;
+/** Default of `FlowRuntimeDeps.maxQueuedBytes`: what requests waiting for a slot may hold in memory together. */
+export const DEFAULT_MAX_QUEUED_BYTES = 256 * 1024 * 1024;
 
 export interface RequestHandlerContext extends FlowOutput {
   deps: FlowRuntimeDeps;
@@ -55,10 +58,11 @@ export class RequestHandler {
     const ackedOnArrival = message.topic.startsWith('non-persistent://');
     // Not awaited: nothing waits for the ack frame to be written.
     if (ackedOnArrival) message.ack().catch(() => {});
-    const overloaded = deps.limit.queued >= (deps.maxQueued ?? DEFAULT_MAX_QUEUED);
+    const bytes = message.payload.length;
+    const overloaded = this.overloaded(bytes);
     try {
-      if (overloaded) await this.refuseOverloaded(id, dialog);
-      else await deps.limit.run(() => this.run(message, id, dialog, kept));
+      if (overloaded) await this.refuseOverloaded(id, dialog, overloaded);
+      else await deps.limit.run(() => this.run(message, id, dialog, kept), bytes);
     } catch (error) {
       dialog.failure ??= error;
     } finally {
@@ -78,15 +82,26 @@ export class RequestHandler {
     }
   }
 
-  /** Too many requests wait for a slot already: refuse at once, with an error that says so. */
-  private async refuseOverloaded(id: string, dialog: DialogState): Promise<void> {
+  /** Which bound a request of `bytes` would pass if it waited for a slot now; undefined when it may wait (or need not). */
+  private overloaded(bytes: number): 'count' | 'bytes' | undefined {
+    const { limit, maxQueued, maxQueuedBytes } = this.ctx.deps;
+    if (!limit.full) return undefined;
+    if (limit.queued >= (maxQueued ?? DEFAULT_MAX_QUEUED)) return 'count';
+    return limit.queuedBytes + bytes > (maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES) ? 'bytes' : undefined;
+  }
+
+  /** Too many requests, or too many bytes of them, wait for a slot already: refuse at once, with an error that says so. */
+  private async refuseOverloaded(id: string, dialog: DialogState, bound: 'count' | 'bytes'): Promise<void> {
     const { deps } = this.ctx;
     dialog.events = this.telemetryOf(undefined, id);
-    const text =
-      `the agent is overloaded: ${deps.limit.queued} requests are waiting for one of its ` +
-      `${deps.limit.limit} concurrency slots (limit ${deps.maxQueued ?? DEFAULT_MAX_QUEUED}); ` +
-      `the request was refused, send it again later`;
-    this.ctx.logger.warn({ id, queued: deps.limit.queued }, 'Refusing a request: too many are waiting for a slot');
+    const { queued, queuedBytes, limit } = deps.limit;
+    const waiting =
+      bound === 'count'
+        ? `${queued} requests are waiting for one of its ${limit} concurrency slots (limit ${deps.maxQueued ?? DEFAULT_MAX_QUEUED})`
+        : `${queued} requests holding ${queuedBytes} bytes are waiting for one of its ${limit} concurrency slots ` +
+          `(limit ${deps.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES} bytes, --max-queued-bytes)`;
+    const text = `the agent is overloaded: ${waiting}; the request was refused, send it again later`;
+    this.ctx.logger.warn({ id, queued, queuedBytes, bound }, 'Refusing a request: too many, or too many bytes, are waiting for a slot');
     deps.telemetry.overloaded();
     dialog.result = { outcome: 'error', stateBefore: '', error: text };
     await this.output(id, dialog).respond(errorResponse(text));
@@ -181,9 +196,9 @@ export class RequestHandler {
       events.groupsUnknown(unknownGroups.groups, unknownGroups.action);
       if (unknownGroups.firstSeen.length > 0) {
         logger.warn(
-          { id, groups: unknownGroups.firstSeen },
-          `Request names tool group(s) no tool of workspace "${workspace}" is in: ` +
-            `${unknownGroups.firstSeen.map((g) => `"${g}"`).join(', ')} (they match nothing; logged once per name; ` +
+          { id, groups: firstNames(unknownGroups.firstSeen), count: unknownGroups.firstSeen.length },
+          `Request names tool group(s) no tool of workspace ${JSON.stringify(workspace)} is in: ` +
+            `${listNames(unknownGroups.firstSeen)} (they match nothing; logged once per name; ` +
             'the group policy\'s "unknown-groups": "reject" refuses such requests, "ignore" stops this warning)',
         );
       }

@@ -12,6 +12,7 @@ import { decodeEntry } from '../tools/config/config-entry.js';
 import { describeValue, quote } from '../tools/describe-value.js';
 import { checkAgainst } from '../tools/config/schema-issues.js';
 import { stringList } from '../tools/config/tool-config-schema.js';
+import { redactUrl } from '../errors/secret-text.js';
 
 export const MCP_CONFIG_TYPE = 'mcp';
 
@@ -67,22 +68,8 @@ export const McpEntrySchema = z.looseObject({
   group: stringList('group names').nullable().optional(),
 });
 
-/** The URL as it may be shown: user-info (`user:password@`) replaced by `***@`, query string dropped. */
-export function redactUrl(text: string): string {
-  try {
-    const url = new URL(text);
-    if (url.username !== '' || url.password !== '') {
-      url.username = '***';
-      url.password = '';
-    }
-    const hadQuery = url.search !== '';
-    url.search = '';
-    url.hash = '';
-    return hadQuery ? `${url.toString()}?…` : url.toString();
-  } catch {
-    return text.replace(/\/\/[^/@]*@/, '//***@');
-  }
-}
+/** The URL as it may be shown (errors/secret-text.ts): user-info replaced by `***@`, query string dropped. */
+export { redactUrl };
 
 /** Parse a workspace's `mcp` values (config key → JSON string). */
 export function parseMcpConfig(workspace: string, values: Readonly<Record<string, unknown>> | null | undefined): McpConfig {

@@ -31,11 +31,13 @@ export interface AuditRecord {
   session_id: string;
   /** 0 when the request could not be decoded. */
   iteration: number;
-  /** As the request sent it (null = default group). */
+  /** As the request sent it (null = default group): the first 50, each cut to 100 characters. */
   requested_groups: string[] | null;
-  /** After defaults: what filtering used. */
+  /** How many the request named, when more than are listed. */
+  requested_groups_count?: number;
+  /** After defaults: what filtering used (the first 50). */
   effective_groups: string[];
-  /** Requested groups no tool of the workspace is in (first 20); absent when there were none. */
+  /** Requested groups no tool of the workspace is in (first 20, each cut to 100 characters); absent when there were none. */
   unknown_groups?: readonly string[];
   /** Requested groups the policy's availability rules withdrew for this iteration, with why. */
   withdrawn_groups?: readonly { readonly group: string; readonly reason: string }[];

@@ -7,8 +7,7 @@
  * kind and never affects the agent.
  */
 import type { Logger } from 'pino';
-import { fetchTopicStats } from '../bus/topic-stats.js';
-import { topicAdminUrl } from '../bus/topics.js';
+import { fetchTopicStats, shownStatsUrl } from '../bus/topic-stats.js';
 import { errorMessage } from '../errors/error-text.js';
 
 export interface WatchedSubscription {
@@ -61,7 +60,7 @@ export class BrokerDropStats {
 
   private async dropRate(watched: WatchedSubscription): Promise<number | undefined> {
     const { adminUrl, token } = this.options;
-    const url = `${topicAdminUrl(adminUrl, watched.topic)}/stats`;
+    const url = shownStatsUrl(adminUrl, watched.topic);
     try {
       const answer = await fetchTopicStats({ adminUrl, token, topic: watched.topic, timeoutMs: Math.min(10_000, this.options.intervalMs) });
       if (!answer.stats) throw new Error(`HTTP ${answer.status} from ${answer.url}`);

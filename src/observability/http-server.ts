@@ -12,6 +12,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { errorMessage } from '../errors/error-text.js';
+import { maskSecrets } from '../errors/secret-text.js';
 import { BadRequestError } from './errors.js';
 
 export interface HttpRoutes {
@@ -26,6 +27,8 @@ export interface HttpRoutes {
 export interface HttpServerOptions {
   /** Bearer token the listing endpoints require; undefined: they are open. */
   listingToken?: string;
+  /** Values no answer may show (the settings' credentials): masked in every body, whatever route wrote it. */
+  secrets?: readonly string[];
 }
 
 export class HttpServer {
@@ -42,10 +45,10 @@ export class HttpServer {
       this.handle(req, res).catch((error: unknown) => {
         if (error instanceof BadRequestError) {
           this.logger.debug({ url: req.url?.slice(0, 200) }, `HTTP request refused: ${error.message}`);
-          return send(res, 400, 'text/plain; charset=utf-8', `bad request: ${error.message}\n`);
+          return this.send(res, 400, 'text/plain; charset=utf-8', `bad request: ${error.message}\n`);
         }
         this.logger.error({ err: error, url: req.url?.slice(0, 200) }, 'HTTP request failed');
-        send(res, 500, 'text/plain; charset=utf-8', `internal error: ${errorMessage(error)}\n`);
+        this.send(res, 500, 'text/plain; charset=utf-8', `internal error: ${errorMessage(error)}\n`);
       });
     });
     this.server = server;
@@ -70,36 +73,42 @@ export class HttpServer {
     } catch {
       throw new BadRequestError('the URL cannot be parsed');
     }
-    if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'text/plain', 'only GET\n');
+    if (req.method !== 'GET' && req.method !== 'HEAD') return this.send(res, 405, 'text/plain', 'only GET\n');
     const path = url.pathname.replace(/\/+$/, '') || '/';
-    if (path === '/healthz') return send(res, 200, 'text/plain', 'ok\n');
+    if (path === '/healthz') return this.send(res, 200, 'text/plain', 'ok\n');
     if (path === '/readyz') {
       const { ready, detail } = this.routes.readiness();
-      return send(res, ready ? 200 : 503, 'text/plain; charset=utf-8', `${ready ? 'ready' : 'not ready'}: ${detail}\n`);
+      return this.send(res, ready ? 200 : 503, 'text/plain; charset=utf-8', `${ready ? 'ready' : 'not ready'}: ${detail}\n`);
     }
     if (path === '/metrics' && this.routes.metrics) {
       const { contentType, body } = await this.routes.metrics();
-      return send(res, 200, contentType, body);
+      return this.send(res, 200, contentType, body);
     }
     const tools = /^\/tools(?:\/([^/]+))?$/.exec(path);
     const workflow = /^\/workflow\/([^/]+?)(?:\.(svg|dot|mmd|json))?$/.exec(path);
     if (((tools && this.routes.tools) || (workflow && this.routes.workflow)) && !this.authorized(req)) {
       res.setHeader('www-authenticate', 'Bearer realm="tg-agent"');
-      return send(res, 401, 'application/json', JSON.stringify({ error: 'the tool listing needs Authorization: Bearer <token> (--http-token)' }));
+      return this.send(res, 401, 'application/json', JSON.stringify({ error: 'the tool listing needs Authorization: Bearer <token> (--http-token)' }));
     }
     if (workflow && this.routes.workflow) {
       const workspace = decodeSegment(workflow[1]!);
       const rendered = await this.routes.workflow(workspace, workflow[2] ?? 'html', url.searchParams);
-      if (rendered === undefined) return send(res, 404, 'application/json', JSON.stringify({ error: `unknown workspace "${workspace}"` }));
-      return send(res, 200, rendered.contentType, rendered.body);
+      if (rendered === undefined) return this.send(res, 404, 'application/json', JSON.stringify({ error: `unknown workspace "${workspace}"` }));
+      return this.send(res, 200, rendered.contentType, rendered.body);
     }
     if (tools && this.routes.tools) {
       const workspace = tools[1] ? decodeSegment(tools[1]) : undefined;
       const body = this.routes.tools(workspace, url.searchParams);
-      if (body === undefined) return send(res, 404, 'application/json', JSON.stringify({ error: `unknown workspace "${workspace}"` }));
-      return send(res, 200, 'application/json', `${JSON.stringify(body, null, 2)}\n`);
+      if (body === undefined) return this.send(res, 404, 'application/json', JSON.stringify({ error: `unknown workspace "${workspace}"` }));
+      return this.send(res, 200, 'application/json', `${JSON.stringify(body, null, 2)}\n`);
     }
-    send(res, 404, 'text/plain', `not found: ${path.slice(0, 200)}; try /metrics, /healthz, /readyz, /tools, /workflow/<workspace>\n`);
+    this.send(res, 404, 'text/plain', `not found: ${path.slice(0, 200)}; try /metrics, /healthz, /readyz, /tools, /workflow/<workspace>\n`);
+  }
+
+  private send(res: ServerResponse, status: number, contentType: string, body: string): void {
+    const secrets = this.options.secrets ?? [];
+    res.writeHead(status, { 'content-type': contentType, 'cache-control': 'no-store' });
+    res.end(secrets.length > 0 ? maskSecrets(body, secrets) : body);
   }
 
   private authorized(req: IncomingMessage): boolean {
@@ -119,9 +128,4 @@ function decodeSegment(segment: string): string {
   } catch {
     throw new BadRequestError('malformed percent-encoding in the path');
   }
-}
-
-function send(res: ServerResponse, status: number, contentType: string, body: string): void {
-  res.writeHead(status, { 'content-type': contentType, 'cache-control': 'no-store' });
-  res.end(body);
 }

@@ -11,10 +11,11 @@ import type { Tool } from '../tools/tool.js';
 import type { ToolSet } from '../tools/registry/tool-set.js';
 import type { AuditDenial, AuditRecord, AuditTrail } from './audit.js';
 import { OTHER, type AgentMetrics } from './metrics.js';
+import { firstNames } from '../errors/error-text.js';
 import type { AnswerRecommendations } from './recommendations.js';
 
 /**
- * Tool names listed per filtered-out list in one audit line; the counts are always exact. With thousands of
+ * Tool names (and group names) listed per list in one audit line; the counts are always exact. With thousands of
  * tools, listing them all made each line ~100 KiB (bench/iteration.ts).
  */
 export const MAX_LISTED_TOOLS = 50;
@@ -50,8 +51,9 @@ export class IterationRecorder implements RequestTelemetry {
       flow: flow.flow,
       session_id: sessionId.length <= MAX_AUDITED_SESSION_ID ? sessionId : `${sessionId.slice(0, MAX_AUDITED_SESSION_ID)}…`,
       iteration: request ? request.history.length + 1 : 0,
-      requested_groups: request?.group ?? null,
-      effective_groups: ask ? [...ask.groups.groups] : [],
+      requested_groups: request?.group ? firstNames(request.group, MAX_LISTED_TOOLS) : null,
+      ...(request?.group && request.group.length > MAX_LISTED_TOOLS ? { requested_groups_count: request.group.length } : {}),
+      effective_groups: ask ? firstNames(ask.groups.groups, MAX_LISTED_TOOLS) : [],
       initial_state: state,
       final_state: state,
       transitions: [],
@@ -107,7 +109,7 @@ export class IterationRecorder implements RequestTelemetry {
       filtered_by_state: toolSet.filteredByState.slice(0, MAX_LISTED_TOOLS),
       filtered_by_group_count: toolSet.filteredByGroup.length,
       filtered_by_state_count: toolSet.filteredByState.length,
-      effective_groups: [...toolSet.groups],
+      effective_groups: firstNames([...toolSet.groups], MAX_LISTED_TOOLS),
     });
     if (this.ask?.request.history.length === 0) {
       for (const group of toolSet.groups) this.metrics.groupRequests.inc({ group: this.metrics.group(group) });
@@ -191,7 +193,7 @@ export class IterationRecorder implements RequestTelemetry {
 
   groupsUnknown(groups: readonly string[], action: 'ignored' | 'warned' | 'rejected'): void {
     this.metrics.unknownGroups.inc({ action });
-    this.record.unknown_groups = groups.slice(0, 20);
+    this.record.unknown_groups = firstNames(groups, 20);
   }
 
   refused(refusal: Refusal): void {

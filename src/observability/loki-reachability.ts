@@ -5,13 +5,17 @@
  */
 import type { Logger } from 'pino';
 import { errorMessage } from '../errors/error-text.js';
+import { basicAuthorization, redactUrl, type BasicAuth } from '../errors/secret-text.js';
 
 const CHECK_INTERVAL_MS = 30_000;
 const CHECK_TIMEOUT_MS = 5_000;
 
 export interface LokiReachabilityOptions {
+  /** The push URL, without user-info. */
   url: string;
-  basicAuth?: { username: string; password: string };
+  /** The URL as logs show it. Default: the URL without user-info and query. */
+  shownUrl?: string;
+  basicAuth?: BasicAuth;
   logger: Logger;
   intervalMs?: number;
 }
@@ -21,7 +25,11 @@ export class LokiReachability {
   private timer: NodeJS.Timeout | undefined;
   private lastProblem: string | undefined;
 
-  constructor(private readonly options: LokiReachabilityOptions) {}
+  private readonly shownUrl: string;
+
+  constructor(private readonly options: LokiReachabilityOptions) {
+    this.shownUrl = options.shownUrl ?? redactUrl(options.url);
+  }
 
   /** Undefined until the first check has answered. */
   get isReachable(): boolean | undefined {
@@ -49,12 +57,12 @@ export class LokiReachability {
     const now = problem === undefined;
     if (!now && this.reachable !== false) {
       this.options.logger.warn(
-        { url: this.options.url, problem },
+        { url: this.shownUrl, problem },
         `Loki does not take our log lines (${problem}); logs go to stdout only, and lines for Loki are dropped ` +
           'until it does. Check --loki-url (LOKI_URL) and the credentials, or turn Loki off with --no-loki-enabled',
       );
     } else if (now && this.reachable === false) {
-      this.options.logger.info({ url: this.options.url }, 'Loki takes our log lines again');
+      this.options.logger.info({ url: this.shownUrl }, 'Loki takes our log lines again');
     }
     this.reachable = now;
     this.lastProblem = problem;
@@ -68,7 +76,7 @@ export class LokiReachability {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
-          ...(basicAuth ? { authorization: `Basic ${Buffer.from(`${basicAuth.username}:${basicAuth.password}`).toString('base64')}` } : {}),
+          ...(basicAuth ? { authorization: basicAuthorization(basicAuth) } : {}),
         },
         body: '{"streams":[]}',
         signal: AbortSignal.timeout(CHECK_TIMEOUT_MS),

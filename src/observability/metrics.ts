@@ -14,11 +14,19 @@ import { FAILURE_REASONS } from '../agent/failure.js';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
 import { DISCOVERY_FAILURE_REASONS, type DiscoveryFailureReason } from '../mcp/errors.js';
 import type { ToolRegistry } from '../tools/registry/registry.js';
+import { RECORD_REFUSALS } from '../security/iteration-signature.js';
 import { KnownLabelValues, removeSeries, type LabelKind } from './known-label-values.js';
 
 export const OTHER = 'other';
 
 /** TrustGraph's LLM buckets (0.25 … 120 s). */
+/** The concurrency slots' use at one moment (the service's `ConcurrencyLimit` has these getters). */
+export interface SlotUse {
+  readonly inFlight: number;
+  readonly queued: number;
+  readonly queuedBytes: number;
+}
+
 const LLM_BUCKETS = [0.25, 0.5, 1, 2, 4, 8, 15, 30, 45, 60, 90, 120];
 const ITERATION_BUCKETS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 15, 20];
 const CONSUMER_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30];
@@ -64,7 +72,7 @@ export class AgentMetrics {
     labelNames: ['processor', 'event'],
     registers: this.registers,
   });
-  readonly overloadRefusals: Counter<'processor'> = new Counter({ name: 'tg_agent_overload_refusals_total', help: 'Requests refused with an error because --max-queued requests were waiting for a slot', labelNames: ['processor'], registers: this.registers });
+  readonly overloadRefusals: Counter<'processor'> = new Counter({ name: 'tg_agent_overload_refusals_total', help: 'Requests refused with an error because --max-queued requests, or --max-queued-bytes of them, were waiting for a slot', labelNames: ['processor'], registers: this.registers });
   readonly brokerDropRate: Gauge<'processor' | 'topic' | 'subscription'> = new Gauge({
     name: 'tg_agent_broker_drop_rate',
     help: "Messages per second the broker dropped for the flow's request subscription (its admin API's msgDropRate)",
@@ -83,7 +91,7 @@ export class AgentMetrics {
     },
   });
   private isReady: () => boolean = () => false;
-  /** Iterations holding a concurrency slot, and requests waiting for one; read at each scrape (see `watchSlots`). */
+  /** The concurrency slots: iterations holding one, requests waiting for one and their bytes; read at each scrape (see `watchSlots`). */
   readonly iterationsInFlight: Gauge<'processor'> = new Gauge({
     name: 'tg_agent_iterations_in_flight',
     help: 'Iterations running now, each holding one of the --concurrency slots (the autoscaling signal, docs/scaling.md)',
@@ -93,16 +101,25 @@ export class AgentMetrics {
       this.iterationsInFlight.set(this.slots().inFlight);
     },
   });
-  readonly iterationsWaiting: Gauge<'processor'> = new Gauge({
-    name: 'tg_agent_iterations_waiting',
-    help: 'Requests taken from the bus and waiting for a concurrency slot',
+  readonly queuedRequests: Gauge<'processor'> = new Gauge({
+    name: 'tg_agent_queued_requests',
+    help: 'Requests waiting for a concurrency slot (bounded by --max-queued)',
     labelNames: ['processor'],
     registers: this.registers,
     collect: () => {
-      this.iterationsWaiting.set(this.slots().queued);
+      this.queuedRequests.set(this.slots().queued);
     },
   });
-  private slots: () => { inFlight: number; queued: number } = () => ({ inFlight: 0, queued: 0 });
+  readonly queuedRequestBytes: Gauge<'processor'> = new Gauge({
+    name: 'tg_agent_queued_request_bytes',
+    help: 'Bytes of the requests waiting for a concurrency slot (bounded by --max-queued-bytes)',
+    labelNames: ['processor'],
+    registers: this.registers,
+    collect: () => {
+      this.queuedRequestBytes.set(this.slots().queuedBytes);
+    },
+  });
+  private slots: () => SlotUse = () => ({ inFlight: 0, queued: 0, queuedBytes: 0 });
   /** 1 for the transport in use (`native` or `websocket`). */
   readonly transportInfo: Gauge<'processor' | 'transport'> = new Gauge({ name: 'tg_agent_transport_info', help: 'The broker transport in use (value 1)', labelNames: ['processor', 'transport'], registers: this.registers });
   readonly downstreamDuration: Histogram<'processor' | 'target_service'> = new Histogram({ name: 'tg_downstream_call_duration_seconds', help: 'Calls to TrustGraph services, by request spec', labelNames: ['processor', 'target_service'], buckets: LLM_BUCKETS, registers: this.registers });
@@ -138,6 +155,12 @@ export class AgentMetrics {
     registers: this.registers,
   });
   readonly registryTools: Gauge<'processor' | 'workspace'> = new Gauge({ name: 'tg_agent_registry_tools', help: 'Tools loaded, per workspace', labelNames: ['processor', 'workspace'], registers: this.registers });
+  readonly ledgerRefusals: Counter<'processor' | 'reason'> = new Counter({
+    name: 'tg_agent_ledger_records_refused_total',
+    help: 'Seen-signature ledger records not taken, by reason (expired, not-yet-valid: outside the signing age limit; forged: not signed with the key; unreadable)',
+    labelNames: ['processor', 'reason'],
+    registers: this.registers,
+  });
   readonly refusals: Counter<'processor' | 'reason'> = new Counter({ name: 'tg_agent_requests_refused_total', help: 'Requests refused before they ran, by reason (policy, initial state, signature, state)', labelNames: ['processor', 'reason'], registers: this.registers });
   readonly undeclaredArguments: Counter<'processor' | 'tool' | 'action'> = new Counter({ name: 'tg_agent_undeclared_arguments_total', help: 'Arguments the model gave that the tool does not declare, by what was done (dropped, passed, rejected)', labelNames: ['processor', 'tool', 'action'], registers: this.registers });
   readonly policyProblems: Gauge<'processor' | 'workspace'> = new Gauge({ name: 'tg_agent_policy_problems', help: 'Problems in the group policy config type, per workspace', labelNames: ['processor', 'workspace'], registers: this.registers });
@@ -182,6 +205,7 @@ export class AgentMetrics {
       this.escalationAttempts.inc({ reason }, 0);
     }
     for (const reason of REFUSAL_REASONS) this.refusals.inc({ reason }, 0);
+    for (const reason of RECORD_REFUSALS) this.ledgerRefusals.inc({ reason }, 0);
     for (const part of ['tools', 'hooks', 'flows', 'patterns']) this.configFailures.inc({ part }, 0);
     // Counters an alert watches start at 0 (a series born at 1 shows no increase), `other` included.
     this.invalidStates.inc({ state: OTHER }, 0);
@@ -201,8 +225,8 @@ export class AgentMetrics {
     this.isReady = isReady;
   }
 
-  /** Where `tg_agent_iterations_in_flight` and `tg_agent_iterations_waiting` read the concurrency slots from at each scrape. */
-  watchSlots(slots: () => { inFlight: number; queued: number }): void {
+  /** Where the slot gauges (in flight, queued, queued bytes) read the concurrency slots from at each scrape. */
+  watchSlots(slots: () => SlotUse): void {
     this.slots = slots;
   }
 

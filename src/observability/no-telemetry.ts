@@ -50,4 +50,5 @@ export const noTelemetry: Telemetry = {
   discoveryFailed: nothing,
   discoveryStatus: nothing,
   brokerDropRate: nothing,
+  ledgerRecordRefused: nothing,
 };

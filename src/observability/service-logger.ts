@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { pino, type DestinationStream, type Logger } from 'pino';
+import { maskSecrets, redactUrl, withoutCredentials, type BasicAuth } from '../errors/secret-text.js';
 import { LokiReachability } from './loki-reachability.js';
 
 /** Lines waiting for Loki at most; more push out the oldest. */
@@ -26,6 +27,8 @@ export interface LoggerSettings {
   readonly lokiUrl: string;
   readonly lokiUsername?: string | undefined;
   readonly lokiPassword?: string | undefined;
+  /** Values no log line may show (settings-secrets.ts): masked in every line, whatever field carries them. */
+  readonly secrets?: readonly string[];
 }
 
 export interface ServiceLogger {
@@ -38,17 +41,19 @@ export interface ServiceLogger {
 
 export function createServiceLogger(settings: LoggerSettings): ServiceLogger {
   const base = { processor: settings.id };
+  const secrets = settings.secrets ?? [];
+  // The one place every line passes, on its way to stdout and to Loki alike.
+  const hooks = secrets.length > 0 ? { streamWrite: (line: string) => maskSecrets(line, secrets) } : {};
   if (!settings.lokiEnabled) {
-    return { logger: pino({ level: settings.logLevel, base }), loki: undefined, close: async () => undefined };
+    return { logger: pino({ level: settings.logLevel, base, hooks }), loki: undefined, close: async () => undefined };
   }
-  const basicAuth =
-    settings.lokiUsername && settings.lokiPassword ? { username: settings.lokiUsername, password: settings.lokiPassword } : undefined;
+  const { url, basicAuth } = lokiTarget(settings);
   const labels = { processor: settings.id, instance: randomUUID().slice(0, 8) };
   const pushed = pino.transport({
     target: 'pino-loki',
     options: {
-      // --loki-url is the whole push URL, as TrustGraph takes it.
-      host: settings.lokiUrl,
+      // --loki-url is the whole push URL, as TrustGraph takes it (its query kept; its user-info sent as basic auth).
+      host: url,
       endpoint: '',
       labels,
       propsToLabels: ['severity'],
@@ -63,6 +68,7 @@ export function createServiceLogger(settings: LoggerSettings): ServiceLogger {
     {
       level: settings.logLevel,
       base,
+      hooks,
       // The `severity` label of the line (TrustGraph's name); it also shows on stdout.
       mixin: (_object, level) => ({ severity: SEVERITY[level] ?? 'info' }),
     },
@@ -71,13 +77,10 @@ export function createServiceLogger(settings: LoggerSettings): ServiceLogger {
       { level: settings.logLevel, stream: pushed },
     ]),
   );
-  const loki = new LokiReachability({
-    url: settings.lokiUrl,
-    ...(basicAuth ? { basicAuth } : {}),
-    logger: logger.child({ component: 'loki' }),
-  });
+  const shown = redactUrl(settings.lokiUrl);
+  const loki = new LokiReachability({ url, shownUrl: shown, ...(basicAuth ? { basicAuth } : {}), logger: logger.child({ component: 'loki' }) });
   loki.start();
-  logger.info({ url: settings.lokiUrl, labels }, `Loki logging enabled: ${settings.lokiUrl}`);
+  logger.info({ url: shown, labels, basicAuth: basicAuth !== undefined }, `Loki logging enabled: ${shown}`);
   return {
     logger,
     loki,
@@ -88,4 +91,14 @@ export function createServiceLogger(settings: LoggerSettings): ServiceLogger {
       await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 3000).unref())]);
     },
   };
+}
+
+/**
+ * Where to push and with which credentials: `--loki-username` and `--loki-password` when both are given, else the
+ * user-info of `--loki-url` (`http://user:password@host/…`), which fetch would refuse to send in the URL.
+ */
+function lokiTarget(settings: LoggerSettings): { url: string; basicAuth?: BasicAuth } {
+  const { url, basicAuth } = withoutCredentials(settings.lokiUrl);
+  if (settings.lokiUsername && settings.lokiPassword) return { url, basicAuth: { username: settings.lokiUsername, password: settings.lokiPassword } };
+  return basicAuth ? { url, basicAuth } : { url };
 }

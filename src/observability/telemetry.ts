@@ -13,6 +13,8 @@ import type { AggregationOutcome, ConfigPart, DownstreamOutcome, NextEvent, Requ
 import type { DiscoveryFailureReason } from '../mcp/errors.js';
 import type { DiscoveryTelemetry } from '../mcp/discovery.js';
 import type { GateTelemetry } from '../security/request-gate.js';
+import type { RecordRefusal } from '../security/iteration-signature.js';
+import type { LedgerTelemetry } from '../security/seen-signature-ledger.js';
 import type { ToolRegistry } from '../tools/registry/registry.js';
 import type { AgentAsk } from '../tools/registry/selection.js';
 import type { AuditTrail } from './audit.js';
@@ -25,6 +27,7 @@ import type { AnswerRecommendations } from './recommendations.js';
 /** The whole vocabulary: what any part of the agent reports. */
 export type Telemetry = Required<ServiceTelemetry> &
   Required<GateTelemetry> &
+  Required<LedgerTelemetry> &
   Required<DiscoveryTelemetry> & {
     brokerDropRate(watched: WatchedSubscription, ratePerSecond: number): void;
   };
@@ -129,6 +132,10 @@ export class AgentTelemetry implements Telemetry {
 
   discoveryStatus(workspace: string, failing: number): void {
     this.metrics.mcpDiscoveryStatus(workspace, failing);
+  }
+
+  ledgerRecordRefused(reason: RecordRefusal): void {
+    this.metrics.ledgerRefusals.inc({ reason });
   }
 
   brokerDropRate({ topic, subscription }: WatchedSubscription, ratePerSecond: number): void {

@@ -43,7 +43,9 @@ export function fallbackCandidates(
   recommendations: RecommendationReader | undefined,
 ): string[] {
   if (configured !== 'recommended') return configured.filter(allowed);
-  const seen = recommendations?.of(where.workspace)[where.taskType || 'general']?.groups ?? [];
+  const byType = recommendations?.of(where.workspace) ?? {};
+  const taskType = where.taskType || 'general';
+  const seen = Object.hasOwn(byType, taskType) ? (byType[taskType]?.groups ?? []) : [];
   return seen
     .map((counted) => counted.name)
     .filter(allowed)

@@ -27,6 +27,7 @@ import {
   type Withdrawal,
 } from './group-availability.js';
 import { FallbackGroupsSchema, type FallbackGroups } from './group-fallback.js';
+import { listNames } from '../errors/error-text.js';
 
 export const POLICY_KEY = 'policy';
 
@@ -172,7 +173,7 @@ export function checkGroups(policy: GroupPolicy | undefined, requested: Requeste
     allowed: false,
     deniedGroups: denied,
     wildcard: denied.includes(WILDCARD),
-    message: `Insufficient permissions for requested tool groups: ${denied.map((g) => `"${g}"`).join(', ')}`,
+    message: `Insufficient permissions for requested tool groups: ${listNames(denied)}`,
   };
 }
 

@@ -54,6 +54,14 @@ export interface IterationRoute {
 export type Verdict = 'ok' | 'missing' | 'bad' | 'stale' | 'replayed';
 
 /**
+ * Why a ledger record is not taken: `expired` (its acceptance is past the age limit: nothing to remember),
+ * `not-yet-valid` (it expires further ahead than the age limit allows: replicas with another `--signing-max-age`,
+ * or clocks apart), `forged` (its MAC is not of a key held here), `unreadable` (not a record).
+ */
+export const RECORD_REFUSALS = ['expired', 'not-yet-valid', 'forged', 'unreadable'] as const;
+export type RecordRefusal = (typeof RECORD_REFUSALS)[number];
+
+/**
  * A value with every object's keys sorted, as nested `[key, value]` lists, so equal requests encode equally
  * whatever order their fields were written in.
  */
@@ -78,7 +86,10 @@ export interface IterationSignerOptions {
   previousKey?: string;
   /** Signatures older than this are refused. Default 600 s. */
   maxAgeMs?: number;
-  /** Signatures remembered per replica to refuse replays (oldest dropped first). Default 100 000. */
+  /**
+   * Signatures remembered per replica to refuse replays. Past it the oldest are pushed out, and a signature expiring
+   * no later than one pushed out is refused as a replay (seen-signatures.ts). Default 100 000.
+   */
   replayCacheSize?: number;
   /**
    * How long before this replica began listening a signature may be and still be taken as new: the longest a
@@ -127,9 +138,19 @@ export class IterationSigner {
     this.notBefore = at - this.listeningMarginMs;
   }
 
-  /** A signature another replica accepted (from the ledger): a copy of it is a replay here too. */
-  rememberAccepted(signature: string, expiresAt: number): void {
-    this.seen.remember(signature, expiresAt, this.now());
+  /**
+   * A ledger record: a signature another replica accepted, and when that acceptance expires (both under `mac`).
+   * Remembered, so that a copy is a replay here too, when it is fresh and signed with a key held here; otherwise
+   * why not. Freshness comes first (the cheaper check, and a flood of collected old records costs no HMAC).
+   */
+  acceptSeen(signature: string, expiresAt: number, mac: string): RecordRefusal | undefined {
+    const now = this.now();
+    if (expiresAt <= now) return 'expired';
+    // Genuine records expire at their signing time plus the age limit, and no signing time lies further ahead.
+    if (expiresAt > now + this.maxAgeMs + CLOCK_SKEW_MS) return 'not-yet-valid';
+    if (!this.verifySeen(signature, expiresAt, mac)) return 'forged';
+    this.seen.remember(signature, expiresAt, now);
+    return undefined;
   }
 
   /** The HMAC of a ledger record, so that only key holders can mark a signature as used. */
@@ -137,7 +158,7 @@ export class IterationSigner {
     return createHmac('sha256', this.key).update(JSON.stringify([SEEN_LAYOUT, signature, expiresAt])).digest('base64url');
   }
 
-  verifySeen(signature: string, expiresAt: number, mac: string): boolean {
+  private verifySeen(signature: string, expiresAt: number, mac: string): boolean {
     return this.keys.some((key) => same(createHmac('sha256', key).update(JSON.stringify([SEEN_LAYOUT, signature, expiresAt])).digest('base64url'), mac));
   }
 

@@ -32,6 +32,7 @@ import { fallbackCandidates, splitOptIn, type RecommendationReader } from './gro
 import { normalizeRequestGroups, WILDCARD } from '../tools/registry/selection.js';
 import { checkPattern, DEFAULT_ALLOWED_PATTERNS } from './pattern-policy.js';
 import type { PatternCatalog } from '../agent/patterns/catalog.js';
+import { listNames, MAX_LISTED_NAME_LENGTH } from '../errors/error-text.js';
 
 export interface SecurityGateOptions {
   policyConfigType: string;
@@ -161,14 +162,13 @@ export class SecurityGate implements RequestGate {
     const unknown = unknownGroupsOf(ask.groups, registry.knownGroups, policy?.groupHierarchy);
     const mode = policy?.unknownGroups ?? DEFAULT_UNKNOWN_GROUPS;
     if (unknown.length > 0 && mode === 'reject') {
-      const known = [...registry.knownGroups].sort().slice(0, 20).map((g) => `"${g}"`);
       return {
         refusal: {
           kind: 'unknown-group',
           reason: 'unknown-group',
           message:
-            `Unknown tool group(s) ${unknown.map((g) => `"${g}"`).join(', ')}: no tool of workspace "${flow.workspace}" is in ` +
-            `${unknown.length === 1 ? 'it' : 'them'} (known groups: ${known.join(', ')}${registry.knownGroups.size > 20 ? ', …' : ''})`,
+            `Unknown tool group(s) ${listNames(unknown)}: no tool of workspace ${JSON.stringify(flow.workspace)} is in ` +
+            `${unknown.length === 1 ? 'it' : 'them'} (known groups: ${listNames([...registry.knownGroups].sort(), 20)})`,
           unknownGroups: unknown,
         },
       };
@@ -218,7 +218,8 @@ export class SecurityGate implements RequestGate {
     let reported = this.reportedUnknown.get(workspace);
     if (!reported) this.reportedUnknown.set(workspace, (reported = new Set()));
     const firstSeen = groups.filter((group) => !reported.has(group));
-    for (const group of firstSeen) if (reported.size < REMEMBERED_UNKNOWN_GROUPS) reported.add(group);
+    // Bounded in count and in size: a name too long to list whole is not remembered (it is logged cut, each time).
+    for (const group of firstSeen) if (reported.size < REMEMBERED_UNKNOWN_GROUPS && group.length <= MAX_LISTED_NAME_LENGTH) reported.add(group);
     return { groups, action: 'warned', firstSeen };
   }
 

@@ -17,10 +17,25 @@ import { queueToTopic } from '../bus/topics.js';
 import type { Consumer, IncomingMessage, Producer, Transport } from '../bus/transport.js';
 import { untilBrokerUp } from '../bus/until-broker-up.js';
 import { errorMessage } from '../errors/error-text.js';
-import type { IterationSigner } from './iteration-signature.js';
+import { RECORD_REFUSALS, type IterationSigner, type RecordRefusal } from './iteration-signature.js';
 
 /** The property carrying a record's HMAC. */
 const RECORD_MAC_PROPERTY = 'tg-agent-seen-mac';
+/** Refused records are logged at most once per this interval (each is counted). */
+export const REFUSAL_LOG_INTERVAL_MS = 60_000;
+
+const REFUSAL_TEXT: Readonly<Record<RecordRefusal, string>> = {
+  expired: 'already expired: a copy of an old record, nothing to remember',
+  'not-yet-valid': 'expiring further ahead than --signing-max-age allows: do all replicas share --signing-max-age and a synchronised clock?',
+  forged: 'not signed with the signing key: written outside the agent?',
+  unreadable: 'not a seen-signature record',
+};
+
+/** What the ledger reports. */
+export interface LedgerTelemetry {
+  /** A record on the ledger topic was not taken, and why. */
+  ledgerRecordRefused(reason: RecordRefusal): void;
+}
 
 interface SeenRecord {
   signature: string;
@@ -34,6 +49,7 @@ export interface SeenSignatureLedgerOptions {
   /** The agent's processor id: replicas of one agent share a ledger. */
   processorId: string;
   logger: Logger;
+  telemetry: LedgerTelemetry;
   /** Aborting gives up waiting for the broker. */
   signal: AbortSignal;
   now?: () => number;
@@ -50,6 +66,9 @@ export class SeenSignatureLedger {
   private readonly topic: string;
   private consumer: Consumer | undefined;
   private producer: Producer | undefined;
+  /** Refusals since the last log line, by reason. */
+  private readonly unlogged = Object.fromEntries(RECORD_REFUSALS.map((reason) => [reason, 0])) as Record<RecordRefusal, number>;
+  private loggedAt = -Infinity;
 
   constructor(private readonly options: SeenSignatureLedgerOptions) {
     this.topic = queueToTopic(seenSignaturesQueue(options.processorId));
@@ -90,21 +109,34 @@ export class SeenSignatureLedger {
   private async receive(message: IncomingMessage): Promise<void> {
     await message.ack();
     const record = readRecord(message.payload);
-    if (record === undefined || record.replica === this.replica) return;
-    const mac = message.properties[RECORD_MAC_PROPERTY] ?? '';
-    if (!this.options.signer.verifySeen(record.signature, record.expires_at, mac)) {
-      this.options.logger.warn({ topic: this.topic }, 'Dropped a seen-signature record that is not signed with the signing key (written outside the agent?)');
-      return;
-    }
-    this.options.signer.rememberAccepted(record.signature, record.expires_at);
+    if (record === undefined) return this.refuse('unreadable');
+    if (record.replica === this.replica) return;
+    const refusal = this.options.signer.acceptSeen(record.signature, record.expires_at, message.properties[RECORD_MAC_PROPERTY] ?? '');
+    if (refusal !== undefined) this.refuse(refusal);
+  }
+
+  /** Counted every time; logged at most once per REFUSAL_LOG_INTERVAL_MS, with what was refused since the last line. */
+  private refuse(reason: RecordRefusal): void {
+    this.options.telemetry.ledgerRecordRefused(reason);
+    this.unlogged[reason] += 1;
+    const now = (this.options.now ?? Date.now)();
+    if (now - this.loggedAt < REFUSAL_LOG_INTERVAL_MS) return;
+    this.loggedAt = now;
+    const refused = Object.fromEntries(Object.entries(this.unlogged).filter(([, count]) => count > 0));
+    for (const key of RECORD_REFUSALS) this.unlogged[key] = 0;
+    this.options.logger.warn(
+      { topic: this.topic, refused },
+      `Refused seen-signature records (${REFUSAL_TEXT[reason]}); counted in tg_agent_ledger_records_refused_total, ` +
+        `logged at most once every ${REFUSAL_LOG_INTERVAL_MS / 1000} s`,
+    );
   }
 }
 
 function readRecord(payload: Buffer): SeenRecord | undefined {
   try {
     const value = JSON.parse(payload.toString('utf8')) as Partial<SeenRecord>;
-    if (typeof value.signature !== 'string' || typeof value.expires_at !== 'number' || typeof value.replica !== 'string') return undefined;
-    return { signature: value.signature, expires_at: value.expires_at, replica: value.replica };
+    if (typeof value.signature !== 'string' || !Number.isSafeInteger(value.expires_at) || typeof value.replica !== 'string') return undefined;
+    return { signature: value.signature, expires_at: value.expires_at as number, replica: value.replica };
   } catch {
     return undefined;
   }

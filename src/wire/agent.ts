@@ -45,12 +45,20 @@ export const AgentStepSchema = z.object({
 export type AgentStep = z.output<typeof AgentStepSchema>;
 export type AgentStepInput = z.input<typeof AgentStepSchema>;
 
-/** `list[str] | None`; a bare string is wrapped in a one-element list (null stays null: "default group"). */
+/** Groups one request may name at most: no request needs more, and each name costs work in every check. */
+export const MAX_REQUEST_GROUPS = 1000;
+
+/**
+ * `list[str] | None`, as TrustGraph's schema says. A bare string is refused (`field "group": expected array, got
+ * string`): TrustGraph's gateway passes it through and its agent then matches each of its characters as a group (and
+ * `"*"` anywhere in it as every group), so it never meant one group there either.
+ */
 export const groupField = () =>
   z
-    .union([z.string(), z.array(z.string())])
+    .array(z.string())
+    .max(MAX_REQUEST_GROUPS, { error: (issue) => `at most ${MAX_REQUEST_GROUPS} groups, got ${(issue.input as unknown[]).length}` })
     .nullish()
-    .transform((v): string[] | null => (v === null || v === undefined ? null : typeof v === 'string' ? [v] : v));
+    .transform((v): string[] | null => v ?? null);
 
 export const AgentRequestSchema = z.object({
   question: str(),

@@ -36,6 +36,30 @@ export function groupQuestionsSuite(target: HarnessTarget): void {
         expect(capture.audits().map((a) => a.unknown_groups)).toEqual([['reserch'], ['reserch']]);
       });
 
+      it('costs no more than its size to name: errors, log lines and the audit list a bounded few of many long names', async () => {
+        const capture = capturingLogger('info');
+        const h = await start({ app: {}, logger: capture.logger, tools, script: answerAtOnce });
+        // A 500 KB request (what the WebSocket API carries): a thousand unknown groups of 500 characters each.
+        const many = Array.from({ length: 1000 }, (_, i) => `${String(i).padStart(4, '0')}${'g'.repeat(496)}`);
+        const warned = await h.ask({ question: 'q', group: many });
+        expect(warned.last).toMatchObject({ end_of_dialog: true, error: null });
+        const warning = capture.lines.find((line) => /no tool of workspace/.test(String(line.msg)));
+        expect(String(warning?.msg)).toMatch(/ and 990 more \(they match nothing/);
+        for (const line of capture.lines) expect(JSON.stringify(line).length, String(line.msg).slice(0, 80)).toBeLessThan(20_000);
+        expect(capture.auditsOf(warned.id)[0]).toMatchObject({ requested_groups_count: 1000 });
+
+        await h.config.put(h.workspace, 'agent-group-policy', 'policy', { 'allowed-groups': ['research'] });
+        await h.configApplied();
+        const refused = await h.ask({ question: 'q', group: many });
+        expect(refused.last.error?.message).toMatch(/^Insufficient permissions for requested tool groups: "0000g+…", .* and 990 more$/);
+        expect(refused.last.error!.message.length).toBeLessThan(2_000);
+        // More groups than any request needs: refused while decoding, with a message of its own size.
+        const raw = JSON.stringify({ question: 'q', group: Array.from({ length: 1001 }, (_, i) => `g${i}`) });
+        const tooMany = await h.ask({ question: 'q' }, { publish: (_topic, _payload, properties) => h.sendRaw(raw, properties) });
+        expect(tooMany.last.error?.message).toBe('Cannot decode AgentRequest: field "group": at most 1000 groups, got 1001');
+        for (const line of capture.lines) expect(JSON.stringify(line).length, String(line.msg).slice(0, 80)).toBeLessThan(20_000);
+      });
+
       it('ends the request with an error naming it under "reject", before the model is called', async () => {
         const h = await start({ app: {}, tools, script: answerAtOnce });
         await h.config.put(h.workspace, 'agent-group-policy', 'policy', {
@@ -253,10 +277,16 @@ export function groupQuestionsSuite(target: HarnessTarget): void {
             ? 'Thought: t\nAction: lookup\nArgs: {"question": "q"}'
             : 'Thought: ok\nFinal Answer: done',
       });
+      // Only the workspace's own task types count (and `general`, the default).
+      await h.config.put(h.workspace, 'agent-task-type', 'research-questions', { description: 'Research', valid_patterns: ['react'] });
+      await h.config.put(h.workspace, 'agent-task-type', 'general', { description: 'General', valid_patterns: ['react'] });
+      await h.configApplied();
       // Naming its pattern, a request keeps its own task type (without one, the meta-router decides: `general`).
       await h.ask({ question: 'look it up', group: ['research', 'invented'], pattern: 'react', task_type: 'research-questions' });
       await h.ask({ question: 'just answer', group: ['research'], pattern: 'react', task_type: 'research-questions' });
-      await h.ask({ question: 'hello', task_type: 'ignored-without-a-pattern' });
+      await h.ask({ question: 'hello', pattern: 'react', task_type: '' });
+      // A task type the workspace does not configure is not counted: clients cannot crowd out the real ones.
+      for (const made of ['made-up-1', 'made-up-2']) await h.ask({ question: 'just answer', group: ['research'], pattern: 'react', task_type: made });
       const listing = (await (await fetch(`${h.httpUrl()}/tools/${h.workspace}`)).json()) as { recommendations: unknown };
       // A group no tool is in is not counted: a client cannot grow the table with names of its own.
       expect(listing.recommendations).toEqual({

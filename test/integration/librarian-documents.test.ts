@@ -6,7 +6,6 @@
  * `--librarian-max-in-flight` saves wait for it, and every outcome is counted. A flow without librarian queues
  * saves nothing and links nothing.
  */
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AgentResponse, Triple } from '../../src/wire/index.js';
@@ -82,8 +81,15 @@ async function documentsCounted(h: AgentHarness, outcome: string, count: number)
 const ITERATION_MEASURES = 3;
 const OBSERVATION_MEASURES = 1;
 
-/** The suffix that makes a conversation's document ids its own: digested from its request `id`. */
-const conversationSuffix = (requestId: string): string => `/c-${createHash('sha256').update(requestId, 'utf8').digest('hex').slice(0, 16)}`;
+/** The random suffix that makes an iteration's document ids its own, nobody else's to foresee. */
+const SUFFIX = /\/c-[0-9a-f]{16}$/;
+
+/** The document an entity links to (`tg:document`), as an explain client follows it. */
+function linkedDocument(response: AgentResponse): string {
+  const [link, ...more] = documentLinks(response.explain_triples);
+  if (!link?.to || more.length > 0) throw new Error(`expected one tg:document link on ${response.explain_id}`);
+  return link.to;
+}
 
 const documentLinks = (triples: readonly Triple[]) =>
   triples.filter((t) => t.p?.iri === TG_DOCUMENT).map((t) => ({ from: t.s?.iri, to: t.o?.iri }));
@@ -98,10 +104,13 @@ describe('librarian documents', () => {
     await librarian.bus.waitForCalls(3);
     const session = /^urn:trustgraph:agent:(.+)$/.exec(explainOf(result, '').explain_id ?? '')?.[1] ?? '';
     expect(session).not.toBe('');
-    const suffix = conversationSuffix(result.id);
-    const thoughtId = `urn:trustgraph:agent:${session}/i1/thought${suffix}`;
-    const observationId = `urn:trustgraph:agent:${session}/i1/observation${suffix}`;
-    const answerId = `urn:trustgraph:agent:${session}/answer${suffix}`;
+    const thoughtId = linkedDocument(explainOf(result, '/i1'));
+    const observationId = linkedDocument(explainOf(result, '/i1/observation'));
+    const answerId = linkedDocument(explainOf(result, '/final'));
+    expect(thoughtId).toMatch(new RegExp(`^urn:trustgraph:agent:${session}/i1/thought${SUFFIX.source}`));
+    expect(observationId).toMatch(new RegExp(`^urn:trustgraph:agent:${session}/i1/observation${SUFFIX.source}`));
+    expect(answerId).toMatch(new RegExp(`^urn:trustgraph:agent:${session}/answer${SUFFIX.source}`));
+    const suffix = SUFFIX.exec(thoughtId)![0];
 
     // The stored documents hold what the dialog showed.
     const [step] = result.nextRequests[0]?.history ?? [];
@@ -162,27 +171,31 @@ describe('librarian documents', () => {
     expect(documentLinks(explainOf(result, '/i1').explain_triples)).toHaveLength(1);
     expect(explainOf(result, '/i1/observation').explain_triples).toHaveLength(4 + OBSERVATION_MEASURES);
     expect(explainOf(result, '/final').explain_triples).toHaveLength(6);
-    expect(h.librarian?.calls.map((c) => c.document_id)).toEqual([`${explainOf(result, '/i1').explain_id}/thought${conversationSuffix(result.id)}`]);
+    expect(h.librarian?.calls.map((c) => c.document_id)).toEqual([linkedDocument(explainOf(result, '/i1'))]);
+    expect(linkedDocument(explainOf(result, '/i1'))).toMatch(new RegExp(`^${explainOf(result, '/i1').explain_id}/thought${SUFFIX.source}`));
     await documentsCounted(h, 'skipped', 2);
   });
 
-  it('two conversations that send the same session_id write documents under ids of their own', async () => {
+  it('two conversations that send the same id and session_id write documents under ids of their own, which nobody could foresee', async () => {
     const h = await start({ librarian: true });
-    const first = await h.ask({ question: 'What is the weather in Paris?', session_id: 'shared-session' });
-    const second = await h.ask({ question: 'And in Rome?', session_id: 'shared-session' });
+    // The second client copied the first one's `id` and `session_id` from the request topic.
+    const first = await h.ask({ question: 'What is the weather in Paris?', session_id: 'shared-session' }, { id: 'copied-id' });
+    const second = await h.ask({ question: 'And in Rome?', session_id: 'shared-session' }, { id: 'copied-id' });
     // The entities are TrustGraph's, named by the session: the same URIs in both.
     expect(explainOf(first, '/i1').explain_id).toBe('urn:trustgraph:agent:shared-session/i1');
     expect(explainOf(second, '/i1').explain_id).toBe(explainOf(first, '/i1').explain_id);
     await h.librarian!.bus.waitForCalls(6);
     const ids = h.librarian!.calls.map((c) => c.document_id);
     expect(new Set(ids).size).toBe(6);
+    for (const id of ids) expect(id).toMatch(SUFFIX);
+    const answers = [first, second].map((result) => linkedDocument(explainOf(result, '/final')));
+    expect(answers[0]).not.toBe(answers[1]);
+    // Each conversation's links lead to its own documents.
+    expect(h.librarian!.documents.get(answers[0]!)?.text).toBe('Sunny in Paris');
+    expect(h.librarian!.documents.get(answers[1]!)?.text).toBe('Sunny in Paris');
     for (const result of [first, second]) {
-      const linked = [...documentLinks(explainOf(result, '/i1').explain_triples), ...documentLinks(explainOf(result, '/final').explain_triples)];
-      expect(linked.length).toBeGreaterThan(0);
-      for (const { to } of linked) expect(to).toMatch(new RegExp(`${conversationSuffix(result.id).replace(/[/]/g, '\\/')}$`));
+      for (const suffix of ['/i1', '/i1/observation', '/final']) expect(ids).toContain(linkedDocument(explainOf(result, suffix)));
     }
-    expect(h.librarian!.documents.get(`urn:trustgraph:agent:shared-session/answer${conversationSuffix(first.id)}`)?.text).toBe('Sunny in Paris');
-    expect(h.librarian!.documents.get(`urn:trustgraph:agent:shared-session/answer${conversationSuffix(second.id)}`)?.text).toBe('Sunny in Paris');
   });
 
   it('a librarian error is logged and counted; the dialog is answered as usual', async () => {

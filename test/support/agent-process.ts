@@ -14,10 +14,14 @@ export interface AgentProcess {
   readonly output: string;
 }
 
-/** Start the agent with `args`; `built` runs dist/src/main.js (built beforehand), else src/main.ts through tsx. */
-export function startAgentProcess(args: readonly string[], options: { built?: boolean } = {}): AgentProcess {
+/**
+ * Start the agent with `args` (and `env` over this process's environment); `built` runs dist/src/main.js (built
+ * beforehand), else src/main.ts through tsx.
+ */
+export function startAgentProcess(args: readonly string[], options: { built?: boolean; env?: NodeJS.ProcessEnv } = {}): AgentProcess {
   const entry = options.built ? ['dist/src/main.js'] : ['--import', 'tsx', 'src/main.ts'];
-  const child = spawn(process.execPath, [...entry, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = options.env ? { ...process.env, ...options.env } : process.env;
+  const child = spawn(process.execPath, [...entry, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));

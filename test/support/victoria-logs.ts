@@ -22,14 +22,18 @@ export interface VictoriaLogs {
   close(): Promise<void>;
 }
 
-export async function startVictoriaLogs(): Promise<VictoriaLogs> {
+/** With `basicAuth`, every endpoint (pushes and queries alike) requires that user and password. */
+export async function startVictoriaLogs(options: { basicAuth?: { username: string; password: string } } = {}): Promise<VictoriaLogs> {
   const { stdout } = await promisify(execFile)('bash', [SCRIPT], { timeout: 10 * 60_000 }).catch((error: unknown) => {
     throw new Error(`scripts/victoria-logs.sh could not build VictoriaLogs:\n${(error as { stderr?: string }).stderr ?? String(error)}`, { cause: error });
   });
   const binary = stdout.trim().split('\n').at(-1) ?? '';
   const port = await freePort();
   const data = await mkdtemp(join(tmpdir(), 'victoria-logs-'));
-  const child = spawn(binary, [`-storageDataPath=${data}`, `-httpListenAddr=127.0.0.1:${port}`, '-loggerLevel=ERROR'], {
+  const auth = options.basicAuth;
+  const authArgs = auth ? [`-httpAuth.username=${auth.username}`, `-httpAuth.password=${auth.password}`] : [];
+  const authorization: Record<string, string> = auth ? { authorization: `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}` } : {};
+  const child = spawn(binary, [`-storageDataPath=${data}`, `-httpListenAddr=127.0.0.1:${port}`, '-loggerLevel=ERROR', ...authArgs], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
@@ -37,7 +41,7 @@ export async function startVictoriaLogs(): Promise<VictoriaLogs> {
   const base = `http://127.0.0.1:${port}`;
   for (const deadline = Date.now() + 30_000; ; ) {
     if (child.exitCode !== null) throw new Error(`VictoriaLogs exited with ${child.exitCode}: ${stderr}`);
-    const healthy = await fetch(`${base}/health`).then((r) => r.ok).catch(() => false);
+    const healthy = await fetch(`${base}/health`, { headers: authorization }).then((r) => r.ok).catch(() => false);
     if (healthy) break;
     if (Date.now() > deadline) throw new Error(`VictoriaLogs did not answer /health within 30 s: ${stderr}`);
     await new Promise((r) => setTimeout(r, 100));
@@ -45,7 +49,7 @@ export async function startVictoriaLogs(): Promise<VictoriaLogs> {
   return {
     lokiPushUrl: `${base}/insert/loki/api/v1/push`,
     async query(logsql) {
-      const response = await fetch(`${base}/select/logsql/query`, { method: 'POST', body: new URLSearchParams({ query: logsql }) });
+      const response = await fetch(`${base}/select/logsql/query`, { method: 'POST', headers: authorization, body: new URLSearchParams({ query: logsql }) });
       if (!response.ok) throw new Error(`LogsQL ${logsql}: HTTP ${response.status} ${await response.text()}`);
       return (await response.text())
         .split('\n')

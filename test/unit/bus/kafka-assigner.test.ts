@@ -1,32 +1,53 @@
-import { AssignerProtocol, type Cluster, type PartitionMetadata } from 'kafkajs';
+import { AssignerProtocol, type Cluster, type Logger, type PartitionMetadata } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { KAFKA_ASSIGNOR_NAME, roundRobinAssigner } from '../../../src/bus/kafka-assigner.js';
 
-/** The part of kafkajs's cluster the assignor reads: partition counts by topic. */
-function cluster(partitions: Record<string, number>): Cluster {
-  const fetched: string[] = [];
+/**
+ * The part of kafkajs's cluster the assignor reads: partition counts by topic. As a broker does, a metadata
+ * request naming a topic it does not know fails as a whole; `loaded: false` is a cluster with no metadata yet.
+ */
+function cluster(partitions: Record<string, number>, { loaded = true } = {}): Cluster {
+  const fetched = new Set<string>();
+  const addMultipleTargetTopics = async (topics: string[]) => {
+    const unknown = topics.filter((t) => !(t in partitions));
+    if (!loaded || unknown.length > 0) throw Object.assign(new Error('This server does not host this topic-partition'), { type: 'UNKNOWN_TOPIC_OR_PARTITION', retriable: true });
+    for (const topic of topics) fetched.add(topic);
+  };
   return {
-    addMultipleTargetTopics: async (topics: string[]) => {
-      fetched.push(...topics);
-    },
+    addMultipleTargetTopics,
+    addTargetTopic: (topic: string) => addMultipleTargetTopics([topic]),
     findTopicPartitionMetadata: (topic: string) => {
-      if (!fetched.includes(topic)) throw new Error(`no metadata fetched for ${topic}`);
+      if (fetched.size === 0) throw Object.assign(new Error('Topic metadata not loaded'), { name: 'KafkaJSTopicMetadataNotLoaded' });
+      if (!fetched.has(topic)) return [];
       return Array.from({ length: partitions[topic] ?? 0 }, (_, partitionId) => ({ partitionId }) as PartitionMetadata);
     },
   } as unknown as Cluster;
 }
 
+/** kafkajs's logger, keeping the warnings. */
+function logger(warnings: string[] = []): Logger {
+  const log: Logger = {
+    info: () => undefined,
+    error: () => undefined,
+    warn: (message) => void warnings.push(message),
+    debug: () => undefined,
+    namespace: () => log,
+    setLogLevel: () => undefined,
+  };
+  return log;
+}
+
 const member = (memberId: string, topics: string[]) => ({ memberId, memberMetadata: AssignerProtocol.MemberMetadata.encode({ version: 0, topics, userData: Buffer.alloc(0) }) });
 
-async function assign(partitions: Record<string, number>, members: ReturnType<typeof member>[]) {
-  const assigner = roundRobinAssigner({ cluster: cluster(partitions), groupId: 'g', logger: undefined as never });
+async function assign(on: Cluster, members: { memberId: string; memberMetadata: Buffer }[], warnings?: string[]) {
+  const assigner = roundRobinAssigner({ cluster: on, groupId: 'g', logger: logger(warnings) });
   const result = await assigner.assign({ members, topics: [] });
   return Object.fromEntries(result.map((r) => [r.memberId, AssignerProtocol.MemberAssignment.decode(r.memberAssignment)?.assignment]));
 }
 
 describe('the round-robin assignor of tg-agent consumer groups', () => {
   it("is offered under the name TrustGraph's aiokafka consumers use, with Kafka's standard metadata", () => {
-    const assigner = roundRobinAssigner({ cluster: cluster({}), groupId: 'g', logger: undefined as never });
+    const assigner = roundRobinAssigner({ cluster: cluster({}), groupId: 'g', logger: logger() });
     const offered = assigner.protocol({ topics: ['t'] });
     expect(offered.name).toBe(KAFKA_ASSIGNOR_NAME);
     expect(KAFKA_ASSIGNOR_NAME).toBe('roundrobin');
@@ -34,15 +55,43 @@ describe('the round-robin assignor of tg-agent consumer groups', () => {
   });
 
   it('deals the partitions of a shared topic round the members in member-id order', async () => {
-    expect(await assign({ t: 4 }, [member('b', ['t']), member('a', ['t'])])).toEqual({ a: { t: [0, 2] }, b: { t: [1, 3] } });
+    expect(await assign(cluster({ t: 4 }), [member('b', ['t']), member('a', ['t'])])).toEqual({ a: { t: [0, 2] }, b: { t: [1, 3] } });
   });
 
   it('gives a member only partitions of topics it reads, when one group reads several topics', async () => {
-    const assigned = await assign({ one: 1, two: 1 }, [member('a', ['one']), member('b', ['two'])]);
+    const assigned = await assign(cluster({ one: 1, two: 1 }), [member('a', ['one']), member('b', ['two'])]);
     expect(assigned).toEqual({ a: { one: [0] }, b: { two: [0] } });
   });
 
   it('leaves a member with nothing when there are fewer partitions than members', async () => {
-    expect(await assign({ t: 1 }, [member('a', ['t']), member('b', ['t'])])).toEqual({ a: { t: [0] }, b: {} });
+    expect(await assign(cluster({ t: 1 }), [member('a', ['t']), member('b', ['t'])])).toEqual({ a: { t: [0] }, b: {} });
+  });
+
+  describe('a group caught mid-change', () => {
+    it('assigns nothing to a group with no members, or whose members read nothing', async () => {
+      expect(await assign(cluster({ t: 1 }), [])).toEqual({});
+      expect(await assign(cluster({ t: 1 }), [member('a', [])])).toEqual({ a: {} });
+    });
+
+    it('gives nothing to a member whose metadata cannot be read, says so, and assigns the others', async () => {
+      const warnings: string[] = [];
+      const cut = member('a', ['t']).memberMetadata.subarray(0, 5);
+      const assigned = await assign(cluster({ t: 2 }), [{ memberId: 'a', memberMetadata: cut }, { memberId: 'b', memberMetadata: Buffer.alloc(0) }, member('c', ['t'])], warnings);
+      expect(assigned).toEqual({ a: {}, b: {}, c: { t: [0, 1] } });
+      expect(warnings).toEqual([expect.stringContaining('member a of group g'), expect.stringContaining('member b of group g')]);
+    });
+
+    it('leaves out a topic the cluster does not know, says so, and assigns the topics it does', async () => {
+      const warnings: string[] = [];
+      const assigned = await assign(cluster({ t: 2 }), [member('a', ['gone']), member('b', ['gone', 't'])], warnings);
+      expect(assigned).toEqual({ a: {}, b: { t: [0, 1] } });
+      expect(warnings).toEqual([expect.stringContaining('gone')]);
+    });
+
+    it('assigns nothing, rather than failing the join, when the cluster has no metadata at all', async () => {
+      const warnings: string[] = [];
+      expect(await assign(cluster({ t: 1 }, { loaded: false }), [member('a', ['t'])], warnings)).toEqual({ a: {} });
+      expect(warnings).toEqual([expect.stringContaining('t')]);
+    });
   });
 });

@@ -24,6 +24,19 @@ describe('the concurrency limit', () => {
     expect(limit.inFlight).toBe(0);
   });
 
+  it('counts the bytes the waiting tasks hold, until each takes its slot', async () => {
+    const limit = new ConcurrencyLimit(1);
+    let release: () => void = () => undefined;
+    const held = limit.run(() => new Promise<void>((resolve) => (release = resolve)), 1_000);
+    // A task that finds a free slot waits for nothing and holds nothing in the queue.
+    expect([limit.full, limit.queuedBytes]).toEqual([true, 0]);
+    const waiting = [limit.run(async () => undefined, 300), limit.run(async () => undefined, 200)];
+    expect([limit.queued, limit.queuedBytes]).toEqual([2, 500]);
+    release();
+    await Promise.all([held, ...waiting]);
+    expect([limit.full, limit.queued, limit.queuedBytes]).toEqual([false, 0, 0]);
+  });
+
   it('releases its slot when a task fails', async () => {
     const limit = new ConcurrencyLimit(1);
     await expect(limit.run(() => Promise.reject(new Error('boom')))).rejects.toThrow('boom');

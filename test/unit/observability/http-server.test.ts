@@ -24,6 +24,22 @@ async function serve(listingToken?: string): Promise<string> {
 }
 
 describe('the HTTP endpoints', () => {
+  it('never show a secret of the settings, whatever route wrote it', async () => {
+    server = new HttpServer(
+      {
+        readiness: () => ({ ready: false, detail: 'broker http://u:admin-PASS-1@pulsar:8080 unreachable' }),
+        metrics: async () => ({ contentType: 'text/plain', body: 'm{url="admin-PASS-1"} 1\n' }),
+        tools: () => ({ mcp: 'token tok-SECRET-2' }),
+      },
+      pino({ level: 'silent' }),
+      { secrets: ['admin-PASS-1', 'tok-SECRET-2'] },
+    );
+    const base = `http://127.0.0.1:${await server.listen(0, '127.0.0.1')}`;
+    const bodies = await Promise.all(['/readyz', '/metrics', '/tools', '/x-admin-PASS-1'].map(async (path) => (await fetch(`${base}${path}`)).text()));
+    expect(bodies.join('\n')).not.toMatch(/admin-PASS-1|tok-SECRET-2/);
+    expect(bodies[0]).toContain('u:***@pulsar');
+  });
+
   it('guard only the listing with the token', async () => {
     const base = await serve('a-listing-token-of-length');
     expect((await fetch(`${base}/tools`)).status).toBe(401);

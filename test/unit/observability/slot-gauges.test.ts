@@ -5,7 +5,7 @@ import { AgentMetrics } from '../../../src/observability/metrics.js';
 
 const gauge = (text: string, name: string): number => Number(new RegExp(`^${name}\\{processor="agent-manager"\\} (\\S+)$`, 'm').exec(text)?.[1]);
 
-describe('tg_agent_iterations_in_flight and tg_agent_iterations_waiting', () => {
+describe('tg_agent_iterations_in_flight and tg_agent_queued_requests', () => {
   it('show the slots held and the requests waiting for one at the moment of the scrape', async () => {
     const metrics = new AgentMetrics('agent-manager', { defaultMetrics: false });
     const limit = new ConcurrencyLimit(2);
@@ -16,7 +16,7 @@ describe('tg_agent_iterations_in_flight and tg_agent_iterations_waiting', () => 
 
     let text = await metrics.registry.metrics();
     expect(gauge(text, 'tg_agent_iterations_in_flight')).toBe(2);
-    expect(gauge(text, 'tg_agent_iterations_waiting')).toBe(3);
+    expect(gauge(text, 'tg_agent_queued_requests')).toBe(3);
 
     while (release.length > 0 || limit.inFlight > 0) {
       release.shift()?.();
@@ -25,6 +25,6 @@ describe('tg_agent_iterations_in_flight and tg_agent_iterations_waiting', () => 
     await Promise.all(tasks);
     text = await metrics.registry.metrics();
     expect(gauge(text, 'tg_agent_iterations_in_flight')).toBe(0);
-    expect(gauge(text, 'tg_agent_iterations_waiting')).toBe(0);
+    expect(gauge(text, 'tg_agent_queued_requests')).toBe(0);
   });
 });

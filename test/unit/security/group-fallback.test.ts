@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseFlows } from '../../../src/config/flows.js';
 import { noTelemetry } from '../../../src/observability/no-telemetry.js';
-import { AnswerRecommendations } from '../../../src/observability/recommendations.js';
+import { AnswerRecommendations, RECOMMENDATION_WINDOW_MS } from '../../../src/observability/recommendations.js';
 import { withdrawnTools } from '../../../src/security/group-availability.js';
 import { parsePolicy } from '../../../src/security/group-policy.js';
 import { SecurityGate } from '../../../src/security/request-gate.js';
@@ -70,7 +70,7 @@ describe('fallback groups', () => {
   });
 
   it('take the recommended groups of the task type with "recommended", within the policy', () => {
-    const recommendations = new AnswerRecommendations();
+    const recommendations = new AnswerRecommendations({ taskTypes: () => ['finance', 'legal'] });
     recommendations.answered('w', 'finance', ['research', 'general'], ['lookup']);
     recommendations.answered('w', 'finance', ['research'], ['lookup']);
     recommendations.answered('w', 'finance', ['secret'], []);
@@ -79,6 +79,30 @@ describe('fallback groups', () => {
     expect(verdict.fallbackGroups).toEqual(['research', 'general']);
     // No conversation of the type has ended with an answer: nothing to fall back to.
     expect(check(gate, { question: 'q', group: ['trading', '+fallback'], task_type: 'legal' }).groups).toEqual({ groups: [], wildcard: false });
+  });
+
+  it('count only configured task types: made-up ones never push out the type a request falls back for', () => {
+    const recommendations = new AnswerRecommendations({ taskTypes: () => ['research'] });
+    recommendations.answered('w', 'research', ['general'], ['search']);
+    for (let i = 0; i < 500; i++) recommendations.answered('w', `made-up-${i}`, ['general'], []);
+    recommendations.answered('w', '__proto__', ['general'], []);
+    expect(Object.keys(recommendations.of('w'))).toEqual(['research']);
+    const gate = gateWith({ 'allowed-groups': ['trading', 'general'], 'fallback-groups': 'recommended', availability: [{ groups: ['trading'], windows: never }] }, recommendations);
+    expect(check(gate, { question: 'q', group: ['trading', '+fallback'], task_type: 'research' }).fallbackGroups).toEqual(['general']);
+    expect(check(gate, { question: 'q', group: ['trading', '+fallback'], task_type: 'constructor' }).groups).toEqual({ groups: [], wildcard: false });
+  });
+
+  it('forget what was answered more than a day ago', () => {
+    const clock = { now: Date.UTC(2026, 0, 1, 12, 30) };
+    const recommendations = new AnswerRecommendations({ taskTypes: () => ['research'], now: () => clock.now });
+    recommendations.answered('w', 'research', ['old-group'], []);
+    clock.now += 23 * 3_600_000;
+    recommendations.answered('w', 'research', ['new-group'], []);
+    expect(recommendations.of('w').research?.groups.map((g) => g.name)).toEqual(['new-group', 'old-group']);
+    clock.now += RECOMMENDATION_WINDOW_MS - 22 * 3_600_000;
+    expect(recommendations.of('w').research).toEqual({ answered: 1, groups: [{ name: 'new-group', answered: 1 }], tools: [] });
+    clock.now += RECOMMENDATION_WINDOW_MS;
+    expect(recommendations.of('w')).toEqual({});
   });
 
   it('keep "+fallback" an ordinary group name where the policy has no fallback groups', () => {

@@ -163,11 +163,41 @@ describe('iteration signatures', () => {
     const other = clocked().signer;
     const record = { signature: properties[SIGNATURE_PROPERTY]!, expiresAt: Number(properties[SIGNED_AT_PROPERTY]) + other.maxAgeMs };
     const mac = signer.signSeen(record.signature, record.expiresAt);
-    expect(other.verifySeen(record.signature, record.expiresAt, mac)).toBe(true);
     // A record written without the key, or with its expiry moved, is not believed.
-    expect(other.verifySeen(record.signature, record.expiresAt, clocked(0, { key: 'not-the-signing-key-at-all' }).signer.signSeen(record.signature, record.expiresAt))).toBe(false);
-    expect(other.verifySeen(record.signature, record.expiresAt + 1, mac)).toBe(false);
-    other.rememberAccepted(record.signature, record.expiresAt);
-    expect(other.verify(route, request, properties)).toBe('replayed');
+    const foreign = clocked(0, { key: 'not-the-signing-key-at-all' }).signer.signSeen(record.signature, record.expiresAt);
+    expect(other.acceptSeen(record.signature, record.expiresAt, foreign)).toBe('forged');
+    expect(other.acceptSeen(record.signature, record.expiresAt - 1, mac)).toBe('forged');
+    expect(other.verify(route, request, properties)).toBe('ok');
+    const third = clocked().signer;
+    expect(third.acceptSeen(record.signature, record.expiresAt, mac)).toBeUndefined();
+    expect(third.verify(route, request, properties)).toBe('replayed');
+  });
+
+  it('refuses ledger records that are expired or expire further ahead than the age limit allows, and never stores them', () => {
+    const { signer, clock } = clocked();
+    const keyHolder = clocked().signer;
+    const record = (signature: string, expiresAt: number) => [signature, expiresAt, keyHolder.signSeen(signature, expiresAt)] as const;
+    expect(signer.acceptSeen(...record('old', clock.now))).toBe('expired');
+    expect(signer.acceptSeen(...record('older', clock.now - 86_400_000))).toBe('expired');
+    expect(signer.acceptSeen(...record('far-ahead', clock.now + signer.maxAgeMs + 31_000))).toBe('not-yet-valid');
+    // A record of a replica whose clock is a little ahead is taken.
+    expect(signer.acceptSeen(...record('ahead', clock.now + signer.maxAgeMs + 20_000))).toBeUndefined();
+  });
+
+  it('a flood of collected genuine records that have expired never lets a captured next run again', () => {
+    const { signer, clock } = clocked(1_700_000_000_000, { maxAgeMs: 600_000 });
+    const small = new IterationSigner(KEY, { now: () => clock.now, replayCacheSize: 1_000 });
+    const captured = signer.sign(route, request);
+    expect(small.verify(route, request, captured)).toBe('ok');
+    clock.now += 1_000;
+    // A day of genuine records, all past their expiry, each with a valid MAC: three times the memory's capacity.
+    const refusals = new Map<string, number>();
+    for (let i = 0; i < 3_000; i++) {
+      const expiresAt = clock.now - 1 - i * 20_000;
+      const reason = small.acceptSeen(`collected-${i}`, expiresAt, signer.signSeen(`collected-${i}`, expiresAt)) ?? 'taken';
+      refusals.set(reason, (refusals.get(reason) ?? 0) + 1);
+    }
+    expect(Object.fromEntries(refusals)).toEqual({ expired: 3_000 });
+    expect(small.verify(route, request, captured)).toBe('replayed');
   });
 });

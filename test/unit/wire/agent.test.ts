@@ -133,12 +133,15 @@ describe('AgentRequest', () => {
     expect(agentRequestCodec.decode(agentRequestCodec.encode(request))).toEqual(request);
   });
 
-  it('wraps a bare string group in a list and keeps null as null', () => {
-    expect(agentRequestCodec.decode('{"group": "research"}').group).toEqual(['research']);
+  it("refuses a bare string group (TrustGraph's schema is list[str] | None) and more than 1000 groups; keeps null as null", () => {
+    expect(() => agentRequestCodec.decode('{"group": "research"}')).toThrow('field "group": expected array, got string');
+    expect(() => agentRequestCodec.decode(JSON.stringify({ group: Array.from({ length: 1001 }, (_, i) => `g${i}`) }))).toThrow(
+      'field "group": at most 1000 groups, got 1001',
+    );
+    expect(agentRequestCodec.decode(JSON.stringify({ group: Array.from({ length: 1000 }, (_, i) => `g${i}`) })).group).toHaveLength(1000);
     expect(agentRequestCodec.decode('{"group": null}').group).toBeNull();
     expect(agentRequestCodec.decode('{}').group).toBeNull();
     expect(agentRequestCodec.decode('{"group": []}').group).toEqual([]);
-    expect(makeAgentRequest({ group: 'x' }).group).toEqual(['x']);
   });
 
   it('renders non-string history arguments as Python str()', () => {
@@ -199,7 +202,7 @@ describe('AgentRequest', () => {
     expect(attempt('{"history": {}}')).toThrow('field "history": expected array, got object');
     expect(attempt('{"history": [{"arguments": []}]}')).toThrow('field "history[0].arguments": expected object, got array');
     expect(attempt('{"group": [1]}')).toThrow('field "group[0]": expected string, got number');
-    expect(attempt('{"group": 5}')).toThrow('field "group": expected string or array, got number');
+    expect(attempt('{"group": 5}')).toThrow('field "group": expected array, got number');
     expect(attempt('{"streaming": "yes"}')).toThrow('field "streaming": expected boolean, got string');
     expect(attempt('{"expected_siblings": "3"}')).toThrow('field "expected_siblings": expected number, got string');
     expect(attempt('{"question": 1, "state": 2}')).toThrow('(and 1 more problem)');
