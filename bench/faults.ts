@@ -63,7 +63,7 @@ import { benchFlags, commonOptions } from './support/options.js';
 import { ms, numberFlag, sleep, table } from './support/stats.js';
 import { availableTransports, createBenchTransport, type BenchBrokerAddress, type BenchTransportKind } from './support/transport.js';
 import { startWorkload, type Workload } from './support/workload.js';
-import { unloadNamespace, unloadTopic } from './support/pulsar-unload.js';
+import { unloadNamespace, unloadTopic } from '../dev/pulsar-unload.js';
 import { queueToTopic, splitPulsarTopic } from '../src/bus/topics.js';
 
 const flags = benchFlags(import.meta.url);

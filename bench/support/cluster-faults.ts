@@ -19,7 +19,7 @@ import { startRabbitMqCluster, type RabbitMqCluster } from '../../dev/rabbitmq-c
 import { kafkaTopicFor } from '../../src/bus/kafka-topology.js';
 import { exchangeFor } from '../../src/bus/rabbitmq-topology.js';
 import { flowSubscriptionName, queueToTopic, splitPulsarTopic } from '../../src/bus/topics.js';
-import { namespaceBundles, topicOwner, unloadBundle } from './pulsar-unload.js';
+import { namespaceBundles, topicOwner, unloadBundle } from '../../dev/pulsar-unload.js';
 import type { BenchBrokerAddress, BenchTransportKind } from './transport.js';
 import type { Workload } from './workload.js';
 

@@ -12,11 +12,11 @@ import { KafkaTransport } from '../../src/bus/kafka-transport.js';
 import { kafkaBrokers, kafkaTopicFor } from '../../src/bus/kafka-topology.js';
 import { queueToTopic } from '../../src/bus/topics.js';
 import { agentFlowTopics } from '../../dev/flow-config.js';
-import { servesThroughNodeLoss } from '../support/cluster-serving.js';
+import { clusterTestsSkipped, servesThroughNodeLoss } from '../support/cluster-serving.js';
 
 const missing = kafkaUnavailable();
 
-describe.skipIf(missing !== undefined && process.env.CI !== 'true')('a Kafka cluster losing the leader of the agents\' request topic', () => {
+describe.skipIf(clusterTestsSkipped(missing) !== undefined)('a Kafka cluster losing the leader of the agents\' request topic', () => {
   let kafka: KafkaCluster;
   beforeAll(async () => {
     kafka = await startKafkaCluster();

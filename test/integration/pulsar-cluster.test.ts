@@ -10,14 +10,14 @@ import { kafkaUnavailable } from '../../dev/kafka-broker.js';
 import { startPulsarCluster, type PulsarCluster } from '../../dev/pulsar-cluster.js';
 import { agentFlowTopics } from '../../dev/flow-config.js';
 import { queueToTopic } from '../../src/bus/topics.js';
-import { servesThroughNodeLoss } from '../support/cluster-serving.js';
+import { clusterTestsSkipped, servesThroughNodeLoss } from '../support/cluster-serving.js';
 import { createTestTransport, testTransports } from '../support/transports.js';
 import { pino } from 'pino';
 
 // The cluster runs from Maven Central jars, as the Kafka nodes do: the same Java and Maven.
 const missing = kafkaUnavailable();
 
-describe.skipIf(missing !== undefined && process.env.CI !== 'true')('a Pulsar cluster losing the broker that owns the agents\' request topic', () => {
+describe.skipIf(clusterTestsSkipped(missing) !== undefined)('a Pulsar cluster losing the broker that owns the agents\' request topic', () => {
   let pulsar: PulsarCluster;
   beforeAll(async () => {
     pulsar = await startPulsarCluster();

@@ -10,11 +10,11 @@ import { agentFlowTopics } from '../../dev/flow-config.js';
 import { RabbitMqTransport } from '../../src/bus/rabbitmq-transport.js';
 import { exchangeFor } from '../../src/bus/rabbitmq-topology.js';
 import { flowSubscriptionName, queueToTopic } from '../../src/bus/topics.js';
-import { servesThroughNodeLoss } from '../support/cluster-serving.js';
+import { clusterTestsSkipped, servesThroughNodeLoss } from '../support/cluster-serving.js';
 
 const missing = rabbitMqUnavailable();
 
-describe.skipIf(missing !== undefined && process.env.CI !== 'true')('a RabbitMQ cluster losing the node that holds the agents\' request queue', () => {
+describe.skipIf(clusterTestsSkipped(missing) !== undefined)('a RabbitMQ cluster losing the node that holds the agents\' request queue', () => {
   let rabbit: RabbitMqCluster;
   beforeAll(async () => {
     rabbit = await startRabbitMqCluster();

@@ -9,12 +9,21 @@ import { expect } from 'vitest';
 import { createAgentApp, type AgentApp } from '../../src/app.js';
 import type { Transport } from '../../src/bus/transport.js';
 import { SettingsSchema, type Settings } from '../../src/settings.js';
-import { mcpTool } from '../../dev/flow-config.js';
-import type { PromptTerms } from '../../dev/stand-ins/prompt-service.js';
 import { startAgentHarness, waitUntil, type AgentHarness } from './agent-harness.js';
 import { startGatewayClient, type GatewayClient } from './gateway-client.js';
 import type { AgentHarnessOptions } from './harness/harness-types.js';
 import { capturingLogger } from './log-capture.js';
+import { freshAnswered, keepInFlight, lookupConversation } from './conversations-in-flight.js';
+
+/**
+ * Why the cluster tests do not run in this run, or undefined when they do. Each starts a cluster of three JVMs or
+ * Erlang nodes and takes minutes on a 2-core machine, so they run only when asked (`TG_TEST_CLUSTERS=1`); then a
+ * missing Java or RabbitMQ skips them, except under `CI=true`, where it fails.
+ */
+export function clusterTestsSkipped(missing: string | undefined): string | undefined {
+  if (process.env.TG_TEST_CLUSTERS !== '1') return 'TG_TEST_CLUSTERS=1 runs the cluster tests';
+  return process.env.CI === 'true' ? undefined : missing;
+}
 
 export interface ClusterUnderTest {
   /** Where the harness (replica A, the stand-ins) runs: its transport kind and the cluster's address. */
@@ -33,15 +42,6 @@ export interface ServingVerdict {
 
 const IN_FLIGHT = 8;
 const FRESH = 16;
-const ANSWER = 'looked up: cluster';
-
-/** A conversation of two iterations: the model asks the MCP tool, then answers with what it said. */
-const script = (terms: PromptTerms): string => {
-  const history = terms.history as { observation: string }[];
-  if (history.length === 0) return 'Thought: look it up\nAction: lookup\nArgs: {"q": "cluster"}';
-  return `Thought: done\nFinal Answer: ${history[0]?.observation ?? ''}`;
-};
-
 async function startReplica(h: AgentHarness, transport: Transport, logger: Logger): Promise<AgentApp> {
   const settings: Settings = Object.freeze({ ...SettingsSchema.parse({}), ...h.settings, metricsPort: 0 });
   const app = await createAgentApp(settings, transport, logger);
@@ -56,11 +56,12 @@ async function startReplica(h: AgentHarness, transport: Transport, logger: Logge
  */
 export async function servesThroughNodeLoss(cluster: ClusterUnderTest): Promise<ServingVerdict> {
   const capture = capturingLogger();
+  const conversation = lookupConversation('cluster');
   const harness = await startAgentHarness({
     ...cluster.target,
-    script,
-    tools: { lookup: mcpTool('lookup', 'lookup-mcp', [{ name: 'q', type: 'string', description: 'what' }]) },
-    mcpTools: { 'lookup-mcp': (params) => `looked up: ${String((params as { q?: unknown }).q)}` },
+    script: conversation.script,
+    tools: conversation.tools,
+    mcpTools: conversation.mcpTools,
     // A reply lost with a node ends its call within seconds, not TrustGraph's ten minutes.
     settings: { concurrency: 16, requestTimeoutSeconds: 10 },
   });
@@ -75,41 +76,23 @@ export async function servesThroughNodeLoss(cluster: ClusterUnderTest): Promise<
     const warm = await Promise.all(Array.from({ length: 4 }, () => g.send({ question: 'warm up' })));
     await g.waitEnded(warm, 60_000);
 
-    // Workers keep IN_FLIGHT conversations going until the cluster serves again; a send the broker refused is tried again.
-    const before: string[] = [];
-    let serving = false;
-    const workers = Array.from({ length: IN_FLIGHT }, async () => {
-      while (!serving) {
-        const id = await g.send({ question: 'in flight' }).catch(() => undefined);
-        if (id === undefined) {
-          await new Promise((resolve) => setTimeout(resolve, 250));
-          continue;
-        }
-        before.push(id);
-        await g.waitEnded([id], 30_000).catch(() => undefined);
-      }
-    });
+    // Conversations in flight until the cluster serves again.
+    const inFlight = keepInFlight(g, IN_FLIGHT);
     await new Promise((resolve) => setTimeout(resolve, 2000));
     await cluster.loseNode(harness.workspace);
-    serving = true;
-    await Promise.all(workers);
+    await inFlight.stop();
+    const before = inFlight.ids;
 
-    const fresh = await Promise.all(Array.from({ length: FRESH }, () => g.send({ question: 'fresh' })));
-    await g.waitEnded(fresh, 60_000);
-    for (const id of fresh) {
-      expect(g.conversation(id).ends, `fresh conversation ${id}`).toBe(1);
-      expect(g.last(id).error, `fresh conversation ${id}`).toBeFalsy();
-      expect(g.last(id).content).toBe(ANSWER);
-    }
+    await freshAnswered(g, FRESH, conversation.answer);
     await waitUntil(() => replica!.service.readiness().ready && harness.service.readiness().ready, 'both replicas to be ready again', 60_000);
     // A late second final message would arrive now.
     await new Promise((resolve) => setTimeout(resolve, 3000));
-    const verdict: ServingVerdict = { inFlight: { answered: 0, errors: 0, lost: 0, duplicated: 0 }, fresh: fresh.length };
+    const verdict: ServingVerdict = { inFlight: { answered: 0, errors: 0, lost: 0, duplicated: 0 }, fresh: FRESH };
     for (const id of before) {
       const c = g.conversation(id);
       if (c.ends === 0) verdict.inFlight.lost++;
       else if (c.ends > 1) verdict.inFlight.duplicated++;
-      else if (g.last(id).error || g.last(id).content !== ANSWER) verdict.inFlight.errors++;
+      else if (g.last(id).error || g.last(id).content !== conversation.answer) verdict.inFlight.errors++;
       else verdict.inFlight.answered++;
     }
     expect(verdict.inFlight.duplicated, 'conversations answered twice').toBe(0);

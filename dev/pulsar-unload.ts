@@ -4,7 +4,7 @@
  * producers and consumers are disconnected, look it up again and reconnect to whichever broker owns it then (on
  * a standalone broker, the same one; in a cluster, possibly the other).
  */
-import { topicAdminUrl } from '../../src/bus/topics.js';
+import { topicAdminUrl } from '../src/bus/topics.js';
 
 const ADMIN_TIMEOUT_MS = 30_000;
 
