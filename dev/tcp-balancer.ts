@@ -11,6 +11,18 @@ export interface TcpBalancer {
   close(): Promise<void>;
 }
 
+/** When either of a client's socket and its upstream closes or fails, both are closed and taken out of `open`. */
+export function closeTogether(client: Socket, upstream: Socket, open: Set<Socket>): void {
+  const end = (): void => {
+    client.destroy();
+    upstream.destroy();
+    open.delete(client);
+    open.delete(upstream);
+  };
+  client.on('error', end).on('close', end);
+  upstream.on('error', end).on('close', end);
+}
+
 export async function startTcpBalancer(backends: readonly number[]): Promise<TcpBalancer> {
   let next = 0;
   const open = new Set<Socket>();
@@ -34,14 +46,7 @@ export async function startTcpBalancer(backends: readonly number[]): Promise<Tcp
         try {
           const upstream = await connectTo(port);
           open.add(upstream);
-          const end = (): void => {
-            client.destroy();
-            upstream.destroy();
-            open.delete(client);
-            open.delete(upstream);
-          };
-          client.on('error', end).on('close', end);
-          upstream.on('error', end).on('close', end);
+          closeTogether(client, upstream, open);
           client.pipe(upstream).pipe(client);
           client.resume();
           return;
