@@ -4,7 +4,7 @@
  * clients start first, the consumer last, so nothing is received before it can be answered; stopping goes
  * the other way. Each consumed message is handled by RequestHandler (request-handler.ts).
  */
-import { RunningRequests } from './running-requests.js';
+import { RecentRequests } from './recent-requests.js';
 import { replyTimeouts } from './service-timeouts.js';
 import type { Logger } from 'pino';
 import { RequestClient } from '../bus/request-client.js';
@@ -60,8 +60,8 @@ export class FlowRuntime {
   private documents: DocumentSaver | undefined;
   private fanIn: FanInConsumer | undefined;
   private inFlight = 0;
-  /** The requests running here, to tell a broker's second delivery of one of them. */
-  private readonly running = new RunningRequests();
+  /** The requests running here or ended lately, to tell a broker's second delivery of one of them. */
+  private readonly recent = new RecentRequests();
   private stopping = false;
   private keptCount = 0;
 
@@ -113,17 +113,18 @@ export class FlowRuntime {
 
   private async handled(handler: RequestHandler, message: IncomingMessage, kept = false): Promise<void> {
     const id = message.properties.id;
-    if (id !== undefined && message.redeliveryCount > 0 && this.running.has(id, message.payload)) {
-      this.logger.info({ id }, 'Agent request delivered again while it runs here (the broker lost its ack); the second delivery is left');
+    const key = id === undefined || kept ? undefined : RecentRequests.keyOf(id, message.payload);
+    if (key !== undefined && message.redeliveryCount > 0 && this.recent.has(key)) {
+      this.logger.info({ id }, 'Agent request delivered again after this replica took it (the broker lost its ack); the second delivery is left');
       await message.ack().catch(() => undefined);
       return;
     }
     this.inFlight++;
-    if (id !== undefined) this.running.add(id, message.payload);
+    if (key !== undefined) this.recent.begin(key);
     try {
       await handler.handle(message, kept);
     } finally {
-      if (id !== undefined) this.running.delete(id, message.payload);
+      if (key !== undefined) this.recent.end(key);
       this.inFlight--;
     }
   }

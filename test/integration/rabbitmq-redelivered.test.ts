@@ -56,7 +56,7 @@ describe.skipIf(!rabbitmqUrl)('a RabbitMQ connection lost before the broker read
       const twice = ids.filter((id) => gateway.conversation(id).ends > 1);
       expect(twice, 'conversations that ended twice').toEqual([]);
       for (const id of ids) expect(gateway.last(id).content, `conversation ${id}`).toBe(conversation.answer);
-      const left = capture.lines.filter((line) => String(line.msg).startsWith('Agent request delivered again while it runs here'));
+      const left = capture.lines.filter((line) => String(line.msg).startsWith('Agent request delivered again after this replica took it'));
       expect(left.length, 'second deliveries the agent left').toBeGreaterThan(0);
     } finally {
       await gateway.close().catch(() => undefined);
