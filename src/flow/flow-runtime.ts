@@ -121,10 +121,12 @@ export class FlowRuntime {
     }
     this.inFlight++;
     if (key !== undefined) this.recent.begin(key);
+    let givenBack = false;
     try {
-      await handler.handle(message, kept);
+      givenBack = !(await handler.handle(message, kept));
     } finally {
-      if (key !== undefined) this.recent.end(key);
+      // One given back to the broker is meant to be delivered again.
+      if (key !== undefined) this.recent.end(key, !givenBack);
       this.inFlight--;
     }
   }

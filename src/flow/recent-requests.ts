@@ -33,12 +33,13 @@ export class RecentRequests {
     this.running.set(key, (this.running.get(key) ?? 0) + 1);
   }
 
-  end(key: string): void {
+  /** `remember`: false for a request given back to the broker, whose next delivery is meant to run. */
+  end(key: string, remember: boolean): void {
     const count = (this.running.get(key) ?? 1) - 1;
     if (count > 0) this.running.set(key, count);
     else this.running.delete(key);
     this.ended.delete(key);
-    this.ended.set(key, this.now());
+    if (remember) this.ended.set(key, this.now());
     this.forgetOld();
   }
 

@@ -12,10 +12,18 @@ describe('the requests a flow runs or ran lately', () => {
     expect(recent.has(next)).toBe(false);
     expect(recent.has(RecentRequests.keyOf('c2', Buffer.from('{"question":"a"}')))).toBe(false);
     now = 5000;
-    recent.end(first);
+    recent.end(first, true);
     now = 64_000;
     expect(recent.has(first), 'ended 59 s ago').toBe(true);
     now = 65_001;
     expect(recent.has(first), 'ended over a minute ago').toBe(false);
+  });
+
+  it('forgets at once a request given back to the broker, whose next delivery is meant to run', () => {
+    const recent = new RecentRequests(() => 0);
+    const key = RecentRequests.keyOf('c1', Buffer.from('{"question":"a"}'));
+    recent.begin(key);
+    recent.end(key, false);
+    expect(recent.has(key)).toBe(false);
   });
 });
