@@ -35,7 +35,9 @@
  * started after it was answered.
  *
  * Faults: broker-kill-5s, broker-kill-30s, broker-kill-120s (SIGKILL, a pause, a fresh start), broker-stop-5s
- * (a clean stop), tool-silent-20s (the MCP tool stand-in answers nothing for 20 s), tool-drop-every-5th (it
+ * (a clean stop), topic-unload (each topic a conversation crosses unloaded through the admin API, 1 s apart:
+ * its clients are disconnected and look it up again, as when a load manager moves it; Pulsar only),
+ * namespace-unload (the same for the namespaces of those topics, every bundle at once), tool-silent-20s (the MCP tool stand-in answers nothing for 20 s), tool-drop-every-5th (it
  * leaves out every fifth reply for 20 s), burst-1000 (1000 conversations at once beside the others), agent-kill
  * (SIGKILL one replica, its peer runs on), agent-stop-30s (SIGSTOP one replica for 30 s).
  *
@@ -45,17 +47,25 @@
  * `--stand-ins python` serves the prompt, MCP tool and librarian queues with TrustGraph's own Python client
  * (dev/python-stand-ins.ts) instead of the lean JavaScript stand-ins; the tool faults leave out its replies.
  *
- * Flags: --faults <list>  --transports websocket,native,kafka,rabbitmq  --in-flight 16  --after 20 (s)  --timeout 60 (s)
- *        --stand-ins js|python  --max-load 1.5  --json <file>  --keep-logs
+ * `--cluster` runs the faults of a real cluster instead, one per backend of the chosen transports: Pulsar (ZooKeeper,
+ * BookKeeper, two brokers, the WebSocket service), Kafka (three KRaft nodes), RabbitMQ (three nodes); its faults
+ * (a node killed, a rolling restart, bundle unloads) are listed in bench/support/cluster-faults.ts. A conversation
+ * lost where the backend's design loses what is in flight (a non-persistent topic moving) is counted apart, with
+ * the reason.
+ *
+ * Flags: --faults <list>  --transports websocket,native,kafka,rabbitmq  --cluster  --in-flight 16  --after 20 (s)
+ *        --timeout 60 (s)  --stand-ins js|python  --max-load 1.5  --json <file>  --keep-logs
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startRestartableBroker, type RestartableBroker } from '../dev/restartable-broker.js';
 import { startReplicas, type AgentProcess } from './support/agent-process.js';
 import { isBackendKind, startBackendNodes } from './support/backend-nodes.js';
 import { buildAgent, type AgentBuild } from './support/build.js';
-import { FaultGateway, type Conversation } from './support/fault-gateway.js';
+import { FaultGateway } from './support/fault-gateway.js';
+import { tally, type FaultResult } from './support/fault-tally.js';
+import { clusterBackend, startCluster } from './support/cluster-faults.js';
 import { loadAverage, waitForLowLoad } from './support/proc.js';
 import { header, log, withCleanup, writeJson } from './support/run.js';
 import { benchFlags, commonOptions } from './support/options.js';
@@ -63,10 +73,13 @@ import { ms, numberFlag, sleep, table } from './support/stats.js';
 import { availableTransports, createBenchTransport, type BenchBrokerAddress, type BenchTransportKind } from './support/transport.js';
 import { startWorkload, type Workload } from './support/workload.js';
 import { pythonBrokerUrl } from '../dev/python-stand-ins.js';
+import { unloadNamespace, unloadTopic } from '../dev/pulsar-unload.js';
+import { queueToTopic, splitPulsarTopic } from '../src/bus/index.js';
 
 const flags = benchFlags(import.meta.url);
 const { transports: TRANSPORTS_FLAG, maxLoad: MAX_LOAD, jsonOut: JSON_OUT, keepLogs: KEEP_LOGS } = commonOptions(flags, { durationSeconds: 0, warmupSeconds: 0 });
 const IN_FLIGHT = numberFlag(flags, 'in-flight', 16);
+const CLUSTER = flags.has('cluster');
 const AFTER_S = numberFlag(flags, 'after', 20);
 const TIMEOUT_S = numberFlag(flags, 'timeout', 60);
 const BEFORE_FAULT_MS = 5000;
@@ -76,8 +89,8 @@ const AGENT_ARGS = ['--service-timeouts', 'mcp-tool=10,prompt=10'];
 const PYTHON_STAND_INS = flags.get('stand-ins') === 'python';
 if (!PYTHON_STAND_INS && (flags.get('stand-ins') ?? 'js') !== 'js') throw new Error(`--stand-ins takes js or python, got ${flags.get('stand-ins')}`);
 
-/** The broker of one transport, as the faults use it. */
-type FaultBroker = BenchBrokerAddress & Pick<RestartableBroker, 'crash' | 'stop' | 'start'>;
+/** The broker of one transport, as the faults use it; Pulsar's admin API where there is one. */
+type FaultBroker = BenchBrokerAddress & Pick<RestartableBroker, 'crash' | 'stop' | 'start'> & { webServiceUrl?: string };
 
 interface FaultContext {
   readonly broker: FaultBroker;
@@ -90,6 +103,10 @@ interface Fault {
   readonly name: string;
   /** The broker is away from its start to its end (a kill or a stop, then a start). */
   readonly brokerAway?: boolean;
+  /** Only on Pulsar's transports (its admin API moves topics). */
+  readonly pulsarOnly?: boolean;
+  /** Why this fault may lose what is in flight by the backend's design: those lost are counted apart. */
+  readonly lossReason?: string;
   /** Applies the fault; resolves at its end (the broker answering again, the stand-in answering, the signal sent). */
   apply(context: FaultContext): Promise<void>;
 }
@@ -113,11 +130,53 @@ const toolFault = (name: string, fault: Workload['faults']['tool'], forMs: numbe
   },
 });
 
+/** The topics a conversation crosses: the agent's request and response, the prompt's and the MCP tool's. */
+const CONVERSATION_QUEUES = ['request', 'response', 'prompt-request', 'prompt-response', 'mcp-tool-request', 'mcp-tool-response'];
+const UNLOAD_GAP_MS = 1000;
+const TOPIC_MOVED = 'in flight while a non-persistent topic was unloaded: the broker drops what is published while its subscription is away';
+
+/** Each of the conversation's topics unloaded in turn, 1 s apart, as a load manager moving them one by one. */
+const topicUnload: Fault = {
+  name: 'topic-unload',
+  pulsarOnly: true,
+  lossReason: TOPIC_MOVED,
+  async apply({ broker, workload }) {
+    for (const queue of CONVERSATION_QUEUES) {
+      await unloadTopic(adminUrlOf(broker), queueToTopic(workload.topics[queue]!));
+      await sleep(UNLOAD_GAP_MS);
+    }
+  },
+};
+
+/** The namespaces of those topics (`tg/request`, `tg/response`) unloaded whole, 1 s apart: every bundle at once. */
+const namespaceUnload: Fault = {
+  name: 'namespace-unload',
+  pulsarOnly: true,
+  lossReason: TOPIC_MOVED,
+  async apply({ broker, workload }) {
+    const namespaces = new Set(CONVERSATION_QUEUES.map((queue) => {
+      const { tenant, namespace } = splitPulsarTopic(queueToTopic(workload.topics[queue]!));
+      return `${tenant}/${namespace}`;
+    }));
+    for (const namespace of namespaces) {
+      await unloadNamespace(adminUrlOf(broker), namespace);
+      await sleep(UNLOAD_GAP_MS);
+    }
+  },
+};
+
+function adminUrlOf(broker: FaultBroker): string {
+  if (!broker.webServiceUrl) throw new Error('this fault needs the Pulsar broker\'s admin API');
+  return broker.webServiceUrl;
+}
+
 const FAULTS: readonly Fault[] = [
   brokerOutage('broker-kill-5s', 5000, 'crash'),
   brokerOutage('broker-kill-30s', 30_000, 'crash'),
   brokerOutage('broker-kill-120s', 120_000, 'crash'),
   brokerOutage('broker-stop-5s', 5000, 'stop'),
+  topicUnload,
+  namespaceUnload,
   toolFault('tool-silent-20s', 'silent', 20_000),
   toolFault('tool-drop-every-5th', { dropEvery: 5 }, 20_000),
   {
@@ -136,35 +195,7 @@ const FAULTS: readonly Fault[] = [
   },
 ];
 
-interface FaultResult {
-  fault: string;
-  transport: BenchTransportKind;
-  /** How long the fault itself took (for a broker outage: from the kill until the broker answered again). */
-  faultSeconds: number;
-  started: number;
-  unsent: number;
-  answered: number;
-  errors: number;
-  duplicated: number;
-  lost: { agentEnded: number; midway: number; neverSeen: number };
-  /**
-   * Of `lost.agentEnded`: the conversations whose last iteration was audited before the broker was back (other
-   * faults: before the fault began). The broker had acknowledged their final message and held it when it went
-   * away: no publish is acknowledged while it is away, and the audit line follows the acknowledgement.
-   */
-  agentEndedHeldByBroker: number;
-  /** Of the conversations started before the fault's end: the longest wait from the fault's end to a final message. */
-  longestAfterFaultMs: number;
-  /** Conversations started before the fault's end that got no final message within 30 s of it (lost ones included). */
-  over30s: number;
-  /** From the fault's end until the first conversation started after it was answered; NaN: none was. */
-  freshAnsweredAfterMs: number;
-  errorSamples: string[];
-  /** The first lost conversations' ids, to look up in the agents' logs (--keep-logs). */
-  lostIds: string[];
-}
-
-async function runFault(build: AgentBuild, broker: FaultBroker, kind: BenchTransportKind, fault: Fault, logDir: string): Promise<FaultResult> {
+async function runFault(build: AgentBuild, broker: FaultBroker, kind: BenchTransportKind, fault: Fault, logDir: string, agentArgs: readonly string[] = []): Promise<FaultResult> {
   const transport = await createBenchTransport(kind, broker);
   const backend = kind === 'kafka' || kind === 'rabbitmq' ? kind : 'pulsar';
   const workload = await startWorkload({ transport, ...(PYTHON_STAND_INS ? { pythonBrokerUrl: pythonBrokerUrl(broker, backend) } : {}) });
@@ -173,7 +204,7 @@ async function runFault(build: AgentBuild, broker: FaultBroker, kind: BenchTrans
   try {
     await startReplicas(
       REPLICAS,
-      { build, broker, transport: kind, concurrency: 64, configQueues: workload.configQueues, logFile: (i) => join(logDir, `${fault.name}-${kind}-${i}.log`), args: AGENT_ARGS },
+      { build, broker, transport: kind, concurrency: 64, configQueues: workload.configQueues, logFile: (i) => join(logDir, `${fault.name}-${kind}-${i}.log`), args: [...AGENT_ARGS, ...agentArgs] },
       agents,
     );
     // A set of workers until the fault's end, a fresh set after it: a conversation that waits for a lost message
@@ -199,10 +230,10 @@ async function runFault(build: AgentBuild, broker: FaultBroker, kind: BenchTrans
     const waiting = (): boolean => gateway.all().some((c) => c.unsent === undefined && c.end === undefined && performance.now() - c.start < TIMEOUT_S * 1000);
     while (waiting()) await sleep(500);
     await sleep(LATE_DUPLICATE_WAIT_MS);
-    const result = tally(fault.name, kind, gateway.all(), { faultStart, faultEnd, heldUntil }, agents.map((a) => a.logFile));
+    const result = tally(fault.name, kind, gateway.all(), { faultStart, faultEnd, heldUntil }, agents.map((a) => a.logFile), fault.lossReason);
     log(
       `${kind}: ${fault.name}: started ${result.started}, answered ${result.answered}, errors ${result.errors}, lost ${JSON.stringify(result.lost)} (agent ended, held by the broker: ${result.agentEndedHeldByBroker}), ` +
-        `duplicated ${result.duplicated}, unsent ${result.unsent}` +
+        `duplicated ${result.duplicated}, unsent ${result.unsent}${result.lostByDesign > 0 ? `, lost by design ${result.lostByDesign}` : ''}` +
         (result.lostIds.length > 0 ? `; lost ids ${result.lostIds.join(', ')}` : ''),
     );
     return result;
@@ -215,96 +246,73 @@ async function runFault(build: AgentBuild, broker: FaultBroker, kind: BenchTrans
   }
 }
 
+/** The run's table, with where it ran. */
+function report(results: readonly FaultResult[], loadAtStart: string, where: string): void {
+  console.log(
+    header('tg-agent fault benchmark', undefined, [
+      `load average before the run: ${loadAtStart}, at the end: ${loadAverage()}`,
+      `${where}; ${REPLICAS} agent replicas (${AGENT_ARGS.join(' ')}); the gateway keeps ${IN_FLIGHT} conversations in flight, each waiting at most ${TIMEOUT_S} s; the fault 5 s in, ${AFTER_S} s more after its end by a fresh set of workers`,
+      'times from the fault\'s end; "lost" split as agent ended (of those, how many the broker held when it went away: audited before it was back) / midway / never seen by an agent (see bench/faults.ts)',
+    ]),
+  );
+  console.log(
+    table(
+      ['fault', 'transport', 'fault took', 'started', 'answered', 'errors', 'lost (agent ended / midway / never seen)', 'of those, by design', 'duplicated', 'unsent', 'in flight: longest to final', 'in flight: over 30 s', 'fresh answered after'],
+      results.map((r) => [
+        r.fault,
+        r.transport,
+        `${r.faultSeconds.toFixed(1)} s`,
+        String(r.started),
+        String(r.answered),
+        String(r.errors),
+        `${r.lost.agentEnded}${r.agentEndedHeldByBroker > 0 ? ` (${r.agentEndedHeldByBroker} ${FAULTS.find((f) => f.name === r.fault)?.brokerAway ? 'held by the broker' : 'before the fault'})` : ''} / ${r.lost.midway} / ${r.lost.neverSeen}`,
+        String(r.lostByDesign),
+        String(r.duplicated),
+        String(r.unsent),
+        ms(r.longestAfterFaultMs),
+        String(r.over30s),
+        Number.isNaN(r.freshAnsweredAfterMs) ? 'none' : ms(r.freshAnsweredAfterMs),
+      ]),
+    ),
+  );
+  for (const reason of new Set(results.filter((r) => r.lostByDesign > 0).map((r) => r.lossReason))) console.log(`- by design: ${reason} (${results.filter((r) => r.lossReason === reason && r.lostByDesign > 0).map((r) => `${r.fault}, ${r.transport}`).join('; ')})`);
+  for (const r of results.filter((x) => x.errorSamples.length > 0)) console.log(`- ${r.fault}, ${r.transport}, error samples: ${r.errorSamples.map((e) => JSON.stringify(e)).join(', ')}`);
+  writeJson(JSON_OUT, { kind: 'faults', results });
+}
+
+/**
+ * --cluster: per backend of the chosen transports, one cluster (started once), each of its faults on each of its
+ * transports, every node started again after each.
+ */
+async function runClusterFaults(build: AgentBuild, kinds: readonly BenchTransportKind[], logDir: string): Promise<FaultResult[]> {
+  const results: FaultResult[] = [];
+  const chosen = flags.get('faults')?.split(',').filter(Boolean);
+  for (const backend of [...new Set(kinds.map(clusterBackend))]) {
+    log(`starting a ${backend} cluster ...`);
+    const running = await startCluster(backend);
+    log(running.cluster.description);
+    try {
+      const notHere = (): Promise<void> => Promise.reject(new Error('a cluster fault stops its own nodes'));
+      const broker: FaultBroker = { ...running.address, crash: notHere, stop: notHere, start: notHere };
+      for (const fault of running.faults.filter((f) => !chosen || chosen.includes(f.name))) {
+        for (const kind of kinds.filter((k) => clusterBackend(k) === backend)) {
+          const run: Fault = { name: fault.name, ...(fault.lossReason ? { lossReason: fault.lossReason } : {}), apply: ({ workload }) => fault.apply(workload) };
+          results.push(await runFault(build, broker, kind, run, logDir, running.agentArgs));
+          await running.restore();
+        }
+      }
+    } finally {
+      await running.cluster.stop();
+    }
+  }
+  return results;
+}
+
 async function startFaultPulsar(defer: (cleanup: () => Promise<void>) => void): Promise<RestartableBroker> {
   log('starting a dedicated Pulsar broker ...');
   const pulsar = await startRestartableBroker();
   defer(() => pulsar.close());
   return pulsar;
-}
-
-/** Every conversation counted once; see the header for the classes. */
-function tally(
-  fault: string,
-  transport: BenchTransportKind,
-  conversations: readonly Conversation[],
-  window: { faultStart: number; faultEnd: number; heldUntil: number },
-  logFiles: readonly string[],
-): FaultResult {
-  const audits = auditedOutcomes(logFiles);
-  const result: FaultResult = {
-    fault,
-    transport,
-    faultSeconds: (window.faultEnd - window.faultStart) / 1000,
-    started: 0,
-    unsent: 0,
-    answered: 0,
-    errors: 0,
-    duplicated: 0,
-    lost: { agentEnded: 0, midway: 0, neverSeen: 0 },
-    agentEndedHeldByBroker: 0,
-    longestAfterFaultMs: 0,
-    over30s: 0,
-    freshAnsweredAfterMs: Number.NaN,
-    errorSamples: [],
-    lostIds: [],
-  };
-  for (const c of conversations) {
-    if (c.unsent !== undefined) {
-      result.unsent++;
-      continue;
-    }
-    result.started++;
-    const before = c.start < window.faultEnd;
-    if (before && (c.end === undefined || c.end - window.faultEnd > 30_000)) result.over30s++;
-    if (c.end === undefined) {
-      if (result.lostIds.length < 5) result.lostIds.push(c.id);
-      const { outcomes, lastAt } = audits.get(c.id) ?? { outcomes: [], lastAt: 0 };
-      if (outcomes.some((o) => o === 'answer' || o === 'error' || o === 'refused')) {
-        result.lost.agentEnded++;
-        if (lastAt <= window.heldUntil) result.agentEndedHeldByBroker++;
-      } else if (outcomes.length > 0) result.lost.midway++;
-      else result.lost.neverSeen++;
-      continue;
-    }
-    if (before) result.longestAfterFaultMs = Math.max(result.longestAfterFaultMs, c.end - window.faultEnd);
-    if (c.finals > 1) result.duplicated++;
-    else if (c.error !== undefined || c.answer !== '42') {
-      result.errors++;
-      const sample = (c.error ?? `answer "${c.answer}"`).slice(0, 140);
-      if (result.errorSamples.length < 3 && !result.errorSamples.includes(sample)) result.errorSamples.push(sample);
-    } else {
-      result.answered++;
-      if (!before) result.freshAnsweredAfterMs = Math.min(Number.isNaN(result.freshAnsweredAfterMs) ? Infinity : result.freshAnsweredAfterMs, c.end - window.faultEnd);
-    }
-  }
-  return result;
-}
-
-/** request id → the outcomes of its audited iterations and when the last was logged (epoch ms), from the agents' JSON logs. */
-function auditedOutcomes(logFiles: readonly string[]): Map<string, { outcomes: string[]; lastAt: number }> {
-  const audited = new Map<string, { outcomes: string[]; lastAt: number }>();
-  for (const file of logFiles) {
-    let text = '';
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch {
-      continue;
-    }
-    for (const line of text.split('\n')) {
-      if (!line.includes('"agent-iteration"')) continue;
-      try {
-        const record = JSON.parse(line) as { request_id?: string; outcome?: string; time?: number };
-        if (!record.request_id || !record.outcome) continue;
-        const seen = audited.get(record.request_id) ?? { outcomes: [], lastAt: 0 };
-        seen.outcomes.push(record.outcome);
-        seen.lastAt = Math.max(seen.lastAt, record.time ?? 0);
-        audited.set(record.request_id, seen);
-      } catch {
-        // a line cut by a SIGKILL
-      }
-    }
-  }
-  return audited;
 }
 
 await withCleanup(async (defer) => {
@@ -315,6 +323,11 @@ await withCleanup(async (defer) => {
   const build = await buildAgent(log);
   defer(() => build.remove());
   const kinds = TRANSPORTS_FLAG ?? (await availableTransports());
+  if (CLUSTER) {
+    const results = await runClusterFaults(build, kinds, logDir);
+    report(results, loadAtStart, 'a real cluster per backend on this machine (bench/support/cluster-faults.ts), started once and every node started again after each fault');
+    return;
+  }
   const pulsar = kinds.some((kind) => !isBackendKind(kind)) ? await startFaultPulsar(defer) : undefined;
   const nodes = await startBackendNodes(kinds, defer, log);
   const brokerOf = (kind: BenchTransportKind): FaultBroker => {
@@ -326,34 +339,10 @@ await withCleanup(async (defer) => {
   if (unknown.length > 0) throw new Error(`unknown fault(s) ${unknown.join(', ')}; known: ${FAULTS.map((f) => f.name).join(', ')}`);
   const faults = chosen ? FAULTS.filter((f) => chosen.includes(f.name)) : FAULTS;
   const results: FaultResult[] = [];
-  for (const fault of faults) for (const kind of kinds) results.push(await runFault(build, brokerOf(kind), kind, fault, logDir));
+  for (const fault of faults) {
+    for (const kind of kinds) if (!(fault.pulsarOnly && isBackendKind(kind))) results.push(await runFault(build, brokerOf(kind), kind, fault, logDir));
+  }
 
-  console.log(
-    header('tg-agent fault benchmark', undefined, [
-      `load average before the run: ${loadAtStart}, at the end: ${loadAverage()}`,
-      `a dedicated Pulsar standalone, fresh metadata at every start (Kafka: one KRaft node, RabbitMQ: one node, each with its data kept across a restart); ${REPLICAS} agent replicas (${AGENT_ARGS.join(' ')}); the gateway keeps ${IN_FLIGHT} conversations in flight, each waiting at most ${TIMEOUT_S} s; the fault 5 s in, ${AFTER_S} s more after its end by a fresh set of workers`,
-      'times from the fault\'s end; "lost" split as agent ended (of those, how many the broker held when it went away: audited before it was back) / midway / never seen by an agent (see bench/faults.ts)',
-    ]),
-  );
-  console.log(
-    table(
-      ['fault', 'transport', 'fault took', 'started', 'answered', 'errors', 'lost (agent ended / midway / never seen)', 'duplicated', 'unsent', 'in flight: longest to final', 'in flight: over 30 s', 'fresh answered after'],
-      results.map((r) => [
-        r.fault,
-        r.transport,
-        `${r.faultSeconds.toFixed(1)} s`,
-        String(r.started),
-        String(r.answered),
-        String(r.errors),
-        `${r.lost.agentEnded}${r.agentEndedHeldByBroker > 0 ? ` (${r.agentEndedHeldByBroker} ${FAULTS.find((f) => f.name === r.fault)?.brokerAway ? 'held by the broker' : 'before the fault'})` : ''} / ${r.lost.midway} / ${r.lost.neverSeen}`,
-        String(r.duplicated),
-        String(r.unsent),
-        ms(r.longestAfterFaultMs),
-        String(r.over30s),
-        Number.isNaN(r.freshAnsweredAfterMs) ? 'none' : ms(r.freshAnsweredAfterMs),
-      ]),
-    ),
-  );
-  for (const r of results.filter((x) => x.errorSamples.length > 0)) console.log(`- ${r.fault}, ${r.transport}, error samples: ${r.errorSamples.map((e) => JSON.stringify(e)).join(', ')}`);
+  report(results, loadAtStart, 'a dedicated Pulsar standalone, fresh metadata at every start (Kafka: one KRaft node, RabbitMQ: one node, each with its data kept across a restart)');
   writeJson(JSON_OUT, { kind: 'faults', results });
 });

@@ -66,21 +66,15 @@ export async function startKafka(): Promise<KafkaHandle> {
   }
   const missing = kafkaUnavailable();
   if (missing) throw new KafkaUnavailableError(missing);
-  const classpath = kafkaClasspath();
   const dir = mkdtempSync(join(tmpdir(), 'tg-agent-kafka-'));
   const [port, controllerPort] = [await freePort(), await freePort()];
-  writeFileSync(join(dir, 'server.properties'), serverProperties(dir, port, controllerPort));
-  writeFileSync(join(dir, 'log4j2.properties'), log4jProperties(dir));
-  const java = (args: string[]) => ['-Xms256m', '-Xmx768m', '-cp', classpath, `-Dlog4j2.configurationFile=${join(dir, 'log4j2.properties')}`, ...args];
+  let node: NodeProcess;
   try {
-    // `=`: an id may begin with '-', which would read as an option.
-    execFileSync('java', java(['kafka.tools.StorageTool', 'format', `--cluster-id=${clusterId()}`, '-c', join(dir, 'server.properties')]), { stdio: 'pipe' });
+    node = kafkaNode(dir, serverProperties(dir, port, controllerPort), port, clusterId());
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });
-    throw new KafkaUnavailableError(`formatting the Kafka storage failed: ${(error as { stderr?: Buffer }).stderr?.toString().slice(-2000) ?? errorMessage(error)}`);
+    throw error;
   }
-
-  const node = new NodeProcess(() => spawn('java', java(['kafka.Kafka', join(dir, 'server.properties')]), { stdio: ['ignore', 'pipe', 'pipe'], detached: true }), port, 'kafka', START_TIMEOUT_MS);
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;
@@ -106,21 +100,50 @@ export async function startKafka(): Promise<KafkaHandle> {
   };
 }
 
+/**
+ * One Kafka node in `dir` (its properties written there, its storage formatted for `cluster`), not started yet:
+ * `start()` it. Its log is `dir/kafka.log`.
+ */
+export function kafkaNode(dir: string, properties: string, port: number, cluster: string, startTimeoutMs = START_TIMEOUT_MS): NodeProcess {
+  const classpath = kafkaClasspath();
+  writeFileSync(join(dir, 'server.properties'), properties);
+  writeFileSync(join(dir, 'log4j2.properties'), log4jProperties(dir));
+  const java = (args: string[]) => ['-Xms256m', '-Xmx768m', '-cp', classpath, `-Dlog4j2.configurationFile=${join(dir, 'log4j2.properties')}`, ...args];
+  try {
+    // `=`: an id may begin with '-', which would read as an option.
+    execFileSync('java', java(['kafka.tools.StorageTool', 'format', `--cluster-id=${cluster}`, '-c', join(dir, 'server.properties')]), { stdio: 'pipe' });
+  } catch (error) {
+    throw new KafkaUnavailableError(`formatting the Kafka storage failed: ${(error as { stderr?: Buffer }).stderr?.toString().slice(-2000) ?? errorMessage(error)}`);
+  }
+  return new NodeProcess(() => spawn('java', java(['kafka.Kafka', join(dir, 'server.properties')]), { stdio: ['ignore', 'pipe', 'pipe'], detached: true }), port, 'kafka', startTimeoutMs);
+}
+
 function serverProperties(dir: string, port: number, controllerPort: number): string {
+  return kraftProperties({ dir, id: 1, port, controllerPort, voters: `1@127.0.0.1:${controllerPort}`, replicas: 1, minInSync: 1 });
+}
+
+/**
+ * A KRaft node's `server.properties`, broker and controller in one: a single node (`replicas` 1) or one of a
+ * cluster whose internal topics are kept on `replicas` nodes, `minInSync` of them acknowledging each write.
+ */
+export function kraftProperties(node: { dir: string; id: number; port: number; controllerPort: number; voters: string; replicas: number; minInSync: number }): string {
+  const { dir, id, port, controllerPort, voters, replicas, minInSync } = node;
+  const cluster = replicas > 1 ? [`default.replication.factor=${replicas}`, `min.insync.replicas=${minInSync}`, 'unclean.leader.election.enable=false'] : [];
   return [
     'process.roles=broker,controller',
-    'node.id=1',
-    `controller.quorum.voters=1@127.0.0.1:${controllerPort}`,
+    `node.id=${id}`,
+    `controller.quorum.voters=${voters}`,
     `listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}`,
     `advertised.listeners=PLAINTEXT://127.0.0.1:${port}`,
     'controller.listener.names=CONTROLLER',
     'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
     `log.dirs=${join(dir, 'data')}`,
     'num.partitions=1',
-    'offsets.topic.replication.factor=1',
+    ...cluster,
+    `offsets.topic.replication.factor=${replicas}`,
     'offsets.topic.num.partitions=4',
-    'transaction.state.log.replication.factor=1',
-    'transaction.state.log.min.isr=1',
+    `transaction.state.log.replication.factor=${replicas}`,
+    `transaction.state.log.min.isr=${minInSync}`,
     'group.initial.rebalance.delay.ms=0',
     `message.max.bytes=${TEST_KAFKA_MAX_MESSAGE_BYTES}`,
     '',
@@ -141,7 +164,7 @@ function log4jProperties(dir: string): string {
 }
 
 /** A Kafka cluster id: 16 random bytes, URL-safe base64 without padding. */
-function clusterId(): string {
+export function clusterId(): string {
   return randomBytes(16).toString('base64url');
 }
 

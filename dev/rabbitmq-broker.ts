@@ -9,7 +9,7 @@
  * with the same name, ports and data (the broker faults of `npm run bench:faults`).
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { errorMessage } from '../src/errors/error-text.js';
@@ -109,17 +109,29 @@ export async function startRabbitMq(): Promise<RabbitMqHandle> {
 
 export { rabbitMqArgs } from '../src/local-stack.js';
 
-/** The Erlang port mappers running now (rabbitmq-server's helper scripts start one even when the node needs none). */
+/**
+ * The Erlang port mappers on the default port running now (rabbitmq-server's helper scripts start one even when
+ * the node needs none); one started with `-port` belongs to somebody else (a cluster's) and is never counted.
+ */
 function epmdPids(): Set<number> {
   try {
     return new Set(
       execFileSync('pgrep', ['-x', 'epmd'], { encoding: 'utf8' })
         .split('\n')
         .filter(Boolean)
-        .map(Number),
+        .map(Number)
+        .filter((pid) => !commandLine(pid).includes('-port')),
     );
   } catch {
     return new Set();
+  }
+}
+
+function commandLine(pid: number): string[] {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  } catch {
+    return [];
   }
 }
 

@@ -83,9 +83,9 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
     },
     gate,
   });
-  metrics.watchReadiness(() => service.readiness().ready);
-  metrics.watchQueue(() => ({ count: service.limit.queued, bytes: service.limit.queuedBytes }));
-  metrics.watchReplayMemory(() => gate.rememberedSignatures);
+  metrics.scraped.watchReadiness(() => service.readiness().ready);
+  metrics.scraped.watchSlots(() => service.limit);
+  metrics.scraped.watchReplayMemory(() => gate.rememberedSignatures);
   const dropStats = brokerDropStats(settings, service, telemetry, logger);
   const http = httpServer({ settings, transport, logger, service, metrics, gate, discovery, workflow, recommendations });
   return {

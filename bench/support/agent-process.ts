@@ -125,7 +125,8 @@ export class AgentProcess {
   }
 
   /** Waits for `/readyz` to answer 200 (configuration loaded, flows subscribed). */
-  async waitReady(timeoutMs = 60_000): Promise<string> {
+  // A bound for an agent that never gets ready: on a busy machine a new consumer group on a Kafka cluster took over a minute to join.
+  async waitReady(timeoutMs = 180_000): Promise<string> {
     const deadline = Date.now() + timeoutMs;
     let last = 'no answer yet';
     while (Date.now() < deadline) {

@@ -8,6 +8,7 @@ import { KafkaTransport } from '../../src/bus/kafka/kafka-transport.js';
 import { NativeTransport } from '../../src/bus/pulsar/native/native-transport.js';
 import { loadPulsarClient } from '../../src/bus/pulsar/native/pulsar-client-module.js';
 import { RabbitMqTransport } from '../../src/bus/rabbitmq/rabbitmq-transport.js';
+import { kafkaBrokers } from '../../src/bus/kafka/topology.js';
 import type { Transport } from '../../src/bus/transport.js';
 import { WebSocketTransport } from '../../src/bus/pulsar/websocket/websocket-transport.js';
 
@@ -39,7 +40,7 @@ export async function availableTransports(): Promise<BenchTransportKind[]> {
 export async function createBenchTransport(kind: BenchTransportKind, broker: BenchBrokerAddress): Promise<Transport> {
   if (kind === 'kafka') {
     if (!broker.kafkaBootstrapServers) throw new Error('the kafka transport needs a Kafka broker');
-    return new KafkaTransport({ brokers: [broker.kafkaBootstrapServers] });
+    return new KafkaTransport({ brokers: kafkaBrokers(broker.kafkaBootstrapServers) });
   }
   if (kind === 'rabbitmq') {
     if (!broker.rabbitmqUrl) throw new Error('the rabbitmq transport needs a RabbitMQ broker');

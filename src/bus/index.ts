@@ -4,7 +4,7 @@
  * backend descriptor type. The backends themselves (pulsar/, kafka/, rabbitmq/) are listed in src/backends.ts;
  * memory/ is the in-process bus of the unit tests.
  */
-export { BackendOptionsError, type OptionSpec, positiveInt } from './backend.js';
+export { BackendOptionsError, type OptionSpec, positiveInt, shownBroker } from './backend.js';
 export { BrokerProbe } from './broker-probe.js';
 export { AdminApiError, FrameTooLargeError, NotConnectedError, RequestAbandonedError, RequestTimeoutError, TransportError } from './errors.js';
 export { DEFAULT_HEDGE, HEDGE_OUTCOMES, HedgePolicy, type HedgeOutcome, type HedgeSettings } from './hedge-policy.js';

@@ -52,7 +52,8 @@ export function redactUrl(text: string): string {
     url.hash = '';
     return hadQuery ? `${url.toString()}?…` : url.toString();
   } catch {
-    return text.replace(/\/\/[^/@]*@/, '//***@');
+    // No URL parser takes a cluster's list of hosts (`pulsar://a:6650,b:6650`): the same rules by hand.
+    return text.replace(/\/\/[^/@]*@/, '//***@').replace(/[?#].*$/s, (rest) => (rest.startsWith('?') ? '?…' : ''));
   }
 }
 

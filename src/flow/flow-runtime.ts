@@ -4,6 +4,7 @@
  * clients start first, the consumer last, so nothing is received before it can be answered; stopping goes
  * the other way. Each consumed message is handled by RequestHandler (request-handler.ts).
  */
+import { RecentRequests } from './recent-requests.js';
 import { replyTimeouts } from './service-timeouts.js';
 import type { Logger } from 'pino';
 import {
@@ -68,6 +69,8 @@ export class FlowRuntime {
   private documents: DocumentSaver | undefined;
   private fanIn: FanInConsumer | undefined;
   private inFlight = 0;
+  /** The requests running here or ended lately, to tell a broker's second delivery of one of them. */
+  private readonly recent = new RecentRequests();
   private stopping = false;
   private keptCount = 0;
 
@@ -118,10 +121,21 @@ export class FlowRuntime {
   }
 
   private async handled(handler: RequestHandler, message: IncomingMessage, kept = false): Promise<void> {
+    const id = message.properties.id;
+    const key = id === undefined || kept ? undefined : RecentRequests.keyOf(id, message.payload);
+    if (key !== undefined && message.redeliveryCount > 0 && this.recent.has(key)) {
+      this.logger.info({ id }, 'Agent request delivered again after this replica took it (the broker lost its ack); the second delivery is left');
+      await message.ack().catch(() => undefined);
+      return;
+    }
     this.inFlight++;
+    if (key !== undefined) this.recent.begin(key);
+    let givenBack = false;
     try {
-      await handler.handle(message, kept);
+      givenBack = !(await handler.handle(message, kept));
     } finally {
+      // One given back to the broker is meant to be delivered again.
+      if (key !== undefined) this.recent.end(key, !givenBack);
       this.inFlight--;
     }
   }

@@ -50,8 +50,11 @@ export class RequestHandler {
     return requestLimitBytes(this.ctx.deps.transport, this.ctx.deps.maxRequestBytes);
   }
 
-  /** `kept`: a `next` request of this replica's own, handed over without the broker (flow-runtime.ts). */
-  async handle(message: IncomingMessage, kept = false): Promise<void> {
+  /**
+   * `kept`: a `next` request of this replica's own, handed over without the broker (flow-runtime.ts). Resolves
+   * false when the request was given back to the broker (negatively acknowledged) to be delivered again.
+   */
+  async handle(message: IncomingMessage, kept = false): Promise<boolean> {
     const { deps, logger } = this.ctx;
     const started = performance.now();
     const consumer = this.ctx.definition.topics.request ?? '';
@@ -77,14 +80,15 @@ export class RequestHandler {
     const answered = await this.ensureFinalMessage(id, dialog);
     this.audit(dialog, answered);
     deps.telemetry.consumed(consumer, (performance.now() - started) / 1000, answered);
-    if (ackedOnArrival) return;
+    if (ackedOnArrival) return true;
     if (answered) {
       await message.ack().catch((error: unknown) => logger.warn({ err: error, id }, 'Could not acknowledge an agent request'));
-    } else {
-      // The request is redelivered where the topic keeps it; TrustGraph's request topics are non-persistent,
-      // so there it is gone (docs/reliability.md).
-      await message.nack().catch(() => {});
+      return true;
     }
+    // The request is redelivered where the topic keeps it; TrustGraph's request topics are non-persistent,
+    // so there it is gone (docs/reliability.md).
+    await message.nack().catch(() => {});
+    return false;
   }
 
   /** Which bound a request of `bytes` would pass if it waited for a slot now; undefined when it may wait (or need not). */

@@ -16,6 +16,7 @@ import { DISCOVERY_FAILURE_REASONS, type DiscoveryFailureReason } from '../mcp/i
 import type { ToolRegistry } from '../tools/index.js';
 import { RECORD_REFUSALS } from '../security/index.js';
 import { KnownLabelValues, removeSeries, type LabelKind } from './known-label-values.js';
+import { ScrapeGauges } from './scrape-gauges.js';
 
 export const OTHER = 'other';
 
@@ -74,46 +75,8 @@ export class AgentMetrics {
     registers: this.registers,
   });
   readonly configVersion: Gauge<'processor'> = new Gauge({ name: 'tg_config_version', help: 'Configuration version in use', labelNames: ['processor'], registers: this.registers });
-  /** 1 while /readyz would answer ready, 0 otherwise; read at each scrape (see `watchReadiness`). */
-  readonly ready: Gauge<'processor'> = new Gauge({
-    name: 'tg_agent_ready',
-    help: 'Whether the agent is ready (1) or not (0), as /readyz answers',
-    labelNames: ['processor'],
-    registers: this.registers,
-    collect: () => {
-      this.ready.set(this.isReady() ? 1 : 0);
-    },
-  });
-  private isReady: () => boolean = () => false;
-  readonly queuedRequests: Gauge<'processor'> = new Gauge({
-    name: 'tg_agent_queued_requests',
-    help: 'Requests waiting for a concurrency slot (bounded by --max-queued)',
-    labelNames: ['processor'],
-    registers: this.registers,
-    collect: () => {
-      this.queuedRequests.set(this.readQueue().count);
-    },
-  });
-  readonly queuedRequestBytes: Gauge<'processor'> = new Gauge({
-    name: 'tg_agent_queued_request_bytes',
-    help: 'Bytes of the requests waiting for a concurrency slot (bounded by --max-queued-bytes)',
-    labelNames: ['processor'],
-    registers: this.registers,
-    collect: () => {
-      this.queuedRequestBytes.set(this.readQueue().bytes);
-    },
-  });
-  private readQueue: () => { count: number; bytes: number } = () => ({ count: 0, bytes: 0 });
-  readonly replayMemory: Gauge<'processor'> = new Gauge({
-    name: 'tg_agent_replay_memory_signatures',
-    help: 'Signed next messages accepted within --signing-max-age that this replica remembers (bounded by --replay-memory; 0 without --signing-key)',
-    labelNames: ['processor'],
-    registers: this.registers,
-    collect: () => {
-      this.replayMemory.set(this.readReplayMemory());
-    },
-  });
-  private readReplayMemory: () => number = () => 0;
+  /** Readiness, the concurrency slots and the replay memory, read at each scrape: the app wires in their sources. */
+  readonly scraped = new ScrapeGauges(this.registers);
   /** 1 for the transport in use (`native` or `websocket`). */
   readonly transportInfo: Gauge<'processor' | 'transport'> = new Gauge({ name: 'tg_agent_transport_info', help: 'The broker transport in use (value 1)', labelNames: ['processor', 'transport'], registers: this.registers });
   readonly downstreamDuration: Histogram<'processor' | 'target_service'> = new Histogram({ name: 'tg_downstream_call_duration_seconds', help: 'Calls to TrustGraph services, by request spec', labelNames: ['processor', 'target_service'], buckets: LLM_BUCKETS, registers: this.registers });
@@ -219,21 +182,6 @@ export class AgentMetrics {
     }
     this.groupFallbacks.inc({ group: OTHER }, 0);
     this.configVersion.set(0);
-  }
-
-  /** Where the queue gauges read the requests waiting for a slot from at each scrape. */
-  watchQueue(read: () => { count: number; bytes: number }): void {
-    this.readQueue = read;
-  }
-
-  /** Where `tg_agent_replay_memory_signatures` reads the replay memory's size from at each scrape. */
-  watchReplayMemory(read: () => number): void {
-    this.readReplayMemory = read;
-  }
-
-  /** Where `tg_agent_ready` reads readiness from at each scrape (until set: not ready). */
-  watchReadiness(isReady: () => boolean): void {
-    this.isReady = isReady;
   }
 
   /** A group, state or tool name as a label value: configured ones as-is, anything else `other`. */

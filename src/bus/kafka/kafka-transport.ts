@@ -226,7 +226,9 @@ export class KafkaTransport extends StatusReporting implements Transport {
   private ensureTopic(where: KafkaTopic): Promise<void> {
     let known = this.topics.get(where.name);
     if (!known) {
-      const topics = [{ topic: where.name, numPartitions: 1, replicationFactor: 1, configEntries: [{ name: 'retention.ms', value: String(where.retentionMs) }] }];
+      // The cluster's own replication factor (`default.replication.factor`), where TrustGraph asks for 1: a topic with
+      // one replica stops when its broker does, so a cluster could not lose a node without stopping its flows.
+      const topics = [{ topic: where.name, numPartitions: 1, configEntries: [{ name: 'retention.ms', value: String(where.retentionMs) }] }];
       known = this.adminCall(() => this.admin.createTopics({ waitForLeaders: true, topics }))
         .then(() => undefined)
         .catch((err: unknown) => {
@@ -271,7 +273,9 @@ export class KafkaTransport extends StatusReporting implements Transport {
     try {
       await this.producer.send({
         topic: where.name,
-        acks: where.durable ? -1 : 1,
+        // Every in-sync replica, on every topic: with acks=1 (TrustGraph's on all but `flow` topics) a message the
+        // leader took and had not yet copied is gone when that leader dies, and a cluster elects a new one every day.
+        acks: -1,
         timeout: this.sendTimeoutMs,
         messages: [{ value: message.payload, ...(headers ? { headers } : {}), ...(message.key ? { key: message.key } : {}) }],
       });

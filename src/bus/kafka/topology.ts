@@ -7,8 +7,10 @@
  * `non-persistent://topicspace/class/topic`); this turns that back into TrustGraph's Kafka names:
  *
  * - every topic is the Kafka topic `topicspace.class.topic`, colons in the topic turned into dots; TrustGraph
- *   makes it with one partition, kept seven days on `flow` topics and five minutes on the others;
- * - a producer waits for every in-sync replica (`acks=all`) on `flow` topics, for the leader only otherwise;
+ *   makes it with one partition, kept seven days on `flow` topics and five minutes on the others (and one replica,
+ *   where tg-agent takes the cluster's `default.replication.factor`: kafka-transport.ts);
+ * - TrustGraph's producer waits for every in-sync replica (`acks=all`) on `flow` topics, for the leader only
+ *   otherwise; tg-agent's waits for every in-sync replica on every topic (kafka-transport.ts says why);
  * - a `response` or `notify` subscriber joins a consumer group of its own (`<subscription>-<uuid>`), so every
  *   subscriber sees every message (a reply, a config push); a reply meant for another requester is told apart
  *   by its `id`;
@@ -20,7 +22,7 @@
  * at the latest offset after their first fetch (missing what was published before it). tg-agent starts every
  * new group where the topic ends when it subscribes, committed before the group joins (kafka-transport.ts).
  *
- * Durable (acks=all, seven days) is what maps to a `persistent://` topic: TrustGraph's `flow` class, and our own
+ * Durable (seven days) is what maps to a `persistent://` topic: TrustGraph's `flow` class, and our own
  * persistent topics, such as the supervisor's aggregation topic.
  */
 import { randomUUID } from 'node:crypto';
@@ -37,7 +39,7 @@ export interface KafkaTopic {
   name: string;
   /** TrustGraph's class, when the topic's namespace is one. */
   cls: QueueClass | undefined;
-  /** Acknowledged by every in-sync replica, and kept long. */
+  /** Kept long (TrustGraph also has it acknowledged by every in-sync replica). */
   durable: boolean;
   /** `retention.ms` when tg-agent is the one to create the topic. */
   retentionMs: number;

@@ -17,6 +17,7 @@ import type { Logger } from 'pino';
 import { errorMessage } from '../../errors/index.js';
 import { shownBroker } from '../backend.js';
 import { CredentialsRefusedError } from '../errors.js';
+import { serviceUrlAddresses } from './service-url-reachable.js';
 
 export type CredentialsVerdict = { accepted: true } | { accepted: false; reason: string } | { accepted: undefined; reason: string };
 
@@ -72,10 +73,12 @@ export async function checkNativeCredentials(options: {
   tlsTrustCertsFile?: string;
   timeoutMs?: number;
 }): Promise<CredentialsVerdict> {
-  const url = new URL(options.serviceUrl);
-  const secure = url.protocol === 'pulsar+ssl:';
-  const port = Number(url.port || (secure ? 6651 : 6650));
-  const host = url.hostname;
+  // A cluster's service URL names several brokers (`pulsar://a:6650,b:6650`), which no URL parser takes; they share
+  // the credentials, so the first one answers for all.
+  const secure = options.serviceUrl.startsWith('pulsar+ssl://');
+  const [first] = serviceUrlAddresses(options.serviceUrl);
+  if (!first) return { accepted: undefined, reason: `not a pulsar:// service URL: ${options.serviceUrl}` };
+  const { host, port } = first;
   return new Promise((resolve) => {
     let received = Buffer.alloc(0);
     // eslint-disable-next-line prefer-const -- assigned once below; finish() needs it declared first

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { MemoryTransport } from '../../../src/bus/memory/memory-transport.js';
 import { KafkaTransport } from '../../../src/bus/kafka/kafka-transport.js';
 import { RabbitMqTransport } from '../../../src/bus/rabbitmq/rabbitmq-transport.js';
+import { kafkaBrokers } from '../../../src/bus/kafka/topology.js';
 import { TEST_RABBITMQ_MAX_MESSAGE_BYTES } from '../../../dev/rabbitmq-broker.js';
 import type { Transport } from '../../../src/bus/transport.js';
 import { brokerUrls } from '../transport-contract.js';
@@ -25,7 +26,7 @@ export function harnessTransports(kind: HarnessTransport, options: AgentHarnessO
   }
   if (kind === 'kafka') {
     if (!options.kafkaBootstrapServers) throw new Error('the kafka harness needs kafkaBootstrapServers');
-    const brokers = [options.kafkaBootstrapServers];
+    const brokers = kafkaBrokers(options.kafkaBootstrapServers);
     return {
       standIns: new KafkaTransport({ brokers, clientId: 'stand-ins', logger: logger.child({ side: 'stand-ins' }) }),
       agent: new KafkaTransport({ brokers, logger: logger.child({ side: 'agent' }) }),

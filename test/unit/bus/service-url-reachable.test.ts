@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../../../dev/ports.js';
-import { serviceUrlAddresses, untilServiceUrlReachable } from '../../../src/bus/pulsar/native/service-url-reachable.js';
+import { serviceUrlAddresses, untilServiceUrlReachable } from '../../../src/bus/pulsar/service-url-reachable.js';
 
 describe('serviceUrlAddresses', () => {
   it('reads every host of a service URL, with the protocol default port where none is given', () => {

@@ -22,7 +22,7 @@ import { RecyclingNativeProducer } from './producer.js';
 import { RecyclingNativeConsumer } from './consumer.js';
 import { plainIncoming, wrappedIncoming } from './incoming.js';
 import { StuckWatch } from './stuck-watch.js';
-import { untilServiceUrlReachable } from './service-url-reachable.js';
+import { untilServiceUrlReachable } from '../service-url-reachable.js';
 import { ConnectionStatus, StatusReporting, type SubscriberCheck } from '../../connection-status.js';
 import {
   ConnectError,

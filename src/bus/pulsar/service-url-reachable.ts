@@ -5,9 +5,9 @@
  * every second at most lets the first lookup go out as soon as the port opens.
  */
 import { createConnection } from 'node:net';
-import { exponentialBackoff, retry } from '../../../retry/index.js';
-import { errorMessage } from '../../../errors/index.js';
-import { ConnectError } from '../../errors.js';
+import { exponentialBackoff, retry } from '../../retry/index.js';
+import { errorMessage } from '../../errors/index.js';
+import { ConnectError } from '../errors.js';
 
 /** `pulsar://a:6650,b:6650` → its hosts and ports (6650, or 6651 for `pulsar+ssl://`, where none is given). */
 export function serviceUrlAddresses(serviceUrl: string): { host: string; port: number }[] {

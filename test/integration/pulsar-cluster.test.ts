@@ -1,0 +1,43 @@
+/**
+ * The agent on a Pulsar cluster (dev/pulsar-cluster.ts: ZooKeeper, a bookie, two brokers, the WebSocket service),
+ * started once for this file, on each transport: the broker owning the agents' request topic is killed, its topics
+ * move to the other broker, and the agents keep serving: fresh conversations are answered, none twice. (What was
+ * in flight on a moving non-persistent topic may be lost: the broker keeps nothing for a subscription that is
+ * away; bench:faults --cluster counts it.)
+ */
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import { kafkaUnavailable } from '../../dev/kafka-broker.js';
+import { startPulsarCluster, type PulsarCluster } from '../../dev/pulsar-cluster.js';
+import { agentFlowTopics } from '../../dev/flow-config.js';
+import { queueToTopic } from '../../src/bus/topics.js';
+import { clusterTestsSkipped, servesThroughNodeLoss } from '../support/cluster-serving.js';
+import { createTestTransport, testTransports } from '../support/transports.js';
+import { pino } from 'pino';
+
+// The cluster runs from Maven Central jars, as the Kafka nodes do: the same Java and Maven.
+const missing = kafkaUnavailable();
+
+describe.skipIf(clusterTestsSkipped(missing) !== undefined)('a Pulsar cluster losing the broker that owns the agents\' request topic', () => {
+  let pulsar: PulsarCluster;
+  beforeAll(async () => {
+    pulsar = await startPulsarCluster();
+  }, 420_000);
+  afterAll(async () => {
+    await pulsar?.stop();
+  });
+
+  it.each(testTransports())('keeps serving on %s: fresh conversations are answered, none twice', async (kind) => {
+    for (const node of pulsar.nodes) if (!node.running) await node.start();
+    await servesThroughNodeLoss({
+      target: { transport: kind, serviceUrl: pulsar.serviceUrl, webSocketUrl: pulsar.webSocketUrl },
+      connect: (logger) => createTestTransport(kind, { serviceUrl: pulsar.serviceUrl, webSocketUrl: pulsar.webSocketUrl, logger: logger ?? pino({ level: 'silent' }) }),
+      async loseNode(workspace) {
+        const flowTopics = agentFlowTopics(workspace, 'default');
+        for (const queue of ['request', 'response', 'prompt-request', 'prompt-response', 'mcp-tool-request', 'mcp-tool-response']) pulsar.servedTopics.add(queueToTopic(flowTopics[queue]!));
+        await (await pulsar.ownerOf(queueToTopic(flowTopics.request!))).kill('SIGKILL');
+        await pulsar.untilServing(180_000);
+      },
+    });
+    pulsar.servedTopics.clear();
+  }, 600_000);
+});
