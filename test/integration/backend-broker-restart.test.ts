@@ -124,11 +124,22 @@ describe.each(BACKENDS)('the $name transport across a broker crash', ({ missing,
     }
     await poll(() => transport.status().connected, 'the transport connected again', 60_000);
     expect(await sent).toBe('sent');
-    await poll(() => received.includes('while away') && received.includes('to the latecomer'), `the messages published while the broker was away and after (received ${JSON.stringify(received)})`, 30_000);
-    // The last two once each, in either order (the first transport publishes once it has rejoined and settled).
-    // 'before' may come a second time: delivery is at least once, and its acknowledgement (a committed offset,
-    // an AMQP ack, neither confirmed by the broker) may not have been stored before the crash.
-    expect(received.filter((m) => m !== 'before').sort()).toEqual(['to the latecomer', 'while away']);
+    // Published by another client once the first is connected again: the subscription made before the crash gets
+    // what is published after it. ('to the latecomer' may reach it too, or not: RabbitMQ confirmed it but, still
+    // recovering its queues from the crash, routed it to none of those made before; seen once in a busy CI run.)
+    const publisher = node.connect();
+    try {
+      await (await publisher.createProducer('persistent://tg/flow/restart-test')).send({ payload: Buffer.from('after the restart') });
+    } finally {
+      await publisher.close();
+    }
+    await poll(() => received.includes('while away') && received.includes('after the restart'), `the messages published while the broker was away and after (received ${JSON.stringify(received)})`, 30_000);
+    // Each once, in either order (the first transport publishes once it has rejoined and settled). 'before' may
+    // come a second time: delivery is at least once, and its acknowledgement (a committed offset, an AMQP ack,
+    // neither confirmed by the broker) may not have been stored before the crash.
+    expect(received.filter((m) => m === 'while away' || m === 'after the restart').sort()).toEqual(['after the restart', 'while away']);
+    expect(received.filter((m) => m === 'to the latecomer').length).toBeLessThanOrEqual(1);
     expect(received.filter((m) => m === 'before').length).toBeLessThanOrEqual(2);
+    expect(received.filter((m) => !['before', 'while away', 'after the restart', 'to the latecomer'].includes(m))).toEqual([]);
   }, 300_000);
 });
