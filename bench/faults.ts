@@ -20,7 +20,10 @@
  * message. Then every conversation is counted:
  *
  *  - answered: one final message with the answer; error: one final message with an error;
- *  - duplicated: more than one final message;
+ *  - duplicated: more than one final message, of a conversation the agents' audit lines show ending more than once
+ *    (it ran twice); `final resent` apart: more than one final message of a conversation that ended once (its
+ *    final message's publish lost its acknowledgement with the broker connection and was sent again: the response
+ *    topic is at least once during a broker fault, and TrustGraph's gateway stops at the first `end_of_dialog`);
  *  - lost: none, told apart from the agents' audit lines: `agent ended` (an agent sent its final message, which
  *    never reached the gateway: the gateway's subscription was away or the broker dropped it; "held by the
  *    broker" counts those whose last iteration was audited before the broker was back, for other faults
@@ -233,7 +236,7 @@ async function runFault(build: AgentBuild, broker: FaultBroker, kind: BenchTrans
     const result = tally(fault.name, kind, gateway.all(), { faultStart, faultEnd, heldUntil }, agents.map((a) => a.logFile), fault.lossReason);
     log(
       `${kind}: ${fault.name}: started ${result.started}, answered ${result.answered}, errors ${result.errors}, lost ${JSON.stringify(result.lost)} (agent ended, held by the broker: ${result.agentEndedHeldByBroker}), ` +
-        `duplicated ${result.duplicated}, unsent ${result.unsent}${result.lostByDesign > 0 ? `, lost by design ${result.lostByDesign}` : ''}` +
+        `duplicated ${result.duplicated}, final resent ${result.finalResent}, unsent ${result.unsent}${result.lostByDesign > 0 ? `, lost by design ${result.lostByDesign}` : ''}` +
         (result.lostIds.length > 0 ? `; lost ids ${result.lostIds.join(', ')}` : ''),
     );
     return result;
@@ -257,7 +260,7 @@ function report(results: readonly FaultResult[], loadAtStart: string, where: str
   );
   console.log(
     table(
-      ['fault', 'transport', 'fault took', 'started', 'answered', 'errors', 'lost (agent ended / midway / never seen)', 'of those, by design', 'duplicated', 'unsent', 'in flight: longest to final', 'in flight: over 30 s', 'fresh answered after'],
+      ['fault', 'transport', 'fault took', 'started', 'answered', 'errors', 'lost (agent ended / midway / never seen)', 'of those, by design', 'duplicated', 'final resent', 'unsent', 'in flight: longest to final', 'in flight: over 30 s', 'fresh answered after'],
       results.map((r) => [
         r.fault,
         r.transport,
@@ -268,6 +271,7 @@ function report(results: readonly FaultResult[], loadAtStart: string, where: str
         `${r.lost.agentEnded}${r.agentEndedHeldByBroker > 0 ? ` (${r.agentEndedHeldByBroker} ${FAULTS.find((f) => f.name === r.fault)?.brokerAway ? 'held by the broker' : 'before the fault'})` : ''} / ${r.lost.midway} / ${r.lost.neverSeen}`,
         String(r.lostByDesign),
         String(r.duplicated),
+        String(r.finalResent),
         String(r.unsent),
         ms(r.longestAfterFaultMs),
         String(r.over30s),

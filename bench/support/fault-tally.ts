@@ -15,7 +15,14 @@ export interface FaultResult {
   unsent: number;
   answered: number;
   errors: number;
+  /** More than one final message, and the agents' audit lines show the conversation ended more than once (it ran twice). */
   duplicated: number;
+  /**
+   * More than one final message of a conversation that ended once: a final message whose publish the broker
+   * connection lost before acknowledging it, sent again (the response topic's at-least-once during a broker fault;
+   * TrustGraph's gateway stops at the first `end_of_dialog`). Nothing ran twice.
+   */
+  finalResent: number;
   lost: { agentEnded: number; midway: number; neverSeen: number };
   /**
    * Of `lost.agentEnded`: the conversations whose last iteration was audited before the broker was back (other
@@ -59,6 +66,7 @@ export function tally(
     answered: 0,
     errors: 0,
     duplicated: 0,
+    finalResent: 0,
     lost: { agentEnded: 0, midway: 0, neverSeen: 0 },
     agentEndedHeldByBroker: 0,
     lostByDesign: 0,
@@ -81,7 +89,7 @@ export function tally(
       if (result.lostIds.length < 5) result.lostIds.push(c.id);
       if (lossReason !== undefined && before) result.lostByDesign++;
       const { outcomes, lastAt } = audits.get(c.id) ?? { outcomes: [], lastAt: 0 };
-      if (outcomes.some((o) => o === 'answer' || o === 'error' || o === 'refused')) {
+      if (outcomes.some(isFinal)) {
         result.lost.agentEnded++;
         if (lastAt <= window.heldUntil) result.agentEndedHeldByBroker++;
       } else if (outcomes.length > 0) result.lost.midway++;
@@ -89,7 +97,11 @@ export function tally(
       continue;
     }
     if (before) result.longestAfterFaultMs = Math.max(result.longestAfterFaultMs, c.end - window.faultEnd);
-    if (c.finals > 1) result.duplicated++;
+    if (c.finals > 1) {
+      const ends = (audits.get(c.id)?.outcomes ?? []).filter(isFinal).length;
+      if (ends > 1) result.duplicated++;
+      else result.finalResent++;
+    }
     else if (c.error !== undefined || c.answer !== '42') {
       result.errors++;
       const sample = (c.error ?? `answer "${c.answer}"`).slice(0, 140);
@@ -100,6 +112,11 @@ export function tally(
     }
   }
   return result;
+}
+
+/** An audited outcome that ends the conversation with a final message. */
+function isFinal(outcome: string): boolean {
+  return outcome === 'answer' || outcome === 'error' || outcome === 'refused';
 }
 
 /** request id → the outcomes of its audited iterations and when the last was logged (epoch ms), from the agents' JSON logs. */
