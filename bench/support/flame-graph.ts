@@ -122,7 +122,7 @@ export async function flameGraphSvg(profile: CpuProfile, title: string): Promise
         range: ['#e8743b', '#f5c342', '#9bc4e2', '#b0b0b0'],
       },
     ],
-    legends: [{ fill: 'colour', orient: 'top-right', direction: 'horizontal' }],
+    legends: [{ fill: 'colour', orient: 'bottom', direction: 'horizontal' }],
     marks: [
       {
         type: 'rect',
