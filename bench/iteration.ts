@@ -55,7 +55,7 @@
  * Flags: --transports websocket,native,kafka,rabbitmq  --stand-ins js|python  --agent-args="<tg-agent flags>"  --concurrency 1,8,64  --duration 20 (s, measured)  --warmup 3  --floor 6  --idle 4  --in-process 8 (s; 0 = skip)  --max-load 1.5
  *        --soak <s>  --soak-concurrency 8  --sample-every 5  --warm-up-soak 60  --json <file>
  *        --trustgraph off (skip TrustGraph's agent)  --trustgraph-duration 20 (s, measured)  --trustgraph-warmup 5
- *        --cpu-prof (the agent writes a V8 CPU profile per concurrency next to its log; add --keep-logs)
+ *        --cpu-prof (the agent writes a V8 CPU profile per concurrency next to its log, drawn as flame-<transport>-c<n>.svg; add --keep-logs)
  *        --keep-logs (keep the log directory, removed at the end otherwise)
  *        --in-process-only (only the in-process runs: no broker, no TrustGraph)
  *        --timeline N (after the window at concurrency 1: N conversations one at a time, each hop stamped)
@@ -68,10 +68,11 @@ import { AgentProcess, startEcho } from './support/agent-process.js';
 import { isBackendKind, startBackendNodes } from './support/backend-nodes.js';
 import { buildAgent } from './support/build.js';
 import { measureInProcess, type InProcessResult } from './support/in-process.js';
+import { writeFlameGraphOf } from './support/flame-graph.js';
 import { startBenchBroker } from './support/broker.js';
 import { HopTimeline } from './support/timeline.js';
 import { readBrokerTraffic, trafficBetween, type BrokerTraffic, type TopicTraffic } from './support/broker-traffic.js';
-import { coreShare, CpuMeter, loadAverage, processMemory, waitForLowLoad, type CpuReading } from './support/proc.js';
+import { coreShare, CpuMeter, loadAverage, processMemory, threadCpuBetween, threadCpuSeconds, waitForLowLoad, type CpuReading } from './support/proc.js';
 import { header, log, withCleanup, writeJson } from './support/run.js';
 import { measureWindow } from './support/window.js';
 import { benchFlags, commonOptions } from './support/options.js';
@@ -150,6 +151,8 @@ interface ConcurrencyResult extends WindowFigures {
   agentCpuMsPerIteration: number;
   /** The broker JVM's CPU time (all threads, /proc) over the window, per iteration. */
   brokerCpuMsPerIteration: number;
+  /** The agent's CPU per iteration by thread name (`main` is the event loop), ms, largest first. */
+  agentThreadCpuMsPerIteration: Record<string, number>;
   /** The agent's CPU use with no traffic (timers, pings), as a fraction of one core. */
   agentIdleCpu: number;
   /** CPU per iteration after subtracting the idle CPU of the window. */
@@ -204,6 +207,15 @@ function spanBetween(ctx: Context, before: SpanMark, after: SpanMark): SpanFigur
     hedges: hedgesBetween(before.hedges, after.hedges),
     promptRequests: after.served.prompt - before.served.prompt,
   };
+}
+
+/** CPU seconds by thread as ms per iteration, largest first. */
+function perIteration(seconds: Record<string, number>, iterations: number): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(seconds)
+      .map(([name, s]): [string, number] => [name, (s * 1000) / iterations])
+      .sort((a, b) => b[1] - a[1]),
+  );
 }
 
 const METRICS = [
@@ -268,9 +280,13 @@ async function measureConcurrency(ctx: Context, floor: FloorClient, echoPid: num
       before: async () => {
         const metrics = await agent.metrics(METRICS);
         await agent.sample({ reset: true });
-        return { metrics, traffic: await trafficOf(ctx.bus), span: await spanMark(ctx, agent) };
+        const marks = { metrics, traffic: await trafficOf(ctx.bus), span: await spanMark(ctx, agent) };
+        return { ...marks, threads: threadCpuSeconds(agent.pid) };
       },
-      after: async () => ({ traffic: await trafficOf(ctx.bus), metrics: await agent.metrics(METRICS), probe: await agent.sample() }),
+      after: async () => {
+        const threads = threadCpuSeconds(agent.pid);
+        return { threads, traffic: await trafficOf(ctx.bus), metrics: await agent.metrics(METRICS), probe: await agent.sample() };
+      },
     });
     const { records: done, cpu } = window;
     // measureWindow returns once every conversation started in the window has ended (or timed out).
@@ -284,6 +300,11 @@ async function measureConcurrency(ctx: Context, floor: FloorClient, echoPid: num
       await timeline.take(ctx.client, ctx.workload, TIMELINE);
     }
     await agent.stop();
+    if (CPU_PROFILE) {
+      const title = `tg-agent at concurrency ${concurrency}, ${ctx.kind} transport (${new Date().toISOString().slice(0, 16)}Z)`;
+      const svg = await writeFlameGraphOf(ctx.logDir, agent.pid, `flame-${ctx.kind}-c${concurrency}.svg`, title);
+      if (svg) log(`flame graph of the agent's CPU profile: ${svg}`);
+    }
     for (const at of whereLost(agent.logFile, span.lostIds).values()) span.lost[at] = (span.lost[at] ?? 0) + 1;
     span.lostIds.splice(5);
 
@@ -339,6 +360,7 @@ async function measureConcurrency(ctx: Context, floor: FloorClient, echoPid: num
       agentOwnTimeMs: own,
       agentCpuMsPerIteration: ((cpu.processes.agent ?? Number.NaN) * 1000) / iterations,
       brokerCpuMsPerIteration: ((cpu.processes.broker ?? Number.NaN) * 1000) / iterations,
+      agentThreadCpuMsPerIteration: perIteration(threadCpuBetween(window.before.threads, window.after.threads), iterations),
       agentIdleCpu,
       agentCpuMsPerIterationNetOfIdle: (((cpu.processes.agent ?? Number.NaN) - agentIdleCpu * cpu.wall) * 1000) / iterations,
       publishesPerIteration: publishes,
@@ -478,6 +500,18 @@ function printResults(results: ConcurrencyResult[], acks: { nonPersistent: Summa
         `${ms(r.eventLoop.p99, 1)} / ${ms(r.eventLoop.max, 1)}`,
         `${r.loadAverage.start} → ${r.loadAverage.end}`,
       ]),
+    ),
+  );
+  out.push('\n### The agent\'s CPU per iteration by thread (/proc/<pid>/task; `main` is the event loop)\n');
+  out.push(
+    table(
+      ['concurrency', 'thread', 'CPU/iteration', 'share'],
+      results.flatMap((r) => {
+        const total = Object.values(r.agentThreadCpuMsPerIteration).reduce((sum, v) => sum + v, 0);
+        return Object.entries(r.agentThreadCpuMsPerIteration)
+          .filter(([, v]) => v > 0)
+          .map(([name, v]) => [String(r.concurrency), name, ms(v, 3), `${((v / total) * 100).toFixed(0)} %`]);
+      }),
     ),
   );
   for (const r of results) if (r.timeline) out.push('\n### Timeline of one conversation at concurrency 1 (--timeline)\n', r.timeline);

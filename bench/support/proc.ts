@@ -3,7 +3,7 @@
  * peak RSS, the machine's busy CPU time, the load average, and a description of the machine.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism, cpus, release, totalmem } from 'node:os';
 
 let clockTicks: number | undefined;
@@ -31,6 +31,39 @@ export function processCpuSeconds(pid: number): number {
   } catch {
     return Number.NaN;
   }
+}
+
+/**
+ * User + system CPU seconds of each thread of a process so far, summed by thread name (`comm`): the main
+ * thread as `main` (its thread id is the process id), every other as the kernel names it (`V8 DefaultWorke`
+ * for V8's platform threads: GC helpers and the compiler; `libuv-worker`; a native library's threads).
+ */
+export function threadCpuSeconds(pid: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = tid === String(pid) ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out[name] = (out[name] ?? 0) + (Number(fields[11]) + Number(fields[12])) / ticksPerSecond();
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return out;
+}
+
+/** Per-thread-name CPU seconds between two `threadCpuSeconds` readings (threads that ended count from 0). */
+export function threadCpuBetween(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [name, seconds] of Object.entries(after)) out[name] = seconds - (before[name] ?? 0);
+  return out;
 }
 
 export interface ProcessMemory {

@@ -8,6 +8,7 @@ import type { Consumer, IncomingMessage, SubscribeOptions } from '../../transpor
 import type { DecodedFrame, MessageFrame } from './frame.js';
 import { FrameDecoder } from './frame-decoder.js';
 import { Link, type LinkSettings } from './link.js';
+import { sendCoalesced } from './coalesced-writes.js';
 
 export class WebSocketConsumer implements Consumer {
   readonly topic: string;
@@ -87,7 +88,7 @@ export class WebSocketConsumer implements Consumer {
       return Promise.resolve();
     }
     return new Promise<void>((resolve) => {
-      ws.send(JSON.stringify(body), (err) => {
+      sendCoalesced(ws, JSON.stringify(body), (err) => {
         if (err) this.logger.debug({ link: this.link.label, err: err.message }, 'ack/nack not written');
         resolve();
       });

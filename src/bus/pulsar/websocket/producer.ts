@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { FrameTooLargeError, NotConnectedError, ProducerSendError, TransportClosedError, TransportError, UnacknowledgedSendError } from '../../errors.js';
 import type { OutgoingMessage, Producer } from '../../transport.js';
 import { Link, type LinkSettings } from './link.js';
+import { sendCoalesced } from './coalesced-writes.js';
 
 /** `{"payload":"` */
 const FRAME_HEAD_BYTES = 12;
@@ -66,7 +67,7 @@ export class WebSocketProducer implements Producer {
     const ws = await this.link.whenOpen(this.sendTimeoutMs);
     return new Promise<void>((resolve, reject) => {
       this.pending.set(context, { resolve, reject });
-      ws.send(frame, (err) => {
+      sendCoalesced(ws, frame, (err) => {
         if (!err) return;
         if (this.pending.delete(context)) {
           reject(new TransportError(`could not write to ${this.link.label}: ${err.message}`, { retriable: true, cause: err }));
