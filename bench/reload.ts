@@ -53,6 +53,8 @@
  *        --node-flags="<flags>" (with "=": more node/V8 flags for the agent, e.g. "--trace-gc-nvp" or "--max-semi-space-size=32")
  *        --cpu-prof (the agent writes a V8 CPU profile into the log directory; add --keep-logs to keep it)
  *        --keep-logs (keep the agent's log directory; it grows by ~120 KB per iteration with 10 000 tools)
+ *        --agent-group-nice=-5 (the agent in a scheduling group of its own, a Linux autogroup at this nice, against the
+ *          rest of the machine: what a pod's CPU request gives it; below 0 needs root)
  *        --agent-cpus 0 (the agent alone on these CPUs, everything else on the rest: a core of its own, as a pod
  *          with an integer CPU request gets under the kubelet's static CPU manager policy)
  *        --in-process-only (only the reload path in this process, no broker: bench/reload-in-process.ts)
@@ -117,6 +119,13 @@ const RELOADS = numberFlag(flags, 'reloads', 100);
 /** A busy loop (`yes > /dev/null`) beside the benchmark for the whole run, as other jobs on a CI runner. */
 const BUSY = flags.has('busy');
 const AGENT_CPUS = flags.get('agent-cpus');
+const AGENT_GROUP_NICE = (() => {
+  const raw = flags.get('agent-group-nice');
+  if (raw === undefined) return undefined;
+  const nice = Number(raw);
+  if (!Number.isInteger(nice) || nice < -20 || nice > 19) throw new Error(`--agent-group-nice: a nice value from -20 to 19, got ${JSON.stringify(raw)}`);
+  return nice;
+})();
 const FRAME_LIMIT = 16 * 1024 * 1024;
 const BLOCK_THRESHOLD_MS = 10;
 const GOAL_MS = 50;
@@ -227,6 +236,7 @@ await withCleanup(async (defer) => {
     transport: TRANSPORT,
     serviceUrl: broker.serviceUrl,
     ...(cpuSplit ? { cpus: cpuSplit.agent } : {}),
+    ...(AGENT_GROUP_NICE === undefined ? {} : { groupNice: AGENT_GROUP_NICE }),
     env: { TG_BENCH_ELD_RESOLUTION_MS: '1', TG_BENCH_BLOCK_THRESHOLD_MS: String(BLOCK_THRESHOLD_MS) },
     nodeFlags: [...(CPU_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', logDir] : []), ...(TRACE_GC ? ['--trace-gc'] : []), ...NODE_FLAGS],
   });
@@ -383,6 +393,9 @@ await withCleanup(async (defer) => {
     header(`tg-agent reload benchmark: ${num(TOOLS)} tools, agent on the ${TRANSPORT} transport`, broker, [
       `load average before the run: ${loadAtStart}; at the end: ${loadAverage()}`,
       `conversations that timed out (30 s without their end_of_dialog; no phase counts them, as each spans two): ${client.timeouts}`,
+      AGENT_GROUP_NICE === undefined
+        ? 'scheduling: the agent in the benchmark\'s scheduling group (one Linux autogroup with the broker, the config service and the load generator)'
+        : `scheduling: the agent in a scheduling group of its own (Linux autogroup) at nice ${AGENT_GROUP_NICE} (--agent-group-nice)`,
       BUSY ? 'other load: `yes > /dev/null` running beside the benchmark throughout (--busy)' : 'other load: none started by the benchmark',
       cpuSplit
         ? `CPUs: the agent alone on ${cpuSplit.agent}; the broker, the config service and the load generator on ${cpuSplit.others} (--agent-cpus)`
