@@ -40,6 +40,12 @@ export interface Block {
    * without worker threads and the garbage collector's helpers, what the block would be on an idle machine.
    */
   mainCpuMs?: number;
+  /**
+   * Time the event loop's thread was runnable but waited for a core during the gap, ms (the schedstat run queue):
+   * the machine's scheduling, not the agent's work. What is in neither this nor `mainCpuMs`, the thread slept
+   * (a system call, or the garbage collector waiting for its helper threads).
+   */
+  mainWaitMs?: number;
   /** Garbage-collection pauses of the event loop's thread inside the gap, ms (Node's `gc` performance entries). */
   gcMs: number;
   /** The longest one of them, ms, and its kind (`minor`: a scavenge; `major`: a mark-compact). */
@@ -115,7 +121,10 @@ if (threshold > 0) {
     if (gap > threshold) {
       const cpuMs = (cpu.user - lastCpu.user + cpu.system - lastCpu.system) / 1000;
       const block: Block = { at: performance.timeOrigin + last, ms: gap, cpuMs: Math.min(cpuMs, gap), gcMs: 0 };
-      if (main !== undefined && lastMain !== undefined) block.mainCpuMs = Math.min(Number(main - lastMain) / 1e6, gap);
+      if (main !== undefined && lastMain !== undefined) {
+        block.mainCpuMs = Math.min(Number(main.cpu - lastMain.cpu) / 1e6, gap);
+        block.mainWaitMs = Math.min(Number(main.wait - lastMain.wait) / 1e6, gap);
+      }
       blocks.push(block);
     }
     last = now;
@@ -125,8 +134,11 @@ if (threshold > 0) {
   timer.unref();
 }
 
-/** A reader of the CPU time (ns) of this, the main, thread so far; undefined where /proc has no schedstat. */
-function mainThreadCpu(): (() => bigint) | undefined {
+/**
+ * A reader of the CPU time of this, the main, thread so far and of its time waiting for a core (ns); undefined
+ * where /proc has no schedstat.
+ */
+function mainThreadCpu(): (() => { cpu: bigint; wait: bigint }) | undefined {
   let fd: number;
   try {
     fd = openSync(`/proc/self/task/${process.pid}/schedstat`, 'r');
@@ -136,8 +148,8 @@ function mainThreadCpu(): (() => bigint) | undefined {
   const buffer = Buffer.alloc(64);
   return () => {
     const n = readSync(fd, buffer, 0, buffer.length, 0);
-    const text = buffer.toString('latin1', 0, n);
-    return BigInt(text.slice(0, text.indexOf(' ')));
+    const [cpu, wait] = buffer.toString('latin1', 0, n).split(' ');
+    return { cpu: BigInt(cpu!), wait: BigInt(wait!) };
   };
 }
 

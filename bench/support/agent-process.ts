@@ -5,7 +5,7 @@
  * CPU time and event loop apart from the load generator and the stand-ins.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, openSync, writeFileSync } from 'node:fs';
 import type { ConfigQueues } from '../../dev/stand-ins/config-service.js';
 import type { ProbeSample } from './agent-probe.js';
 import type { InitMessage, ReloadedMessage, ReloadKind } from './config-process.js';
@@ -37,6 +37,12 @@ export interface AgentProcessOptions {
   rabbitmqUrl?: string;
   /** Run the agent on these CPUs only (a taskset list, e.g. "0"; see reserveCpusForAgent). */
   cpus?: string;
+  /**
+   * Run the agent in a scheduling group of its own (a new session: its own Linux autogroup) with this nice value
+   * (-20…19; below 0 needs root): its share of the CPU against everything else on the machine, as a pod's CPU
+   * request sets its cgroup's weight. Absent: the agent shares the benchmark's group.
+   */
+  groupNice?: number;
 }
 
 export class AgentProcess {
@@ -88,8 +94,11 @@ export class AgentProcess {
     const child = spawn(command, commandArgs, {
       stdio: ['ignore', fd, fd, 'ipc'],
       env: { ...process.env, ...(options.env ?? {}) },
+      // A session of its own is an autogroup of its own; the IPC channel still ends it with this process.
+      detached: options.groupNice !== undefined,
     });
     closeSync(fd);
+    if (options.groupNice !== undefined && child.pid !== undefined) writeFileSync(`/proc/${child.pid}/autogroup`, String(options.groupNice));
     const agent = new AgentProcess(child, metricsPort, options.logFile);
     return agent;
   }

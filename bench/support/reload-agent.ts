@@ -26,16 +26,26 @@ export async function applyTools(app: AgentApp, workspace: string, snapshot: Rea
 
 /** CPU time (ms) of the event-loop thread so far; NaN where /proc has no schedstat. */
 export function mainThreadCpuMs(): () => number {
+  const clock = mainThreadClock();
+  return () => clock().cpuMs;
+}
+
+/**
+ * The event-loop thread's scheduler clock (Linux schedstat), ms so far: the time it ran on a core, and the time it
+ * was runnable but waited for one (the run queue). A gap of the event loop is the sum of the two plus the time the
+ * thread slept (a system call, or waiting for the garbage collector's helper threads). NaN where /proc has none.
+ */
+export function mainThreadClock(): () => { cpuMs: number; waitMs: number } {
   let fd: number;
   try {
     fd = openSync(`/proc/self/task/${process.pid}/schedstat`, 'r');
   } catch {
-    return () => Number.NaN;
+    return () => ({ cpuMs: Number.NaN, waitMs: Number.NaN });
   }
   const buffer = Buffer.alloc(64);
   return () => {
     const n = readSync(fd, buffer, 0, buffer.length, 0);
-    const text = buffer.toString('latin1', 0, n);
-    return Number(text.slice(0, text.indexOf(' '))) / 1e6;
+    const [cpu, wait] = buffer.toString('latin1', 0, n).split(' ');
+    return { cpuMs: Number(cpu) / 1e6, waitMs: Number(wait) / 1e6 };
   };
 }
