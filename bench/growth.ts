@@ -202,4 +202,6 @@ if (flags.has('child')) {
   process.send!(row, () => process.exit(0));
 } else {
   await main();
+  // Conversations lost on a loaded machine keep the gateway's timers for minutes: the figures are out.
+  process.exit(0);
 }
