@@ -29,7 +29,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildAgent } from './support/build.js';
 import { startBenchBroker } from './support/broker.js';
-import { growthChartSpecs, GROWTH_CURVES, runNote, writeSvg, type GrowthDimension, type GrowthRunJson } from './support/charts/index.js';
+import { growthChartSpecs, GROWTH_CURVES, runNote, shownFlags, writeSvg, type GrowthDimension, type GrowthRunJson } from './support/charts/index.js';
 import { measureConversations } from './support/growth-conversations.js';
 import { measureTools, measureWorkspaces, TOOLS_PER_WORKSPACE, type GrowthRow } from './support/growth-in-process.js';
 import { benchFlags, commonOptions } from './support/options.js';
@@ -80,7 +80,7 @@ async function main(): Promise<void> {
       rows.push({ ...(await inChild(size)), loadStart, loadEnd: loadAverage1() });
     }
   });
-  const note = runNote(`npm run bench:growth -- ${commandFlags()}`, machine());
+  const note = runNote(`npm run bench:growth -- ${shownFlags()}`, machine());
   const run: GrowthRunJson = { kind: 'growth', dimension, note, rows };
   console.log(report(run));
   writeJson(common.jsonOut, run);
@@ -114,12 +114,6 @@ async function conversations(sizes: number[], common: ReturnType<typeof commonOp
     rows.push(await measureConversations(setup, size));
   }
   return rows;
-}
-
-/** The flags that shaped the figures (not where they were written). */
-function commandFlags(): string {
-  const args = process.argv.slice(2);
-  return args.filter((arg, i) => !['--json', '--charts'].includes(arg) && !['--json', '--charts'].includes(args[i - 1] ?? '') && !/^--(json|charts)=/.test(arg)).join(' ');
 }
 
 function machine(): string {

@@ -94,7 +94,7 @@ import { serveTrustGraphConfig, startTrustGraphAgent, TRUSTGRAPH_AGENT_COMMAND }
 import { duplicates, hedgesBetween, readHedges, type HedgeCounts } from './support/hedges.js';
 import { whereLost, type LostAt } from './support/lost-conversations.js';
 import { pythonBrokerUrl } from '../dev/python-stand-ins.js';
-import { iterationChartSpec, runNote, writeSvg } from './support/charts/index.js';
+import { iterationChartSpec, runNote, shownFlags, writeSvg } from './support/charts/index.js';
 
 const flags = benchFlags(import.meta.url);
 const CONCURRENCIES = (flags.get('concurrency') ?? '1,8,64').split(',').map(Number);
@@ -730,7 +730,7 @@ await withCleanup(async (defer) => {
   }
   writeJson(JSON_OUT, { kind: 'iteration', runs, inProcess, trustGraph });
   const chart = flags.get('chart');
-  if (chart) await writeSvg(chart, iterationChartSpec({ kind: 'iteration', runs, trustGraph }, runNote(`npm run bench:iteration -- ${process.argv.slice(2).join(' ')}`, `load average ${loadAtStart} at the start`)));
+  if (chart) await writeSvg(chart, iterationChartSpec({ kind: 'iteration', runs, trustGraph }, runNote(`npm run bench:iteration -- ${shownFlags()}`, `load average ${loadAtStart} at the start`)));
 });
 
 /** One row per concurrency, one column group per transport: throughput, p50, conversations lost. */

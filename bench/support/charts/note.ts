@@ -10,3 +10,8 @@ export function runNote(command: string, extra?: string): string {
   }
   return `${new Date().toISOString().slice(0, 10)}, commit ${commit}, ${command}${extra ? `; ${extra}` : ''}`;
 }
+
+/** A benchmark's flags as a note quotes them: those that shaped the figures, not where they were written. */
+export function shownFlags(argv: readonly string[] = process.argv.slice(2), outputs: readonly string[] = ['--json', '--chart', '--charts']): string {
+  return argv.filter((arg, i) => !outputs.includes(arg) && !outputs.includes(argv[i - 1] ?? '') && !outputs.some((flag) => arg.startsWith(`${flag}=`))).join(' ');
+}
