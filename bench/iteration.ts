@@ -54,6 +54,7 @@
  *
  * Flags: --transports websocket,native,kafka,rabbitmq  --stand-ins js|python  --agent-args="<tg-agent flags>"  --concurrency 1,8,64  --duration 20 (s, measured)  --warmup 3  --floor 6  --idle 4  --in-process 8 (s; 0 = skip)  --max-load 1.5
  *        --soak <s>  --soak-concurrency 8  --sample-every 5  --warm-up-soak 60  --json <file>
+ *        --chart <file.svg> (conversations/s against concurrency, TrustGraph's agent beside; redrawn from --json with npm run bench:chart)
  *        --trustgraph off (skip TrustGraph's agent)  --trustgraph-duration 20 (s, measured)  --trustgraph-warmup 5
  *        --cpu-prof (the agent writes a V8 CPU profile per concurrency next to its log, drawn as flame-<transport>-c<n>.svg; add --keep-logs)
  *        --keep-logs (keep the log directory, removed at the end otherwise)
@@ -94,6 +95,7 @@ import { serveTrustGraphConfig, startTrustGraphAgent, TRUSTGRAPH_AGENT_COMMAND }
 import { duplicates, hedgesBetween, readHedges, type HedgeCounts } from './support/hedges.js';
 import { whereLost, type LostAt } from './support/lost-conversations.js';
 import { pythonBrokerUrl } from '../dev/python-stand-ins.js';
+import { iterationChartSpec, runNote, shownFlags, writeSvg } from './support/charts/index.js';
 
 const flags = benchFlags(import.meta.url);
 const CONCURRENCIES = (flags.get('concurrency') ?? '1,8,64').split(',').map(Number);
@@ -761,6 +763,8 @@ await withCleanup(async (defer) => {
     console.log(printResults(run.results, run.acks, i === 0 ? inProcess : []));
   }
   writeJson(JSON_OUT, { kind: 'iteration', runs, inProcess, trustGraph });
+  const chart = flags.get('chart');
+  if (chart) await writeSvg(chart, iterationChartSpec({ kind: 'iteration', runs, trustGraph }, runNote(`npm run bench:iteration -- ${shownFlags()}`, `load average ${loadAtStart} at the start`)));
 });
 
 /** One row per concurrency, one column group per transport: throughput, p50, conversations lost. */

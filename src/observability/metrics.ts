@@ -212,13 +212,7 @@ export class AgentMetrics {
     if (previous !== undefined && registry.sameToolNamesAs(previous)) return;
     const added = this.refreshKnown(previous, registry);
 
-    this.groupToolsAvailable.reset();
-    this.stateToolsAvailable.reset();
-    for (const r of this.registries.values()) {
-      const counts = r.availability();
-      for (const [group, count] of counts.groups) this.groupToolsAvailable.set({ workspace: r.workspace, group }, count);
-      for (const [state, count] of counts.states) this.stateToolsAvailable.set({ workspace: r.workspace, state }, count);
-    }
+    this.availabilityChanged(previous, registry);
     for (const group of added.groups) {
       this.groupRequests.inc({ group }, 0);
       this.groupAccessDenied.inc({ group }, 0);
@@ -233,6 +227,20 @@ export class AgentMetrics {
       this.toolDenied.inc({ tool }, 0);
       this.argumentFailures.inc({ tool }, 0);
     }
+  }
+
+  /**
+   * The availability series of `next`'s workspace only: a workspace's counts depend on its own tools, so the
+   * other workspaces' series stay (re-setting every workspace's made loading 1 000 workspaces quadratic).
+   */
+  private availabilityChanged(previous: ToolRegistry | undefined, next: ToolRegistry): void {
+    const workspace = next.workspace;
+    const counts = next.availability();
+    const before = previous?.availability();
+    for (const group of before?.groups.keys() ?? []) if (!counts.groups.has(group)) this.groupToolsAvailable.remove({ workspace, group });
+    for (const state of before?.states.keys() ?? []) if (!counts.states.has(state)) this.stateToolsAvailable.remove({ workspace, state });
+    for (const [group, count] of counts.groups) this.groupToolsAvailable.set({ workspace, group }, count);
+    for (const [state, count] of counts.states) this.stateToolsAvailable.set({ workspace, state }, count);
   }
 
   /**

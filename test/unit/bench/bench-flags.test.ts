@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process';
 import { describe, it } from 'vitest';
 
-const BENCHES = ['iteration', 'reload', 'scale-out', 'flood', 'workflow-checks', 'replay-memory'];
+const BENCHES = ['iteration', 'reload', 'scale-out', 'flood', 'workflow-checks', 'replay-memory', 'growth'];
 
 interface Run {
   readonly status: number | null;
@@ -38,7 +38,7 @@ describe.concurrent.each(BENCHES)('bench/%s.ts', (bench) => {
   }, 90_000);
 });
 
-describe.concurrent.each(['faults', 'filter', 'flood', 'image-start', 'iteration', 'reload', 'replay-memory', 'scale-out', 'workflow-checks'])('bench/%s.ts --help', (bench) => {
+describe.concurrent.each(['chart', 'faults', 'filter', 'flood', 'growth', 'image-start', 'iteration', 'reload', 'replay-memory', 'scale-out', 'workflow-checks'])('bench/%s.ts --help', (bench) => {
   it('says how long a run takes and what it needs, within 100 columns', async ({ expect }) => {
     const help = await run(bench, '--help');
     expect(help.status).toBe(0);

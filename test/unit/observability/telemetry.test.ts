@@ -45,6 +45,30 @@ describe('the agent telemetry', () => {
     ]);
   });
 
+  it("updates a rebuilt workspace's availability series, the other workspaces' staying as they are", async () => {
+    const { metrics, telemetry: t } = telemetry();
+    const build = (workspace: string, version: number, groups: Record<string, string[]>) =>
+      buildRegistry({
+        workspace,
+        version,
+        tools: Object.fromEntries(Object.entries(groups).map(([name, group]) => [name, JSON.stringify({ type: 'knowledge-query', name, group })])),
+      }).registry;
+    t.registryRebuilt(build('w1', 1, { a: ['g1'], b: ['g1', 'g2'] }), 0.01);
+    t.registryRebuilt(build('w2', 1, { c: ['g2'] }), 0.01);
+    // w1 loses group g1 and gains g3; w2 is not touched.
+    t.registryRebuilt(build('w1', 2, { a: ['g3'], b: ['g2'] }), 0.01);
+    expect((await lines(metrics, 'tg_agent_tool_group_availability')).sort()).toEqual([
+      'tg_agent_tool_group_availability{workspace="w1",group="default",processor="agent-7"} 0',
+      'tg_agent_tool_group_availability{workspace="w1",group="g2",processor="agent-7"} 1',
+      'tg_agent_tool_group_availability{workspace="w1",group="g3",processor="agent-7"} 1',
+      'tg_agent_tool_group_availability{workspace="w2",group="default",processor="agent-7"} 0',
+      'tg_agent_tool_group_availability{workspace="w2",group="g2",processor="agent-7"} 1',
+    ]);
+    expect(await lines(metrics, 'tg_agent_state_availability')).toEqual(
+      expect.arrayContaining(['tg_agent_state_availability{workspace="w1",state="undefined",processor="agent-7"} 2', 'tg_agent_state_availability{workspace="w2",state="undefined",processor="agent-7"} 1']),
+    );
+  });
+
   it("removes a deleted workspace's series", async () => {
     const { metrics, telemetry: t } = telemetry(true);
     t.registryRebuilt(registry, 0.01);

@@ -154,6 +154,9 @@ describe('a registry patched from the previous one', () => {
     expect(second.version).toBe(2);
     expect(second.get('beta')?.description).toBe('new');
     expect(second.filter(['g1'], 's1').tools.map((t) => t.description)).toEqual(['new']);
+    // The prompt's tool list too: the selection copies prompt forms from the index, which must hold the new ones.
+    expect(second.filter(['g1'], 's1', { cache: false }).promptTools.map((form) => form.description)).toEqual(['new']);
+    expect(second.filter(['g1'], 's1', { cache: false }).names).toEqual(['beta']);
     expect(first.get('beta')?.description).toBe(null);
     expect(first.filter(['g1'], 's1').tools.map((t) => t.description)).toEqual([null]);
     expect(second.get('alpha')).toBe(first.get('alpha'));

@@ -1,0 +1,106 @@
+/**
+ * bench:growth's conversations dimension: the real agent (its own process, bench/support/agent-process.ts) on a
+ * real broker, `--concurrency n` and the gateway keeping n conversations in flight, with the zero-latency prompt
+ * and MCP tool stand-ins of bench:iteration (bench/support/workload.ts). The agent is the bottleneck, so
+ * n conversations are in flight in it (or waiting at the broker for it) the whole window, and the latency is
+ * n / throughput (Little's law): what grows worse than that is the agent's cost per conversation.
+ *
+ * For each n: the agent started with `--expose-gc`, its heap after a full GC and RSS read idle; the gateway
+ * starts n conversations; once n have ended (one full turn-over of what is in flight) and the warm-up has passed,
+ * the window: conversations/s, latency p50 / p99 of the conversations that ended in it, the agent's CPU per iteration
+ * (/proc, 2 iterations per conversation), and at its end, with the n conversations still in flight, heap after a
+ * full GC and RSS again. Memory per conversation = (in flight − idle) / n.
+ */
+import { join } from 'node:path';
+import { AgentProcess } from './agent-process.js';
+import type { AgentBuild } from './build.js';
+import { CpuMeter, loadAverage1 } from './proc.js';
+import { sleep, summarize } from './stats.js';
+import { ConversationClient, ITERATIONS_PER_CONVERSATION, type ConversationRecord, type Workload } from './workload.js';
+import type { BenchBrokerAddress, BenchTransportKind } from './transport.js';
+import type { GrowthRow } from './growth-in-process.js';
+
+/** How long the conversations still in flight after the window may take to end before the next size starts. */
+const STRAGGLERS_MS = 30_000;
+
+export interface ConversationsSetup {
+  build: AgentBuild;
+  address: BenchBrokerAddress;
+  kind: BenchTransportKind;
+  workload: Workload;
+  /** The gateway, built with a timeout long enough for n / throughput. */
+  client: ConversationClient;
+  logDir: string;
+  warmupSeconds: number;
+  durationSeconds: number;
+  log: (line: string) => void;
+}
+
+export async function measureConversations(setup: ConversationsSetup, inFlight: number): Promise<GrowthRow> {
+  const { build, address, kind, workload, client } = setup;
+  const loadStart = loadAverage1();
+  const agent = await AgentProcess.start({
+    build,
+    ...address,
+    transport: kind,
+    concurrency: inFlight,
+    configQueues: workload.configQueues,
+    logFile: join(setup.logDir, `agent-${kind}-c${inFlight}.log`),
+    nodeFlags: ['--expose-gc'],
+  });
+  try {
+    await agent.waitReady();
+    await sleep(1000);
+    const idle = (await agent.sample({ gc: true })).memory;
+    let phase: 'warmup' | 'measure' | 'stop' = 'warmup';
+    let ended = 0;
+    const records: ConversationRecord[] = [];
+    const running = client.run(
+      inFlight,
+      () => phase === 'stop',
+      (record) => {
+        ended++;
+        if (phase === 'measure') records.push(record);
+      },
+    );
+    try {
+      const warmupEnds = performance.now() + setup.warmupSeconds * 1000;
+      while (ended < inFlight || performance.now() < warmupEnds) await sleep(200);
+      setup.log(`${inFlight} in flight: warmed up (${ended} conversations ended), measuring ${setup.durationSeconds} s`);
+      const meter = new CpuMeter({ agent: agent.pid });
+      const endedBefore = ended;
+      const windowStart = performance.now();
+      phase = 'measure';
+      await sleep(setup.durationSeconds * 1000);
+      const windowSeconds = (performance.now() - windowStart) / 1000;
+      const cpu = meter.stop();
+      const finished = ended - endedBefore;
+      const busy = (await agent.sample({ gc: true })).memory;
+      phase = 'stop';
+      // A conversation lost on a loaded machine waits out the gateway's long timeout: not this run's business.
+      await Promise.race([running, sleep(STRAGGLERS_MS)]);
+      const ok = records.filter((r) => !r.failed);
+      const latency = summarize(ok.map((r) => r.end - r.start));
+      return {
+        size: inFlight,
+        conversationsPerSecond: finished / windowSeconds,
+        p50Ms: latency.p50,
+        p99Ms: latency.p99,
+        failed: records.length - ok.length,
+        cpuMsPerIteration: ((cpu.processes.agent ?? Number.NaN) * 1000) / (finished * ITERATIONS_PER_CONVERSATION),
+        heapBytes: busy.heapUsed - idle.heapUsed,
+        rssBytes: busy.rss - idle.rss,
+        heapPerConversationBytes: (busy.heapUsed - idle.heapUsed) / inFlight,
+        rssPerConversationBytes: (busy.rss - idle.rss) / inFlight,
+        idleHeapBytes: idle.heapUsed,
+        idleRssBytes: idle.rss,
+        loadStart,
+        loadEnd: loadAverage1(),
+      };
+    } finally {
+      phase = 'stop';
+    }
+  } finally {
+    await agent.stop();
+  }
+}
