@@ -15,7 +15,7 @@
  * native library to compile beside `pulsar-client` (`@confluentinc/kafka-javascript` builds librdkafka from the
  * source in its package, but fetches zlib, OpenSSL, zstd and curl from their own sites while it does); it has
  * consumer groups, headers, manual offset commits and an admin client, and it works against Kafka 4's protocol.
- * With its publishes batched it is fast enough (docs/backends.md, "Why kafkajs"). It has been in maintenance
+ * Its publishes are batched (produce-batcher.ts; docs/backends.md, "Why kafkajs"). It has been in maintenance
  * since 2024: the transport uses only its long-stable core, behind the same interface as every other transport.
  */
 import { connect, isIP } from 'node:net';
