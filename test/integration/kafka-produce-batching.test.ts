@@ -78,4 +78,17 @@ describe.skipIf(!kafkaBootstrapServers)('the Kafka transport’s publishes', () 
     await vi.waitFor(() => expect(stored.map((s) => s.text)).toEqual(texts), { timeout: 20_000, interval: 50 });
     expect(new Set(stored.map((s) => s.batch)).size).toBe(3);
   });
+
+  it('counts what each record adds to its batch besides its payload: many small messages do not fill one batch past the limit', async () => {
+    transport = new KafkaTransport({ brokers: [kafkaBootstrapServers], reconnectSettleMs: 0, maxMessageBytes: 1000 });
+    const topic = topicName();
+    const producer = await transport.createProducer(topic);
+    // 40 × 20 bytes of payload is 800, under the limit; with each record's own fields it is not.
+    const texts = Array.from({ length: 40 }, (_, i) => `message ${String(i).padStart(12, '0')}`);
+    await Promise.all(texts.map((text) => producer.send({ payload: Buffer.from(text) })));
+
+    const stored = await read(topic);
+    await vi.waitFor(() => expect(stored.map((s) => s.text)).toEqual(texts), { timeout: 20_000, interval: 50 });
+    expect(new Set(stored.map((s) => s.batch)).size).toBeGreaterThan(1);
+  });
 });

@@ -21,7 +21,7 @@ interface Pending {
 }
 
 export interface ProduceBatcherOptions {
-  /** The most bytes (values, keys and headers) of one topic in one batch. */
+  /** The most bytes of one topic's records in one batch (keys, values, headers and each record's own fields). */
   maxBatchBytes: number;
   /** How long the broker may take to acknowledge a batch. */
   timeoutMs: number;
@@ -103,10 +103,19 @@ export class ProduceBatcher {
   }
 }
 
+/**
+ * The most a record adds to its record batch besides its key, value and headers (its length, attributes,
+ * timestamp and offset deltas, and the lengths of its key, value and header count, each a varint of up to 5
+ * or 10 bytes), and what each header adds besides its name and value (two lengths).
+ */
+const RECORD_OVERHEAD_BYTES = 40;
+const HEADER_OVERHEAD_BYTES = 10;
+
+/** What a message takes in a record batch, at most. */
 function messageBytes(message: Message): number {
-  let bytes = byteLength(message.value) + byteLength(message.key);
+  let bytes = RECORD_OVERHEAD_BYTES + byteLength(message.value) + byteLength(message.key);
   for (const [name, value] of Object.entries(message.headers ?? {})) {
-    bytes += name.length;
+    bytes += HEADER_OVERHEAD_BYTES + Buffer.byteLength(name);
     for (const one of Array.isArray(value) ? value : [value]) bytes += byteLength(one);
   }
   return bytes;
