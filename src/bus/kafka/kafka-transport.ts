@@ -1,7 +1,8 @@
 /**
  * The transport over Apache Kafka (`kafkajs`), for TrustGraph deployments run with `--pubsub-backend kafka`.
  * Topics, consumer groups and retention are TrustGraph's own (topology.ts); each subscription is a
- * consumer of its own (subscription.ts); one producer serves every topic.
+ * consumer of its own (subscription.ts); one producer serves every topic, and what is published in one turn of
+ * the event loop goes in one request (produce-batcher.ts).
  *
  * Status: the transport is connected while its producer is and every consumer is in its group. A consumer
  * whose fetches fail restarts, rejoins, and says so; a probe asks the cluster for its metadata every second,
@@ -11,10 +12,11 @@
  * so that a topic tg-agent is the first to touch does not take the broker's defaults.
  *
  * Why kafkajs: it is JavaScript through and through, so it builds and runs wherever Node does, with no second
- * native library to compile beside `pulsar-client` (librdkafka, under `@confluentinc/kafka-javascript`, has no
- * binary we can fetch here and takes minutes to build); it has consumer groups, headers, manual offset commits
- * and an admin client, and it works against Kafka 4's protocol. It has been in maintenance since 2024: the
- * transport uses only its long-stable core, behind the same interface as every other transport.
+ * native library to compile beside `pulsar-client` (`@confluentinc/kafka-javascript` builds librdkafka from the
+ * source in its package, but fetches zlib, OpenSSL, zstd and curl from their own sites while it does); it has
+ * consumer groups, headers, manual offset commits and an admin client, and it works against Kafka 4's protocol.
+ * Its publishes are batched (produce-batcher.ts; docs/backends.md, "Why kafkajs"). It has been in maintenance
+ * since 2024: the transport uses only its long-stable core, behind the same interface as every other transport.
  */
 import { connect, isIP } from 'node:net';
 import tls from 'node:tls';
@@ -27,6 +29,7 @@ import { ConnectionStatus, StatusReporting } from '../connection-status.js';
 import { ConnectError, FrameTooLargeError, NotConnectedError, TransportClosedError, TransportError } from '../errors.js';
 import { kafkaGroupFor, kafkaTopicFor, type KafkaGroup, type KafkaTopic } from './topology.js';
 import { KafkaSubscription, type PartitionOffset } from './subscription.js';
+import { ProduceBatcher } from './produce-batcher.js';
 import type { Consumer, OutgoingMessage, Producer, ProducerOptions, SubscribeOptions, Transport } from '../transport.js';
 
 /**
@@ -63,6 +66,8 @@ export class KafkaTransport extends StatusReporting implements Transport {
   private readonly kafka: Kafka;
   private readonly clientConfig: KafkaConfig;
   private readonly producer: KafkaProducer;
+  /** Every publish goes through it: what is published in one turn of the event loop leaves in one request. */
+  private readonly outbox: ProduceBatcher;
   private readonly admin: Admin;
   readonly maxMessageBytes: number;
   private readonly sendTimeoutMs: number;
@@ -99,6 +104,7 @@ export class KafkaTransport extends StatusReporting implements Transport {
     };
     this.kafka = new Kafka(this.clientConfig);
     this.producer = this.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
+    this.outbox = new ProduceBatcher(this.producer, { maxBatchBytes: this.maxMessageBytes, timeoutMs: this.sendTimeoutMs });
     this.admin = this.kafka.admin();
     this.connecting = this.connect();
     this.probe = setInterval(() => void this.checkCluster(), options.probeIntervalMs ?? 1000);
@@ -155,7 +161,7 @@ export class KafkaTransport extends StatusReporting implements Transport {
     const subscriptions = [...this.subscriptions];
     this.subscriptions.clear();
     this.connection.set(false, 'kafka transport closed');
-    await Promise.allSettled(subscriptions.map((s) => s.close((groupId) => this.deleteGroup(groupId), false)));
+    await Promise.allSettled([this.outbox.drain(), ...subscriptions.map((s) => s.close((groupId) => this.deleteGroup(groupId), false))]);
     await Promise.allSettled([this.producer.disconnect(), this.admin.disconnect()]);
   }
 
@@ -271,14 +277,7 @@ export class KafkaTransport extends StatusReporting implements Transport {
   private async publish(where: KafkaTopic, message: OutgoingMessage, topic: string): Promise<void> {
     const headers = message.properties && Object.keys(message.properties).length > 0 ? message.properties : undefined;
     try {
-      await this.producer.send({
-        topic: where.name,
-        // Every in-sync replica, on every topic: with acks=1 (TrustGraph's on all but `flow` topics) a message the
-        // leader took and had not yet copied is gone when that leader dies, and a cluster elects a new one every day.
-        acks: -1,
-        timeout: this.sendTimeoutMs,
-        messages: [{ value: message.payload, ...(headers ? { headers } : {}), ...(message.key ? { key: message.key } : {}) }],
-      });
+      await this.outbox.send(where.name, { value: message.payload, ...(headers ? { headers } : {}), ...(message.key ? { key: message.key } : {}) });
     } catch (err) {
       throw new TransportError(`send on ${topic} failed: Kafka did not take it (${errorMessage(err)})`, { retriable: true, cause: err });
     }
