@@ -67,6 +67,8 @@ export interface IterationEvents {
   toolFinished(tool: Tool, seconds: number, error: string | undefined): void;
   stateTransition(tool: Tool, from: string, to: string): void;
   sessionEnded(outcome: SessionOutcome, iterations: number): void;
+  /** The id the conversation goes by: the request's `session_id`, or the one made up on its first iteration. */
+  sessionNamed(sessionId: string): void;
   /** The orchestrator runs this request with `pattern` (`routed`: the meta-router chose it). */
   patternChosen(pattern: string, taskType: string, routed: boolean, fallbacks: readonly string[]): void;
   /** A plan-then-execute plan was made (`replan` 0 for the first plan). */

@@ -23,6 +23,11 @@ const MAX_NAME = 200;
 /** Groups of one request counted in pairs (`tg_agent_group_pair_requests_total`): 8 make 28 pairs at most. */
 const MAX_PAIRED_GROUPS = 8;
 
+/** A session id as the audit line carries it: cut after MAX_AUDITED_SESSION_ID characters. */
+function audited(sessionId: string): string {
+  return sessionId.length <= MAX_AUDITED_SESSION_ID ? sessionId : `${sessionId.slice(0, MAX_AUDITED_SESSION_ID)}…`;
+}
+
 export class IterationRecorder implements RequestTelemetry {
   private readonly startedAt = new Date();
   private readonly started = performance.now();
@@ -40,13 +45,12 @@ export class IterationRecorder implements RequestTelemetry {
   ) {
     const request = ask?.request;
     const state = ask?.state ?? '';
-    const sessionId = request?.session_id ?? '';
     this.record = {
       audit: 'agent-iteration',
       request_id: id,
       workspace: flow.workspace,
       flow: flow.flow,
-      session_id: sessionId.length <= MAX_AUDITED_SESSION_ID ? sessionId : `${sessionId.slice(0, MAX_AUDITED_SESSION_ID)}…`,
+      session_id: audited(request?.session_id ?? ''),
       iteration: request ? request.history.length + 1 : 0,
       requested_groups: request?.group ? firstNames(request.group, MAX_LISTED_TOOLS) : null,
       ...(request?.group && request.group.length > MAX_LISTED_TOOLS ? { requested_groups_count: request.group.length } : {}),
@@ -71,6 +75,10 @@ export class IterationRecorder implements RequestTelemetry {
       execution_ms: 0,
       ...(request && request.pattern !== '' ? { pattern: request.pattern, task_type: request.task_type } : {}),
     };
+  }
+
+  sessionNamed(sessionId: string): void {
+    this.record.session_id = audited(sessionId);
   }
 
   patternChosen(pattern: string, taskType: string, routed: boolean): void {

@@ -17,6 +17,7 @@ export const noRequestTelemetry: RequestTelemetry = {
   toolFinished: nothing,
   stateTransition: nothing,
   sessionEnded: nothing,
+  sessionNamed: nothing,
   patternChosen: nothing,
   planCreated: nothing,
   planStepRefused: nothing,

@@ -13,7 +13,6 @@
  * failed) step makes a new plan while `max_replan_depth` allows, and otherwise ends with the refusal as its
  * result. The state moves only after a tool succeeded, as in ReAct.
  */
-import { randomUUID } from 'node:crypto';
 import type { AgentAsk } from '../../groups/index.js';
 import type { ToolRegistry } from '../../tools/index.js';
 import {
@@ -34,6 +33,7 @@ import { patternLimits } from '../orchestrator/catalog.js';
 import { plannableTools } from '../orchestrator/plannable-tools.js';
 import { isSubagent, nextAgentRequest, subagentCompletion } from '../orchestration-fields.js';
 import type { Pattern, PatternContext } from './pattern.js';
+import { sessionIdOf } from './session-id.js';
 import { patternDocumentIds, patternUris, planRefusalTriples, planTriples, stepResultTriples, synthesisTriples } from '../orchestrator/pattern-explain.js';
 import { callTemplate, callTemplateText } from '../orchestrator/template-prompt.js';
 
@@ -55,7 +55,7 @@ export const planThenExecute: Pattern = {
 
 async function planIteration(ctx: PatternContext, ask: AgentAsk, result: IterationResult): Promise<IterationResult> {
   const { request } = ask;
-  const sessionId = request.session_id || randomUUID();
+  const sessionId = sessionIdOf(request, ctx.events);
   const key = sessionUriKey(sessionId);
   const n = request.history.length + 1;
   const now = ctx.now ?? (() => new Date());

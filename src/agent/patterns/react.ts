@@ -3,7 +3,6 @@
  * model through the `agent-react` prompt, and either ends the dialog with the model's answer or runs the action
  * it chose and hands the conversation on in the `next` request (docs/trustgraph-agent-notes.md §3.1).
  */
-import { randomUUID } from 'node:crypto';
 import type { AgentAsk } from '../../groups/index.js';
 import type { ToolSet } from '../../tools/index.js';
 import { makeAgentRequest, agentStepOf, type AgentRequest, type AgentStep, type PromptResponse } from '../../wire/index.js';
@@ -27,6 +26,7 @@ import { answerResponse, observationResponse, thoughtResponse } from '../respons
 import { UsageTracker } from '../usage.js';
 import { isSubagent, nextAgentRequest, subagentCompletion, type OrchestrationContext } from '../orchestration-fields.js';
 import type { Pattern } from './pattern.js';
+import { sessionIdOf } from './session-id.js';
 
 export const react: Pattern = {
   id: 'react',
@@ -77,7 +77,7 @@ interface ModelReply {
 async function openTurn(ctx: IterationContext, ask: AgentAsk, result: IterationResult): Promise<Turn> {
   const { request } = ask;
   const now = ctx.now ?? (() => new Date());
-  const sessionId = request.session_id || randomUUID();
+  const sessionId = sessionIdOf(request, ctx.events);
   // Message ids and explain URIs name the conversation by a bounded key; the `next` request keeps the full id.
   const uriKey = sessionUriKey(sessionId);
   if (uriKey !== sessionId) {

@@ -22,6 +22,7 @@ import { answerResponse, thoughtResponse } from '../responses.js';
 import { patternLimits } from '../orchestrator/catalog.js';
 import type { FanOutRecord, SiblingResult } from '../orchestrator/fan-in.js';
 import type { Pattern, PatternContext } from './pattern.js';
+import { sessionIdOf } from './session-id.js';
 import { decompositionTriples, findingTriples, patternDocumentIds, patternUris, synthesisTriples } from '../orchestrator/pattern-explain.js';
 import { callTemplate, callTemplateText } from '../orchestrator/template-prompt.js';
 
@@ -37,7 +38,7 @@ export const supervisor: Pattern = {
 
 async function supervisorIteration(ctx: PatternContext, ask: AgentAsk, result: IterationResult): Promise<IterationResult> {
   const { request } = ask;
-  const sessionId = request.session_id || randomUUID();
+  const sessionId = sessionIdOf(request, ctx.events);
   const key = sessionUriKey(sessionId);
   const now = ctx.now ?? (() => new Date());
   if (request.history.length === 0) await explain(ctx, request, provenanceUris.session(key), sessionTriples(key, request.question, now()));

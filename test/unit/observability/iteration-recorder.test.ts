@@ -64,6 +64,12 @@ describe('IterationRecorder', () => {
     expect(sample(text, 'tg_agent_filtered_tools_count_sum', p)).toBe(1);
   });
 
+  it('names the session on a first request without one: the id its next request and later audit lines carry', async () => {
+    const { run, audit } = await recorded({ model: act('lookup', '{"question": "q"}'), graphRag: graphAnswer('a') }, { question: 'q', group: ['read-only'] });
+    expect(audit.session_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(run.next[0]!.session_id).toBe(audit.session_id);
+  });
+
   it('counts each tool offered, never-offered ones at 0, and the groups requested together, on the first iteration', async () => {
     const { text } = await recorded(
       { model: answer('done') },
