@@ -5,7 +5,10 @@
  * Why: the C++ client arms a creation timer for each producer and consumer, and when it fires before the first
  * connection it cancels the pending reconnection ("Cancel the pending reconnection due to the start timeout");
  * a handler can so end up never trying again, with nothing in the binding to say so, and the transport never
- * whole again. A healthy handler is back within a few seconds of the others: its reconnect backoff is at most
+ * whole again. In libpulsar 4.2.0 (`HandlerBase::start`) the timer is armed after the first connection attempt is
+ * started, and only a connection made after it cancels it: a handler whose broker connection was already in the
+ * pool is connected before that, so its timer fires operation-timeout seconds later all the same (the warning a
+ * few handlers log after every start) and cancels whatever reconnection is pending then. A healthy handler is back within a few seconds of the others: its reconnect backoff is at most
  * 2 s and its lookups at most 3.7 s apart (native-transport.ts). One still down `othersUpMs` after another came
  * back, and `stuckMs` after it went down, is taken as given up on. Replacing one that would have come back by
  * itself costs a subscription or a producer created anew, nothing more.
