@@ -6,9 +6,10 @@
  * connection it cancels the pending reconnection ("Cancel the pending reconnection due to the start timeout");
  * a handler can so end up never trying again, with nothing in the binding to say so, and the transport never
  * whole again. In libpulsar 4.2.0 (`HandlerBase::start`) the timer is armed after the first connection attempt is
- * started, and only a connection made after it cancels it: a handler whose broker connection was already in the
- * pool is connected before that, so its timer fires operation-timeout seconds later all the same (the warning a
- * few handlers log after every start) and cancels whatever reconnection is pending then. A healthy handler is back within a few seconds of the others: its reconnect backoff is at most
+ * started, and only that attempt's success, reported after the timer is armed, cancels it: a handler connected
+ * before the timer is armed keeps it, and the timer then fires operation-timeout seconds later all the same and
+ * cancels whatever reconnection is pending then (inferred from the code: the likeliest source of the warning a few
+ * handlers log 10 s after every start). A healthy handler is back within a few seconds of the others: its reconnect backoff is at most
  * 2 s and its lookups at most 3.7 s apart (native-transport.ts). One still down `othersUpMs` after another came
  * back, and `stuckMs` after it went down, is taken as given up on. Replacing one that would have come back by
  * itself costs a subscription or a producer created anew, nothing more.
