@@ -15,6 +15,7 @@ import type { AnswerRecommendations } from './recommendations.js';
  * Tool names (and group names) listed per list in one audit line; the counts are always exact. With thousands of
  * tools, listing them all made each line ~100 KiB (bench/iteration.ts).
  */
+// The left-out lists come from the tool set's first LISTED_LEFT_OUT names (tools/registry/tool-set.ts): at least this many.
 export const MAX_LISTED_TOOLS = 50;
 /** Longest session id written to an audit line. */
 const MAX_AUDITED_SESSION_ID = 256;
@@ -110,10 +111,10 @@ export class IterationRecorder implements RequestTelemetry {
   toolsOffered(toolSet: ToolSet): void {
     Object.assign(this.record, {
       offered_tools: [...toolSet.names],
-      filtered_by_group: toolSet.filteredByGroup.slice(0, MAX_LISTED_TOOLS),
-      filtered_by_state: toolSet.filteredByState.slice(0, MAX_LISTED_TOOLS),
-      filtered_by_group_count: toolSet.filteredByGroup.length,
-      filtered_by_state_count: toolSet.filteredByState.length,
+      filtered_by_group: toolSet.filteredByGroupFirst.slice(0, MAX_LISTED_TOOLS),
+      filtered_by_state: toolSet.filteredByStateFirst.slice(0, MAX_LISTED_TOOLS),
+      filtered_by_group_count: toolSet.filteredByGroupCount,
+      filtered_by_state_count: toolSet.filteredByStateCount,
       effective_groups: firstNames([...toolSet.groups], MAX_LISTED_TOOLS),
     });
     if (this.ask?.request.history.length === 0) {

@@ -31,6 +31,7 @@ export {
 export { deepFreeze, frozenSet } from './freeze.js';
 export { buildRegistry, type ToolRegistry } from './registry/registry.js';
 export type { ToolSet } from './registry/tool-set.js';
+export { LISTED_LEFT_OUT } from './registry/tool-set.js';
 export { withoutTools } from './registry/without-tools.js';
 export { TOOL_CONFIG_TYPES, WorkspaceRegistries } from './registry/workspace-registries.js';
 export { runTool } from './run/run-tool.js';

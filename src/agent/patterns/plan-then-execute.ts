@@ -141,7 +141,7 @@ export function checkPlan(
       const known = registry.get(step.tool_hint) !== undefined;
       const reason = !known
         ? `step ${index} names the tool "${step.tool_hint}", which does not exist`
-        : toolSet.filteredByGroup.includes(step.tool_hint)
+        : toolSet.leftOutBy(step.tool_hint) === 'group'
           ? `step ${index} names the tool "${step.tool_hint}", which is not in this conversation's groups`
           : `step ${index} names the tool "${step.tool_hint}", which is not available in the state "${state}" that step would run in`;
       return { step: index, tool: step.tool_hint, state, reason };

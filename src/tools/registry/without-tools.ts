@@ -21,8 +21,24 @@ export function withoutTools(registry: ToolRegistry, withdrawn: ReadonlySet<stri
 function narrowed(set: ToolSet, withdrawn: ReadonlySet<string>): ToolSet {
   const tools = set.tools.filter((tool) => !withdrawn.has(tool.name));
   const has = (name: string): boolean => !withdrawn.has(name) && set.has(name);
+  // Named field by field, not spread: a spread would read, and so build, the set's lazy left-out lists.
   return Object.freeze({
-    ...set,
+    workspace: set.workspace,
+    version: set.version,
+    groups: set.groups,
+    wildcard: set.wildcard,
+    state: set.state,
+    get filteredByGroup(): readonly string[] {
+      return set.filteredByGroup;
+    },
+    get filteredByState(): readonly string[] {
+      return set.filteredByState;
+    },
+    filteredByGroupCount: set.filteredByGroupCount,
+    filteredByGroupFirst: set.filteredByGroupFirst,
+    filteredByStateCount: set.filteredByStateCount,
+    filteredByStateFirst: set.filteredByStateFirst,
+    leftOutBy: (name: string) => set.leftOutBy(name),
     tools: Object.freeze(tools),
     names: Object.freeze(tools.map((tool) => tool.name)),
     promptTools: Object.freeze(tools.map((tool) => tool.prompt)),

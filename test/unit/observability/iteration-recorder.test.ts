@@ -13,6 +13,7 @@ import { capturingLogger } from '../../support/log-capture.js';
 import { act, answer, graphAnswer, iterate, TOOLS, type IterationRunOptions } from '../../support/iteration-run.js';
 import { registryOf } from '../../support/registry-fixtures.js';
 import { sample } from '../../support/prometheus-text.js';
+import { knowledgeQueryTool } from '../../../dev/flow-config.js';
 
 const FLOW: FlowDefinition = { workspace: 'ws', flow: 'default', topics: {}, parameters: {}, fingerprint: 'f' };
 const p = { processor: 'agent-manager' };
@@ -68,6 +69,35 @@ describe('IterationRecorder', () => {
     const { run, audit } = await recorded({ model: act('lookup', '{"question": "q"}'), graphRag: graphAnswer('a') }, { question: 'q', group: ['read-only'] });
     expect(audit.session_id).toMatch(/^[0-9a-f-]{36}$/);
     expect(run.next[0]!.session_id).toBe(audit.session_id);
+  });
+
+  it('lists the first 50 tools left out for each reason and counts them all, in config-key order', () => {
+    const name = (prefix: string, i: number) => `${prefix}-${String(i).padStart(3, '0')}`;
+    const tools: Record<string, unknown> = {};
+    for (let i = 0; i < 120; i++) tools[name('other', i)] = knowledgeQueryTool(name('other', i), 'x', { group: ['other'] });
+    for (let i = 0; i < 70; i++) tools[name('later', i)] = knowledgeQueryTool(name('later', i), 'x', { group: ['g'], 'applicable-states': ['s'] });
+    for (let i = 0; i < 3; i++) tools[name('now', i)] = knowledgeQueryTool(name('now', i), 'x', { group: ['g'] });
+    const set = registryOf(tools).registry.filter(['g'], null);
+    const capture = capturingLogger();
+    const request = makeAgentRequest({ question: 'q', group: ['g'] });
+    const recorder = new IterationRecorder(new AgentMetrics('agent-manager', { defaultMetrics: false }), new AuditTrail(capture.logger), FLOW, askOf(request), 'req-1');
+    recorder.toolsOffered(set);
+    recorder.done({ outcome: 'next', stateBefore: 'undefined' });
+    const audit = capture.audits()[0] as unknown as AuditRecord;
+    const first50 = (prefix: string) => Array.from({ length: 50 }, (_, i) => name(prefix, i));
+    expect(audit).toMatchObject({
+      offered_tools: ['now-000', 'now-001', 'now-002'],
+      filtered_by_group: first50('other'),
+      filtered_by_group_count: 120,
+      filtered_by_state: first50('later'),
+      filtered_by_state_count: 70,
+    });
+    // The whole lists, built when read (the listing's `offered`), agree with the counts and the first names.
+    expect(set.filteredByGroup).toEqual(Array.from({ length: 120 }, (_, i) => name('other', i)));
+    expect(set.filteredByState).toEqual(Array.from({ length: 70 }, (_, i) => name('later', i)));
+    expect(set.leftOutBy('other-119')).toBe('group');
+    expect(set.leftOutBy('later-069')).toBe('state');
+    expect(set.leftOutBy('now-000')).toBeUndefined();
   });
 
   it('counts each tool offered, never-offered ones at 0, and the groups requested together, on the first iteration', async () => {
