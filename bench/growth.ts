@@ -92,7 +92,8 @@ async function conversations(sizes: number[], common: ReturnType<typeof commonOp
   const kind = (flags.get('transport') ?? 'native') as BenchTransportKind;
   if (kind !== 'native' && kind !== 'websocket') throw new TypeError(`--transport takes native or websocket, got ${kind}`);
   const logDir = mkdtempSync(join(tmpdir(), 'tg-agent-growth-logs-'));
-  if (!common.keepLogs) defer(() => rmSync(logDir, { recursive: true, force: true }));
+  if (common.keepLogs) log(`the agent's logs: ${logDir}`);
+  else defer(() => rmSync(logDir, { recursive: true, force: true }));
   const build = await buildAgent(log);
   defer(() => build.remove());
   const broker = await startBenchBroker({ log });
@@ -169,6 +170,9 @@ const MEASURES: Record<GrowthDimension, [string, string, (v: number) => string][
     ['p50Ms', 'latency p50', (v) => `${num(v, 0)} ms`],
     ['p99Ms', 'latency p99', (v) => `${num(v, 0)} ms`],
     ['failed', 'failed', (v) => num(v, 0)],
+    ['failedNoReply', '… no reply from the prompt or tool service in 30 s', (v) => num(v, 0)],
+    ['failedOverloaded', '… refused by the agent (--max-queued)', (v) => num(v, 0)],
+    ['failedGatewayTimeout', '… no final message within the gateway\'s 300 s', (v) => num(v, 0)],
     ['cpuMsPerIteration', 'agent CPU per iteration', (v) => `${num(v, 3)} ms`],
     ['heapBytes', 'heap used after GC, over idle', (v) => `${num(v / 1048576, 1)} MiB`],
     ['heapPerConversationBytes', '… per conversation', (v) => `${num(v / 1024, 2)} KiB`],

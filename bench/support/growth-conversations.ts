@@ -36,6 +36,21 @@ export interface ConversationsSetup {
   log: (line: string) => void;
 }
 
+/** An error text with its request id and workspace left out, so that errors of one kind count together. */
+export function errorKind(error: string | undefined): string {
+  return (error ?? 'unknown').replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<id>').replace(/:bench-[^:\s]+:/g, ':<workspace>:');
+}
+
+/** The failed conversations counted by what ended them: a service's reply lost, the agent's refusal, the gateway's timeout. */
+function failedByKind(records: readonly ConversationRecord[]): Pick<GrowthRow, 'failedNoReply' | 'failedOverloaded' | 'failedGatewayTimeout'> {
+  const failed = records.filter((r) => r.failed).map((r) => r.error ?? '');
+  return {
+    failedNoReply: failed.filter((e) => e.includes('no response to request')).length,
+    failedOverloaded: failed.filter((e) => e.includes('overloaded')).length,
+    failedGatewayTimeout: failed.filter((e) => e === 'timeout').length,
+  };
+}
+
 export async function measureConversations(setup: ConversationsSetup, inFlight: number): Promise<GrowthRow> {
   const { build, address, kind, workload, client } = setup;
   const loadStart = loadAverage1();
@@ -80,6 +95,14 @@ export async function measureConversations(setup: ConversationsSetup, inFlight: 
       // A conversation lost on a loaded machine waits out the gateway's long timeout: not this run's business.
       await Promise.race([running, sleep(STRAGGLERS_MS)]);
       const ok = records.filter((r) => !r.failed);
+      const kinds = new Map<string, number[]>();
+      for (const r of records.filter((f) => f.failed)) {
+        const kind = errorKind(r.error);
+        kinds.set(kind, [...(kinds.get(kind) ?? []), r.end - r.start]);
+      }
+      for (const [kind, took] of [...kinds].sort((a, b) => b[1].length - a[1].length)) {
+        setup.log(`${inFlight} in flight: ${took.length} failed after ${summarize(took).p50.toFixed(0)} ms (p50): ${kind}`);
+      }
       const latency = summarize(ok.map((r) => r.end - r.start));
       return {
         size: inFlight,
@@ -87,6 +110,7 @@ export async function measureConversations(setup: ConversationsSetup, inFlight: 
         p50Ms: latency.p50,
         p99Ms: latency.p99,
         failed: records.length - ok.length,
+        ...failedByKind(records),
         cpuMsPerIteration: ((cpu.processes.agent ?? Number.NaN) * 1000) / (finished * ITERATIONS_PER_CONVERSATION),
         heapBytes: busy.heapUsed - idle.heapUsed,
         rssBytes: busy.rss - idle.rss,

@@ -21,7 +21,9 @@
 import { randomUUID } from 'node:crypto';
 import { RequestClient } from '../../src/bus/request-client.js';
 import { queueToTopic } from '../../src/bus/topics.js';
-import type { Consumer, IncomingMessage, Producer, Transport } from '../../src/bus/transport.js';
+import { TransportError } from '../../src/bus/errors.js';
+import { exponentialBackoff, retry } from '../../src/retry/index.js';
+import type { Consumer, IncomingMessage, OutgoingMessage, Producer, Transport } from '../../src/bus/transport.js';
 import {
   agentRequestCodec,
   makeAgentRequest,
@@ -109,6 +111,18 @@ export interface HopTap {
   listener?: HopListener | undefined;
 }
 
+/**
+ * Send, waiting for room when a burst of thousands of messages has filled the producer's queue of pending
+ * sends (ProducerQueueIsFull on the native client), as a real service's publish retries, instead of losing it.
+ */
+function sendWhenRoom(producer: Producer, message: OutgoingMessage): Promise<void> {
+  return retry(() => producer.send(message), {
+    backoff: exponentialBackoff({ initialMs: 20, maxMs: 500 }),
+    maxElapsedMs: 60_000,
+    retryIf: (error) => error instanceof TransportError && error.retriable,
+  });
+}
+
 /** Subscribe (Shared) to a request topic, answer each message with `reply(payload)` on the response topic. */
 async function leanStandIn(
   transport: Transport,
@@ -137,7 +151,7 @@ async function leanStandIn(
       const payload = reply(message.payload);
       if (payload === undefined) return;
       tap.hops.listener?.(id, `${tap.name} reply sent`);
-      await producer.send({ payload, properties: { id } });
+      await sendWhenRoom(producer, { payload, properties: { id } });
     },
   });
   return state;
@@ -275,12 +289,15 @@ export interface ConversationRecord {
   responses: number;
   /** The final answer was not the expected one, or an error response arrived. */
   failed: boolean;
+  /** Why it failed: the error response's `type: message`, `timeout` or `wrong answer`. */
+  error?: string;
 }
 
 interface Pending {
   start: number;
   responses: number;
   failed: boolean;
+  error?: string;
   answer: string;
   resolve(record: ConversationRecord): void;
   timer: NodeJS.Timeout;
@@ -330,17 +347,22 @@ export class ConversationClient {
       end_of_dialog?: boolean;
     };
     this.hops.listener?.(message.properties.id ?? '', `gateway got ${response.message_type ?? 'a response'}${response.end_of_dialog ? ' (end of dialog)' : ''}`);
-    if (response.error) pending.failed = true;
+    if (response.error) {
+      pending.failed = true;
+      pending.error ??= errorText(response.error);
+    }
     if (response.message_type === 'answer') pending.answer += response.content ?? '';
     if (response.end_of_dialog) {
       const id = message.properties.id ?? '';
       this.pending.delete(id);
       clearTimeout(pending.timer);
+      const failed = pending.failed || pending.answer !== '42';
       pending.resolve({
         start: pending.start,
         end: performance.now(),
         responses: pending.responses,
-        failed: pending.failed || pending.answer !== '42',
+        failed,
+        ...(failed ? { error: pending.error ?? 'wrong answer' } : {}),
       });
     }
   }
@@ -355,11 +377,12 @@ export class ConversationClient {
         this.pending.delete(id);
         this.timeouts++;
         if (this.unanswered.length < 100) this.unanswered.push(id);
-        resolve({ start, end: performance.now(), responses: -1, failed: true });
+        resolve({ start, end: performance.now(), responses: -1, failed: true, error: 'timeout' });
       }, this.timeoutMs);
       this.pending.set(id, { start, responses: 0, failed: false, answer: '', resolve, timer });
       this.hops.listener?.(id, 'gateway request sent');
-      this.producer!.send({ payload: REQUEST_BODY, properties: { id } }).catch(() => undefined);
+      // A send that still fails leaves the conversation to its timeout, counted as one.
+      sendWhenRoom(this.producer!, { payload: REQUEST_BODY, properties: { id } }).catch(() => undefined);
     });
   }
 
@@ -377,6 +400,13 @@ export class ConversationClient {
   async stop(): Promise<void> {
     await Promise.allSettled([this.consumer?.close({ unsubscribe: true }), this.producer?.close()]);
   }
+}
+
+/** An error response's `error` (TrustGraph's `{ type, message }`) as one line. */
+function errorText(error: unknown): string {
+  if (typeof error !== 'object' || error === null) return String(error);
+  const { type, message } = error as { type?: unknown; message?: unknown };
+  return `${String(type ?? 'error')}: ${String(message ?? '')}`;
 }
 
 const rawCodec: Codec<Buffer> = { name: 'raw', encode: (value) => value, decode: (payload) => Buffer.from(payload) };
