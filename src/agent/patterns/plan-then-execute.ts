@@ -33,7 +33,7 @@ import { patternLimits } from '../orchestrator/catalog.js';
 import { plannableTools } from '../orchestrator/plannable-tools.js';
 import { isSubagent, nextAgentRequest, subagentCompletion } from '../orchestration-fields.js';
 import type { Pattern, PatternContext } from './pattern.js';
-import { sessionIdOf } from './session-id.js';
+import { sessionIdOf } from '../session-id.js';
 import { patternDocumentIds, patternUris, planRefusalTriples, planTriples, stepResultTriples, synthesisTriples } from '../orchestrator/pattern-explain.js';
 import { callTemplate, callTemplateText } from '../orchestrator/template-prompt.js';
 

@@ -26,7 +26,7 @@ import { answerResponse, observationResponse, thoughtResponse } from '../respons
 import { UsageTracker } from '../usage.js';
 import { isSubagent, nextAgentRequest, subagentCompletion, type OrchestrationContext } from '../orchestration-fields.js';
 import type { Pattern } from './pattern.js';
-import { sessionIdOf } from './session-id.js';
+import { sessionIdOf } from '../session-id.js';
 
 export const react: Pattern = {
   id: 'react',

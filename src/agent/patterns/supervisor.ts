@@ -22,7 +22,7 @@ import { answerResponse, thoughtResponse } from '../responses.js';
 import { patternLimits } from '../orchestrator/catalog.js';
 import type { FanOutRecord, SiblingResult } from '../orchestrator/fan-in.js';
 import type { Pattern, PatternContext } from './pattern.js';
-import { sessionIdOf } from './session-id.js';
+import { sessionIdOf } from '../session-id.js';
 import { decompositionTriples, findingTriples, patternDocumentIds, patternUris, synthesisTriples } from '../orchestrator/pattern-explain.js';
 import { callTemplate, callTemplateText } from '../orchestrator/template-prompt.js';
 

@@ -4,8 +4,8 @@
  * audit line of the first iteration names the session its later iterations share.
  */
 import { randomUUID } from 'node:crypto';
-import type { AgentRequest } from '../../wire/index.js';
-import type { IterationEvents } from '../iteration.js';
+import type { AgentRequest } from '../wire/index.js';
+import type { IterationEvents } from './iteration.js';
 
 export function sessionIdOf(request: AgentRequest, events: IterationEvents): string {
   const sessionId = request.session_id || randomUUID();
