@@ -24,12 +24,20 @@ export interface DocumentSaverOptions {
   onOutcome?(outcome: DocumentSaveOutcome): void;
 }
 
+const SKIP_LOG_INTERVAL_MS = 10_000;
+
 export class DocumentSaver implements DocumentSink {
   private readonly inFlight = new Set<Promise<void>>();
   /** Set once the flow stops: the saves still waiting fail as their client closes, counted but not logged each. */
   private stopped = false;
+  /** Skips since the last warning, and when that was: under load a skip can happen every iteration. */
+  private skipsUnlogged = 0;
+  private lastSkipLogAt = Number.NEGATIVE_INFINITY;
 
-  constructor(private readonly options: DocumentSaverOptions) {}
+  constructor(
+    private readonly options: DocumentSaverOptions,
+    private readonly clock: () => number = Date.now,
+  ) {}
 
   /** Saves currently waiting for the librarian. */
   get pending(): number {
@@ -42,10 +50,7 @@ export class DocumentSaver implements DocumentSink {
       return undefined;
     }
     if (this.inFlight.size >= this.options.maxInFlight) {
-      this.options.logger.warn(
-        { document: document.id, inFlight: this.inFlight.size },
-        `Not saving a librarian document: ${this.options.maxInFlight} saves are already waiting for the librarian`,
-      );
+      this.warnSkipped(document.id);
       this.options.onOutcome?.('skipped');
       return undefined;
     }
@@ -80,5 +85,20 @@ export class DocumentSaver implements DocumentSink {
       if (!this.stopped) this.options.logger.warn({ err: error, document: document.id }, `Failed to save a librarian document: ${errorMessage(error)}`);
       this.options.onOutcome?.('failed');
     }
+  }
+
+  /** The first skip is logged at once, later ones at most every SKIP_LOG_INTERVAL_MS with how many there were. */
+  private warnSkipped(documentId: string): void {
+    this.skipsUnlogged += 1;
+    const now = this.clock();
+    if (now - this.lastSkipLogAt < SKIP_LOG_INTERVAL_MS) return;
+    this.options.logger.warn(
+      { document: documentId, inFlight: this.inFlight.size, skipped: this.skipsUnlogged },
+      `Not saving ${this.skipsUnlogged === 1 ? 'a librarian document' : `${this.skipsUnlogged} librarian documents`}: ` +
+        `${this.options.maxInFlight} saves are already waiting for the librarian (logged at most every ${SKIP_LOG_INTERVAL_MS / 1000} s; ` +
+        'tg_agent_librarian_documents_total{outcome="skipped"} counts each)',
+    );
+    this.skipsUnlogged = 0;
+    this.lastSkipLogAt = now;
   }
 }

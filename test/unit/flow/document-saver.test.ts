@@ -63,3 +63,41 @@ describe('DocumentSaver when its flow stops', () => {
     }
   });
 });
+
+describe('DocumentSaver with every slot taken', () => {
+  it('warns of the first skipped document at once, then at most every 10 s with how many were skipped', async () => {
+    const bus = new MemoryTransport();
+    try {
+      const capture = capturingLogger('debug');
+      const client = new RequestClient({
+        transport: bus,
+        requestTopic: 'non-persistent://tg/request/librarian:default',
+        responseTopic: 'non-persistent://tg/response/librarian:default',
+        requestCodec: librarianRequestCodec,
+        responseCodec: librarianResponseCodec,
+        timeoutMs: 60_000,
+      });
+      let now = 1_000_000;
+      const outcomes: DocumentSaveOutcome[] = [];
+      const saver = new DocumentSaver({ client, maxInFlight: 2, timeoutMs: 60_000, logger: capture.logger, onOutcome: (o) => outcomes.push(o) }, () => now);
+      const doc = (i: number) => ({ id: `urn:doc:${i}`, title: 't', content: 'c' });
+      saver.save(doc(0));
+      saver.save(doc(1));
+      const skipWarnings = () => capture.lines.filter((l) => String(l.msg).startsWith('Not saving'));
+      for (let i = 2; i < 7; i++) expect(saver.save(doc(i))).toBeUndefined();
+      expect(skipWarnings().map((l) => l.skipped)).toEqual([1]);
+      now += 9_999;
+      saver.save(doc(7));
+      expect(skipWarnings()).toHaveLength(1);
+      now += 1;
+      saver.save(doc(8));
+      expect(skipWarnings().map((l) => l.skipped)).toEqual([1, 6]);
+      expect(String(skipWarnings()[1]?.msg)).toMatch(/^Not saving 6 librarian documents: 2 saves are already waiting/);
+      expect(outcomes.filter((o) => o === 'skipped')).toHaveLength(7);
+      await saver.stop(0);
+      await client.close();
+    } finally {
+      await bus.close();
+    }
+  });
+});
