@@ -305,6 +305,26 @@ describe('WebSocketTransport (against a scripted broker)', () => {
     expect(broker.sessions).toHaveLength(2);
   });
 
+  it('fails a send the broker holds unacknowledged past the ack timeout, reopens the socket, and sends on the new one', async () => {
+    await transport.close();
+    transport = new WebSocketTransport({ ...fast, reconnect: { ...fast.reconnect, settleMs: 20 }, url, ackTimeoutMs: 200 });
+    broker.autoAck = false;
+    const producer = await transport.createProducer('persistent://tg/flow/t');
+    const held = broker.last();
+    const error = await producer.send({ payload: Buffer.from('held') }).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(error).toMatchObject({ code: 'TG_TRANSPORT_SEND_UNACKNOWLEDGED', retriable: true });
+    expect(String(error)).toMatch(/no acknowledgement from the broker within 200 ms/);
+    expect(held.frames).toHaveLength(1);
+    broker.autoAck = true;
+    await vi.waitFor(() => expect(broker.sessions).toHaveLength(2));
+    await expect(producer.send({ payload: Buffer.from('after') })).resolves.toBeUndefined();
+    expect(broker.last().frames.map((f) => Buffer.from(String(f.payload), 'base64').toString())).toEqual(['after']);
+    expect(held.ws.readyState).not.toBe(WebSocket.OPEN);
+  });
+
   it('holds a send while another link of the transport is down, and fails it as never written after the send timeout', async () => {
     await transport.close();
     transport = new WebSocketTransport({ ...fast, reconnect: { ...fast.reconnect, settleMs: 50 }, url, sendTimeoutMs: 200 });

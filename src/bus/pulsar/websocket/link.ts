@@ -144,6 +144,13 @@ export class Link {
     }
   }
 
+  /** Drops an open socket so that the link reconnects (a new session at the broker), as if the connection was lost. */
+  reopen(why: string): void {
+    if (this.state !== 'open' || !this.socket) return;
+    this.lastError = why;
+    this.socket.terminate();
+  }
+
   /** Closes the socket and stops reconnecting; `beforeClose` may send a last frame on the open socket. */
   close(beforeClose?: (ws: WebSocket) => void): Promise<void> {
     if (this.closedPromise) return this.closedPromise;

@@ -2,6 +2,11 @@
  * A producer over the WebSocket API: each send is a JSON frame with a `context` the broker's ack echoes. Sends
  * wait (up to `sendTimeoutMs`) for a reconnecting link; sends not yet acknowledged when the connection drops fail
  * with a retriable error, since they may or may not have been published.
+ *
+ * A send the broker has not acknowledged after `ackTimeoutMs` fails the same way, and the socket is reopened: the
+ * broker's WebSocket service publishes through a producer of its own, which reconnects behind our open socket
+ * when the topic moves, and has been seen to hold a send for minutes after a move. A new socket gets a new
+ * producer there, looked up afresh.
  */
 import type { Logger } from 'pino';
 import { FrameTooLargeError, NotConnectedError, ProducerSendError, TransportClosedError, TransportError, UnacknowledgedSendError } from '../../errors.js';
@@ -15,6 +20,17 @@ const FRAME_HEAD_BYTES = 12;
 interface PendingSend {
   resolve(): void;
   reject(err: Error): void;
+  /** Date.now() when the frame was written. */
+  readonly sentAt: number;
+}
+
+export interface ProducerLimits {
+  /** The broker's `webSocketMaxTextFrameSize`. */
+  readonly maxFrameBytes: number;
+  /** How long a send waits for a reconnecting link. */
+  readonly sendTimeoutMs: number;
+  /** How long a written frame waits for the broker's ack before the send fails and the socket is reopened. */
+  readonly ackTimeoutMs: number;
 }
 
 export class WebSocketProducer implements Producer {
@@ -22,13 +38,13 @@ export class WebSocketProducer implements Producer {
   private readonly pending = new Map<string, PendingSend>();
   private nextContext = 0;
   private closed = false;
+  private readonly ackWatch: NodeJS.Timeout;
 
   constructor(
     readonly topic: string,
     url: string,
     private readonly settings: LinkSettings,
-    private readonly maxFrameBytes: number,
-    private readonly sendTimeoutMs: number,
+    private readonly limits: ProducerLimits,
     private readonly awaitSubscriber: boolean,
     private readonly onClosed: () => void,
   ) {
@@ -37,6 +53,9 @@ export class WebSocketProducer implements Producer {
       onText: (text) => this.onAck(text, settings.logger),
       onDown: (error) => this.failPending(error),
     });
+    // One timer per producer, not one per send: the oldest pending send is the first in the map.
+    this.ackWatch = setInterval(() => this.checkOldestAck(), Math.max(50, Math.floor(limits.ackTimeoutMs / 4)));
+    this.ackWatch.unref();
   }
 
   start(): Promise<void> {
@@ -56,17 +75,18 @@ export class WebSocketProducer implements Producer {
     const rest = `","properties":${JSON.stringify(message.properties ?? {})}${message.key !== undefined ? `,"key":${JSON.stringify(message.key)}` : ''},"context":"${context}"}`;
     const frame = `{"payload":"${payload}${rest}`;
     const frameBytes = FRAME_HEAD_BYTES + payload.length + Buffer.byteLength(rest, 'utf8');
-    if (frameBytes > this.maxFrameBytes) {
-      throw new FrameTooLargeError(this.topic, frameBytes, this.maxFrameBytes, message.payload.length);
+    const { maxFrameBytes, sendTimeoutMs } = this.limits;
+    if (frameBytes > maxFrameBytes) {
+      throw new FrameTooLargeError(this.topic, frameBytes, maxFrameBytes, message.payload.length);
     }
     // The whole transport back and settled (connection-status.ts), not only this link: a link that is back
     // before the others, and before the settle, would publish before the topic's subscribers are back.
-    if (!(await this.settings.settled(this.sendTimeoutMs, this.awaitSubscriber ? this.topic : undefined))) {
-      throw new NotConnectedError(`producer for ${this.topic} is not connected after ${this.sendTimeoutMs} ms (${this.link.downDetail() ?? 'another link is reconnecting'})`);
+    if (!(await this.settings.settled(sendTimeoutMs, this.awaitSubscriber ? this.topic : undefined))) {
+      throw new NotConnectedError(`producer for ${this.topic} is not connected after ${sendTimeoutMs} ms (${this.link.downDetail() ?? 'another link is reconnecting'})`);
     }
-    const ws = await this.link.whenOpen(this.sendTimeoutMs);
+    const ws = await this.link.whenOpen(sendTimeoutMs);
     return new Promise<void>((resolve, reject) => {
-      this.pending.set(context, { resolve, reject });
+      this.pending.set(context, { resolve, reject, sentAt: Date.now() });
       sendCoalesced(ws, frame, (err) => {
         if (!err) return;
         if (this.pending.delete(context)) {
@@ -79,6 +99,7 @@ export class WebSocketProducer implements Producer {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearInterval(this.ackWatch);
     this.onClosed();
     await this.link.close();
     this.failPending(new TransportClosedError(`producer for ${this.topic}`));
@@ -107,6 +128,18 @@ export class WebSocketProducer implements Producer {
     const match = /^send-error:(\d+)$/.exec(result);
     const brokerMessage = typeof ack.errorMsg === 'string' ? ack.errorMsg : result;
     waiter.reject(new ProducerSendError(this.topic, match?.[1] ? Number(match[1]) : -1, brokerMessage));
+  }
+
+  private checkOldestAck(): void {
+    const oldest = this.pending.values().next();
+    if (oldest.done) return;
+    const waitedMs = Date.now() - oldest.value.sentAt;
+    const { ackTimeoutMs } = this.limits;
+    if (waitedMs < ackTimeoutMs) return;
+    const why = `no acknowledgement from the broker within ${ackTimeoutMs} ms`;
+    this.settings.logger.warn({ link: this.link.label, pending: this.pending.size, waitedMs }, `${why}: reopening the producer`);
+    this.failPending(new TransportError(`${this.link.label}: ${why}`, { retriable: true }));
+    this.link.reopen(why);
   }
 
   private failPending(cause: TransportError): void {

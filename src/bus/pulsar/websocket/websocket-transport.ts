@@ -17,7 +17,7 @@ import { ConnectError, TransportClosedError } from '../../errors.js';
 import type { Consumer, Producer, ProducerOptions, Properties, SubscribeOptions, Transport, TransportStatus } from '../../transport.js';
 import { WebSocketConsumer } from './consumer.js';
 import type { LinkSettings } from './link.js';
-import { WebSocketProducer } from './producer.js';
+import { type ProducerLimits, WebSocketProducer } from './producer.js';
 
 export interface ReconnectOptions {
   /** Delay before the first retry. Default 200 ms. */
@@ -44,6 +44,11 @@ export interface WebSocketTransportOptions {
   maxFrameBytes?: number;
   /** How long `send` waits for a reconnecting producer before failing. Default 30000 ms. */
   sendTimeoutMs?: number;
+  /**
+   * How long a written message waits for the broker's acknowledgement before its send fails (retriable: it may
+   * or may not have been published) and the producer's socket is reopened. Default 10000 ms.
+   */
+  ackTimeoutMs?: number;
   /** Timeout of one WebSocket upgrade. Default 10000 ms. */
   handshakeTimeoutMs?: number;
   /** After a reconnect, asks whether a non-persistent topic has a subscriber again before publishing to it. */
@@ -60,6 +65,9 @@ const DEFAULTS = {
   connectAttempts: 5,
   maxFrameBytes: 1_048_576,
   sendTimeoutMs: 30_000,
+  // A healthy broker acknowledges in milliseconds and a busy one in a second or two; a send still unacknowledged
+  // after this is held by the WebSocket service's own producer (see producer.ts), which a new socket replaces.
+  ackTimeoutMs: 10_000,
   handshakeTimeoutMs: 10_000,
 } as const;
 
@@ -74,8 +82,7 @@ export class WebSocketTransport extends StatusReporting implements Transport {
   readonly maxReceiverQueueSize = MAX_RECEIVER_QUEUE_SIZE;
   private readonly baseUrl: string;
   private readonly settings: LinkSettings;
-  private readonly maxFrameBytes: number;
-  private readonly sendTimeoutMs: number;
+  private readonly limits: ProducerLimits;
   private readonly producers = new Set<WebSocketProducer>();
   private readonly consumers = new Set<WebSocketConsumer>();
   protected readonly connection: ConnectionStatus;
@@ -104,20 +111,23 @@ export class WebSocketTransport extends StatusReporting implements Transport {
       throw new InvalidUseError('reconnect.maxDelayMs must not be smaller than reconnect.initialDelayMs');
     }
     this.settings = settings;
-    this.maxFrameBytes = positiveInteger('maxFrameBytes', options.maxFrameBytes ?? DEFAULTS.maxFrameBytes);
-    this.sendTimeoutMs = positive('sendTimeoutMs', options.sendTimeoutMs ?? DEFAULTS.sendTimeoutMs);
+    this.limits = {
+      maxFrameBytes: positiveInteger('maxFrameBytes', options.maxFrameBytes ?? DEFAULTS.maxFrameBytes),
+      sendTimeoutMs: positive('sendTimeoutMs', options.sendTimeoutMs ?? DEFAULTS.sendTimeoutMs),
+      ackTimeoutMs: positive('ackTimeoutMs', options.ackTimeoutMs ?? DEFAULTS.ackTimeoutMs),
+    };
   }
 
   maxPayloadBytes(properties: Properties = {}): number {
     // The frame is {"payload":"<base64>","properties":{...},"context":"<n>"}; 128 bytes cover the rest.
-    const room = this.maxFrameBytes - Buffer.byteLength(JSON.stringify(properties), 'utf8') - 128;
+    const room = this.limits.maxFrameBytes - Buffer.byteLength(JSON.stringify(properties), 'utf8') - 128;
     return Math.max(0, Math.floor(room / 4) * 3);
   }
 
   async createProducer(topic: string, options: ProducerOptions = {}): Promise<Producer> {
     this.assertOpen();
     const url = `${this.baseUrl}/ws/v2/producer/${topicPath(topic)}`;
-    const producer = new WebSocketProducer(topic, url, this.settings, this.maxFrameBytes, this.sendTimeoutMs, options.awaitSubscriber ?? false, () =>
+    const producer = new WebSocketProducer(topic, url, this.settings, this.limits, options.awaitSubscriber ?? false, () =>
       this.producers.delete(producer),
     );
     this.producers.add(producer);
