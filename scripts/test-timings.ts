@@ -23,7 +23,9 @@ interface JsonReport {
     readonly startTime: number;
     readonly endTime: number;
     readonly status: string;
-    readonly assertionResults: readonly { readonly status: string }[];
+    /** Why the file failed outside its tests (an error in a hook or at import). */
+    readonly message?: string;
+    readonly assertionResults: readonly { readonly status: string; readonly fullName?: string; readonly failureMessages?: readonly string[] }[];
   }[];
 }
 
@@ -103,6 +105,24 @@ if (runs.length === 0) {
   console.error('usage: tsx scripts/test-timings.ts <vitest JSON report or log>... | --run');
   process.exit(running ? run.status : 2);
 }
+/** What failed, one line each: printed last, so that the tail of a CI log says it. */
+function failuresOf(report: JsonReport): string[] {
+  return report.testResults.flatMap((result) => {
+    const file = relative(process.cwd(), result.name);
+    const tests = result.assertionResults
+      .filter((a) => a.status === 'failed')
+      .map((a) => `- FAILED ${file} › ${a.fullName ?? '(unnamed)'}: ${firstLine(a.failureMessages?.[0])}`);
+    if (tests.length === 0 && result.status === 'failed') return [`- FAILED ${file}: ${firstLine(result.message)}`];
+    return tests;
+  });
+}
+
+function firstLine(text: string | undefined): string {
+  const line = (text ?? 'no message').replace(/\x1b\[[0-9;]*m/g, '').split('\n').find((l) => l.trim() !== '') ?? 'no message';
+  return line.length > 300 ? `${line.slice(0, 300)}…` : line;
+}
+
+const failures = run.reports.filter((path) => path.endsWith('.json')).flatMap((path) => failuresOf(JSON.parse(readFileSync(path, 'utf8')) as JsonReport));
 const files = runs.flatMap((r) => r.files).sort((a, b) => b.seconds - a.seconds);
 const byProject = new Map<string, number>();
 for (const f of files) byProject.set(f.project, (byProject.get(f.project) ?? 0) + f.seconds);
@@ -119,5 +139,7 @@ for (const r of runs) {
   const wall = r.wallSeconds === undefined ? '' : `, ${r.wallSeconds.toFixed(0)} s from start to end`;
   lines.push(`- ${r.project}: ${r.files.length} files, ${tests} tests${wall} (file times add up to ${(byProject.get(r.project) ?? 0).toFixed(0)} s)`);
 }
+if (failures.length > 0) lines.push('', ...failures);
+else if (run.status !== 0) lines.push('', `- FAILED: vitest exited with ${run.status} and no test failed (an error outside the tests: see its output above)`);
 console.log(lines.join('\n'));
 process.exitCode = run.status;
