@@ -21,7 +21,7 @@
  * latency is sent once more beside the first, and the first answer wins (hedged-stream.ts).
  *
  * Clients given the same `slots` share a bound on their requests in flight (call-slots.ts): a request waits,
- * in order, for a slot before it is published. The wait counts in its timeout for the first reply, so a call
+ * in order, for a slot before it is published. The wait counts in its timeout for the first reply, so a sending
  * never waits longer than its timeout in all; one that times out still waiting fails with
  * CallQueueTimeoutError, never sent. Every sending (a hedge, a second sending after a lost connection) takes
  * a slot of its own, and gives it back when its wait ends, however it ends.
