@@ -85,6 +85,7 @@ export async function createAgentApp(settings: Settings, transport: Transport, l
   });
   metrics.scraped.watchReadiness(() => service.readiness().ready);
   metrics.scraped.watchSlots(() => service.limit);
+  metrics.scraped.watchCallsWaiting(() => service.callSlots.waiting());
   metrics.scraped.watchReplayMemory(() => gate.rememberedSignatures);
   const dropStats = brokerDropStats(settings, service, telemetry, logger);
   const http = httpServer({ settings, transport, logger, service, metrics, gate, discovery, workflow, recommendations });

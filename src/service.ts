@@ -9,6 +9,7 @@ import {
   type HedgeOptions,
   hedgeSettingsOf,
   replyTimeouts,
+  ServiceCallSlots,
   ServiceHedging,
   type RequestGate,
   type ServiceTelemetry,
@@ -64,7 +65,7 @@ export type ServiceSettings = Partial<
   | 'configTimeoutSeconds'
 > &
   Partial<
-    Pick<Settings, 'librarianTimeoutSeconds' | 'librarianMaxInFlight' | 'promptTimeoutSeconds' | 'streamGapTimeoutSeconds' | 'serviceTimeouts' | 'configType'>
+    Pick<Settings, 'librarianTimeoutSeconds' | 'librarianMaxInFlight' | 'serviceMaxInFlight' | 'promptTimeoutSeconds' | 'streamGapTimeoutSeconds' | 'serviceTimeouts' | 'configType'>
   > &
   HedgeOptions & {
     /** How long a flow retries a publish while the broker is unreachable (not a flag). Default 60 s. */
@@ -76,6 +77,8 @@ export class AgentService {
   /** Every workspace's `agent-pattern` / `agent-task-type` catalog. */
   readonly patterns: WorkspacePatterns;
   readonly limit: ConcurrencyLimit;
+  /** The bound on requests in flight to each service request topic (`--service-max-in-flight`). */
+  readonly callSlots: ServiceCallSlots;
   private readonly flows: FlowManager;
   private readonly watcher: ConfigWatcher;
   private readonly toolServices: ToolServiceClients;
@@ -111,7 +114,8 @@ export class AgentService {
     this.patterns = new WorkspacePatterns(logger, PATTERN_IDS);
     const hedgeSettings = hedgeSettingsOf(settings);
     const hedging = hedgeSettings && new ServiceHedging(hedgeSettings, telemetry);
-    this.toolServices = toolServiceClients(settings, transport, logger, hedging);
+    this.callSlots = new ServiceCallSlots(settings.serviceMaxInFlight);
+    this.toolServices = toolServiceClients(settings, transport, logger, hedging, this.callSlots);
     this.flows = new FlowManager(
       {
         transport,
@@ -132,6 +136,7 @@ export class AgentService {
         ...(settings.nextOnBus ? { nextOnBus: true } : {}),
         toolServices: this.toolServices,
         ...(hedging ? { hedging } : {}),
+        callSlots: this.callSlots,
         telemetry,
         ...(hooks.gate ? { gate: hooks.gate } : {}),
         ...(settings.librarianTimeoutSeconds !== undefined ? { librarianTimeoutMs: settings.librarianTimeoutSeconds * 1000 } : {}),
@@ -327,6 +332,7 @@ function toolServiceClients(
   transport: Transport,
   logger: Logger,
   hedging: ServiceHedging | undefined,
+  callSlots: ServiceCallSlots,
 ): ToolServiceClients {
   const waits = replyTimeouts(settings, 'tool-service');
   return new ToolServiceClients({
@@ -336,6 +342,7 @@ function toolServiceClients(
     gapTimeoutMs: waits.gapMs,
     logger,
     ...(hedging ? { hedging } : {}),
+    callSlots,
   });
 }
 

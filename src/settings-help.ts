@@ -22,7 +22,7 @@ export const HELP_SECTIONS: readonly { readonly title: string; readonly flags: r
     flags: [
       'id', 'config-request-queue', 'config-response-queue', 'config-push-queue', 'config-timeout', 'config-type', 'max-iterations',
       'request-timeout', 'prompt-timeout', 'stream-gap-timeout', 'service-timeouts', 'librarian-timeout', 'librarian-max-in-flight',
-      'mcp-discovery', 'mcp-discovery-ttl', 'mcp-discovery-timeout',
+      'service-max-in-flight', 'mcp-discovery', 'mcp-discovery-ttl', 'mcp-discovery-timeout',
     ],
   },
   {

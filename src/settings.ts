@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { CodedError, errorMessage } from './errors/index.js';
 import { DEFAULT_AGGREGATION_TOPIC, DEFAULT_HEDGE, type OptionSpec, positiveInt } from './bus/index.js';
 import { BACKENDS, backendNamed, type BackendName } from './backends.js';
-import { DEFAULT_STREAM_GAP_SECONDS, parseServiceTimeouts } from './flow/index.js';
+import { DEFAULT_SERVICE_MAX_IN_FLIGHT, DEFAULT_STREAM_GAP_SECONDS, parseServiceTimeouts } from './flow/index.js';
 import { groupedHelp } from './settings-help.js';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
@@ -95,6 +95,8 @@ export const SettingsSchema = z.object({
   librarianTimeoutSeconds: z.coerce.number().positive().default(120),
   /** Librarian document saves waiting for an answer at most; further documents are not saved. */
   librarianMaxInFlight: positiveInt(1, 100_000).default(64),
+  /** Requests in flight to each service request topic at most; more wait in order for a slot. */
+  serviceMaxInFlight: positiveInt(1, 100_000).default(DEFAULT_SERVICE_MAX_IN_FLIGHT),
   /** An action naming a tool that was not offered ends the dialog with an error (TrustGraph's behaviour). */
   strictTools: booleanish.default(false),
   /** Refuse requests whose state no tool of the workspace knows (else they are only counted). */
@@ -179,6 +181,12 @@ export const OPTIONS: readonly OptionSpec<SettingsKey>[] = [
   { key: 'maxRequestBytes', flag: 'max-request-bytes', env: 'TG_AGENT_MAX_REQUEST_BYTES', help: 'refuse larger requests with an error (default: 3/4 of what the transport carries: ~589 KB on websocket, ~3.9 MB on native)' },
   { key: 'librarianTimeoutSeconds', flag: 'librarian-timeout', env: 'TG_AGENT_LIBRARIAN_TIMEOUT', help: 'seconds to wait for the librarian to confirm a saved document (default 120)' },
   { key: 'librarianMaxInFlight', flag: 'librarian-max-in-flight', env: 'TG_AGENT_LIBRARIAN_MAX_IN_FLIGHT', help: 'document saves awaiting the librarian at most; more are skipped (default 64)' },
+  {
+    key: 'serviceMaxInFlight',
+    flag: 'service-max-in-flight',
+    env: 'TG_AGENT_SERVICE_MAX_IN_FLIGHT',
+    help: `requests in flight to each TrustGraph service request queue at most; more wait in order, within their timeout (default ${DEFAULT_SERVICE_MAX_IN_FLIGHT})`,
+  },
   { key: 'strictTools', flag: 'strict-tools', env: 'TG_AGENT_STRICT_TOOLS', boolean: true, help: 'a not-offered tool ends the dialog with an error, as TrustGraph does' },
   { key: 'strictStates', flag: 'strict-states', env: 'TG_AGENT_STRICT_STATES', boolean: true, help: 'refuse requests whose state no tool knows' },
   { key: 'signingKey', flag: 'signing-key', env: 'TG_AGENT_SIGNING_KEY', secret: 'value', help: 'HMAC key signing next messages (min 16 chars)' },

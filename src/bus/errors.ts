@@ -172,8 +172,8 @@ export class TransportClosedError extends TransportError {
 
 /** No response arrived within the timeout (per message: a stream resets it on each reply). Retriable. */
 export class RequestTimeoutError extends TransportError {
-  override readonly name = 'RequestTimeoutError';
-  override readonly code = 'TG_REQUEST_TIMEOUT';
+  override readonly name: string = 'RequestTimeoutError';
+  override readonly code: string = 'TG_REQUEST_TIMEOUT';
 
   constructor(
     readonly requestTopic: string,
@@ -181,13 +181,43 @@ export class RequestTimeoutError extends TransportError {
     readonly requestId: string,
     /** Replies received for this request before the timeout (streams). */
     readonly received = 0,
+    /** Replaces the default text (a subclass's own account of the timeout). */
+    explanation?: string,
   ) {
     super(
-      received === 0
-        ? `no response to request ${requestId} on ${requestTopic} within ${timeoutMs} ms`
-        : `no further response to request ${requestId} on ${requestTopic} within ${timeoutMs} ms ` +
-            `(after ${received} replies)`,
+      explanation ??
+        (received === 0
+          ? `no response to request ${requestId} on ${requestTopic} within ${timeoutMs} ms`
+          : `no further response to request ${requestId} on ${requestTopic} within ${timeoutMs} ms ` +
+            `(after ${received} replies)`),
       { retriable: true },
+    );
+  }
+}
+
+/**
+ * A request that waited its whole timeout for a slot among the requests in flight to its service (call-slots.ts)
+ * and was never sent. A timeout like any other to its caller (the call's timeout counts the wait for a slot),
+ * but the service never saw it. Retriable.
+ */
+export class CallQueueTimeoutError extends RequestTimeoutError {
+  override readonly name = 'CallQueueTimeoutError';
+  override readonly code = 'TG_REQUEST_QUEUE_TIMEOUT';
+
+  constructor(
+    requestTopic: string,
+    timeoutMs: number,
+    requestId: string,
+    readonly queue: { readonly service: string; readonly limit: number; readonly inFlight: number; readonly queued: number; readonly advice: string },
+  ) {
+    super(
+      requestTopic,
+      timeoutMs,
+      requestId,
+      0,
+      `request ${requestId} to the ${queue.service} service (${requestTopic}) waited ${timeoutMs} ms for one of the ` +
+      `${queue.limit} places in flight and was never sent: ${queue.inFlight} requests were in flight and ${queue.queued} ` +
+      `waiting, this one among them. The service answers slower than the agent calls it; ${queue.advice}`,
     );
   }
 }

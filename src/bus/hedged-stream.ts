@@ -32,6 +32,9 @@ export class Abandonment {
   }
 }
 
+/** Whether the service's calls wait for a slot now (call-slots.ts): then an overdue call is not sent once more. */
+export type Crowded = () => boolean;
+
 /** Starts one attempt: it publishes the request when first iterated, and stops listening when abandoned. */
 export type StartAttempt<T> = (abandonment?: Abandonment) => AsyncGenerator<T, void, undefined>;
 
@@ -82,7 +85,7 @@ async function raceAttempts<T>(primary: Attempt<T>, start: StartAttempt<T>, poli
 }
 
 /** The first step of the call: the first attempt's, or the race's when it is overdue and the budget allows. */
-function firstStep<T>(start: StartAttempt<T>, policy: HedgePolicy, timeoutMs: number): Promise<Step<T>> {
+function firstStep<T>(start: StartAttempt<T>, policy: HedgePolicy, timeoutMs: number, crowded?: Crowded): Promise<Step<T>> {
   const deadlineMs = policy.begin(timeoutMs);
   const primary = launch(start);
   if (deadlineMs === undefined) return primary.first;
@@ -90,7 +93,10 @@ function firstStep<T>(start: StartAttempt<T>, policy: HedgePolicy, timeoutMs: nu
     let overdue = false;
     const timer = setTimeout(() => {
       overdue = true;
-      resolve(policy.mayHedge() ? raceAttempts(primary, start, policy) : primary.first);
+      // Calls to the service wait for a slot (call-slots.ts): it has all of ours it may take, so one more would
+      // only wait behind them, and the call is late for want of a slot, not for a lost reply.
+      if (crowded?.()) resolve(primary.first);
+      else resolve(policy.mayHedge() ? raceAttempts(primary, start, policy) : primary.first);
     }, deadlineMs);
     void primary.first.then((step) => {
       if (overdue) return;
@@ -101,20 +107,25 @@ function firstStep<T>(start: StartAttempt<T>, policy: HedgePolicy, timeoutMs: nu
 }
 
 /** The winning attempt and its first reply; every first reply teaches the policy the service's latency. */
-async function winner<T>(start: StartAttempt<T>, policy: HedgePolicy, timeoutMs: number): Promise<{ attempt: Attempt<T>; result: IteratorResult<T, void> }> {
-  const step = await firstStep(start, policy, timeoutMs);
+async function winner<T>(
+  start: StartAttempt<T>,
+  policy: HedgePolicy,
+  timeoutMs: number,
+  crowded?: Crowded,
+): Promise<{ attempt: Attempt<T>; result: IteratorResult<T, void> }> {
+  const step = await firstStep(start, policy, timeoutMs, crowded);
   if ('error' in step) throw step.error;
   if (!step.result.done) policy.firstReply(performance.now() - step.attempt.startedAt);
   return step;
 }
 
 /**
- * The replies of one try of a call: hedged by `policy` when there is one; `timeoutMs` is the call's own wait
- * for its first reply.
+ * The replies of one try of a call: hedged by `policy` when there is one, unless `crowded` says the service's
+ * calls wait for a slot when the first reply is overdue; `timeoutMs` is the call's own wait for its first reply.
  */
-export async function* replies<T>(start: StartAttempt<T>, policy: HedgePolicy | undefined, timeoutMs: number): AsyncGenerator<T, void, undefined> {
+export async function* replies<T>(start: StartAttempt<T>, policy: HedgePolicy | undefined, timeoutMs: number, crowded?: Crowded): AsyncGenerator<T, void, undefined> {
   if (!policy) return yield* start();
-  const { attempt, result } = await winner(start, policy, timeoutMs);
+  const { attempt, result } = await winner(start, policy, timeoutMs, crowded);
   if (result.done) return;
   try {
     yield result.value;
@@ -126,8 +137,8 @@ export async function* replies<T>(start: StartAttempt<T>, policy: HedgePolicy | 
 }
 
 /** The one reply of a try whose every reply is its last (a request, not a stream), hedged as `replies` is. */
-export async function firstReply<T>(start: StartAttempt<T>, policy: HedgePolicy | undefined, timeoutMs: number): Promise<T> {
-  const { attempt, result } = policy ? await winner(start, policy, timeoutMs) : await launchFirst(start);
+export async function firstReply<T>(start: StartAttempt<T>, policy: HedgePolicy | undefined, timeoutMs: number, crowded?: Crowded): Promise<T> {
+  const { attempt, result } = policy ? await winner(start, policy, timeoutMs, crowded) : await launchFirst(start);
   void attempt.generator.return(undefined).catch(() => undefined);
   // Such a try yields its one reply before it ends, or throws.
   return result.value as T;

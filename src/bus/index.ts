@@ -6,7 +6,8 @@
  */
 export { BackendOptionsError, type OptionSpec, positiveInt, shownBroker } from './backend.js';
 export { BrokerProbe } from './broker-probe.js';
-export { AdminApiError, FrameTooLargeError, NotConnectedError, RequestAbandonedError, RequestTimeoutError, TransportError } from './errors.js';
+export { CallSlots, type SlotTicket } from './call-slots.js';
+export { AdminApiError, CallQueueTimeoutError, FrameTooLargeError, NotConnectedError, RequestAbandonedError, RequestTimeoutError, TransportError } from './errors.js';
 export { DEFAULT_HEDGE, HEDGE_OUTCOMES, HedgePolicy, type HedgeOutcome, type HedgeSettings } from './hedge-policy.js';
 export { RequestClient } from './request-client.js';
 export {

@@ -19,13 +19,20 @@
  *
  * Such a client may also hedge (`hedge`): a request whose first reply is overdue against the service's recent
  * latency is sent once more beside the first, and the first answer wins (hedged-stream.ts).
+ *
+ * Clients given the same `slots` share a bound on their requests in flight (call-slots.ts): a request waits,
+ * in order, for a slot before it is published. The wait counts in its timeout for the first reply, so a sending
+ * never waits longer than its timeout in all; one that times out still waiting fails with
+ * CallQueueTimeoutError, never sent. Every sending (a hedge, a second sending after a lost connection) takes
+ * a slot of its own, and gives it back when its wait ends, however it ends.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { pino, type Logger } from 'pino';
 import { type Codec, WireDecodeError } from '../wire/index.js';
-import { ConnectionLostError, lostBeforeAnswer, RequestAbandonedError, RequestTimeoutError, TransportClosedError, TransportError } from './errors.js';
+import { lostBeforeAnswer, RequestAbandonedError, RequestTimeoutError, TransportClosedError } from './errors.js';
+import type { CallSlots } from './call-slots.js';
+import { PendingRequest } from './pending-request.js';
 import type { Consumer, IncomingMessage, Producer, Transport, TransportStatus } from './transport.js';
-import { replyTimer, type ReplyTimer } from './reply-timer.js';
 import { firstReply, replies, type Abandonment, type StartAttempt } from './hedged-stream.js';
 import type { HedgePolicy } from './hedge-policy.js';
 import { errorMessage, InvalidUseError } from '../errors/index.js';
@@ -55,6 +62,8 @@ export interface RequestClientOptions<Req, Res> {
   repeatable?: boolean;
   /** Send a request whose first reply is overdue once more, by this policy (a `repeatable` service only). */
   hedge?: HedgePolicy;
+  /** The bound on requests in flight to the request topic, shared by its clients. Absent: no bound. */
+  slots?: CallSlots;
 }
 
 /** How one call ended: `ok` (with the service's own error type, if its reply carried one), `timeout`, `failed`. */
@@ -76,17 +85,6 @@ export interface StreamOptions<Res> extends RequestOptions {
   isLast: (response: Res) => boolean;
 }
 
-type QueueItem<Res> = { value: Res; last: boolean } | { error: Error };
-
-interface Waiter<Res> {
-  /** The transport epoch the request was made in. */
-  readonly epoch: number;
-  onResponse(response: Res): void;
-  onError(error: Error): void;
-  /** The connection was lost (and is back) since the request was made. */
-  onLost(): void;
-}
-
 export class RequestClient<Req, Res> {
   readonly requestTopic: string;
   readonly responseTopic: string;
@@ -100,7 +98,8 @@ export class RequestClient<Req, Res> {
   private readonly observer: CallObserver<Res> | undefined;
   private readonly repeatable: boolean;
   private readonly hedge: HedgePolicy | undefined;
-  private readonly waiters = new Map<string, Waiter<Res>>();
+  private readonly slots: CallSlots | undefined;
+  private readonly waiters = new Map<string, PendingRequest<Res>>();
   private starting: Promise<void> | undefined;
   private consumer: Consumer | undefined;
   private producer: Producer | undefined;
@@ -126,6 +125,7 @@ export class RequestClient<Req, Res> {
     this.repeatable = options.repeatable ?? false;
     if (options.hedge && !this.repeatable) throw new InvalidUseError(`a request client that hedges must be repeatable (${options.requestTopic})`);
     this.hedge = options.hedge;
+    this.slots = options.slots;
     this.logger = (options.logger ?? pino({ level: 'silent' })).child({
       requestTopic: this.requestTopic,
       subscription: this.subscriptionName,
@@ -160,7 +160,7 @@ export class RequestClient<Req, Res> {
     const started = performance.now();
     try {
       const once = (repeated: boolean): Promise<Res> =>
-        firstReply(this.attempt(request, { ...options, isLast: () => true }, repeated), this.hedge, options.timeoutMs ?? this.timeoutMs);
+        firstReply(this.attempt(request, { ...options, isLast: () => true }, repeated), this.hedge, options.timeoutMs ?? this.timeoutMs, this.crowded);
       const response = await once(false).catch((error: unknown) => {
         if (!this.repeatsAfter(error)) throw error;
         return once(true);
@@ -185,6 +185,9 @@ export class RequestClient<Req, Res> {
     const errorType = response === undefined ? undefined : this.observer.errorOf?.(response);
     this.observer.ended({ seconds, status: errorType ? 'error' : 'ok', ...(errorType ? { errorType } : {}) });
   }
+
+  /** Whether requests to the topic wait for a slot now: an overdue one is then not hedged. */
+  private readonly crowded = (): boolean => (this.slots?.queued ?? 0) > 0;
 
   /** Whether a request that failed with `error` is sent again: a repeatable service, and nothing of its answer came. */
   private repeatsAfter(error: unknown): boolean {
@@ -211,7 +214,7 @@ export class RequestClient<Req, Res> {
       let repeated = false;
       for (;;) {
         try {
-          for await (const response of replies(this.attempt(request, options, repeated), this.hedge, options.timeoutMs ?? this.timeoutMs)) {
+          for await (const response of replies(this.attempt(request, options, repeated), this.hedge, options.timeoutMs ?? this.timeoutMs, this.crowded)) {
             lastResponse = response;
             yield response;
           }
@@ -229,79 +232,40 @@ export class RequestClient<Req, Res> {
     }
   }
 
-  /** One request sent, its replies yielded; once abandoned it stops listening (a later reply is ignored). */
+  /**
+   * One request sent, its replies yielded; once abandoned it stops listening (a later reply is ignored). With
+   * `slots`, it waits for a slot first, within its timeout for the first reply.
+   */
   private async *streamOnce(request: Req, options: StreamOptions<Res>, repeated: boolean, abandonment?: Abandonment): AsyncGenerator<Res, void, undefined> {
     const payload = this.requestCodec.encode(request);
     await this.start();
-    const firstMs = options.timeoutMs ?? this.timeoutMs;
-    const gapMs = options.gapTimeoutMs ?? (options.timeoutMs === undefined ? this.gapTimeoutMs : options.timeoutMs);
     const id = randomUUID();
-    const epoch = this.transport.status().epoch;
-    const queue: QueueItem<Res>[] = [];
-    let wake: (() => void) | undefined;
-    let received = 0;
-    let timer: ReplyTimer | undefined;
-    const push = (item: QueueItem<Res>): void => {
-      queue.push(item);
-      wake?.();
-      wake = undefined;
-    };
-    const stop = (): void => {
-      timer?.cancel();
-      this.waiters.delete(id);
-    };
-    const lost = (): void => {
-      stop();
-      push({ error: new ConnectionLostError(this.requestTopic, id, received, repeated) });
-    };
-    const arm = (): void => {
-      timer?.cancel();
-      const waitMs = received === 0 ? firstMs : gapMs;
-      timer = replyTimer(() => this.transport.status(), epoch, waitMs, lost, () => {
-        stop();
-        push({ error: new RequestTimeoutError(this.requestTopic, waitMs, id, received) });
-      });
-    };
-    this.waiters.set(id, {
-      epoch,
-      onResponse: (response) => {
-        received += 1;
-        let last: boolean;
-        try {
-          last = options.isLast(response);
-        } catch (err) {
-          stop();
-          push({ error: asError(err) });
-          return;
-        }
-        if (last) stop();
-        else arm();
-        push({ value: response, last });
-      },
-      onError: (error) => {
-        stop();
-        push({ error });
-      },
-      onLost: lost,
+    const firstMs = options.timeoutMs ?? this.timeoutMs;
+    const pending = new PendingRequest<Res>({
+      requestTopic: this.requestTopic,
+      id,
+      firstMs,
+      gapMs: options.gapTimeoutMs ?? (options.timeoutMs === undefined ? this.gapTimeoutMs : options.timeoutMs),
+      repeated,
+      isLast: options.isLast,
+      status: () => this.transport.status(),
+      ended: () => this.waiters.delete(id),
+      slots: this.slots,
     });
-    const abandoned = (): void => {
-      stop();
-      push({ error: new RequestAbandonedError(this.requestTopic, id) });
-    };
-    abandonment?.onAbandon(abandoned);
+    this.waiters.set(id, pending);
+    abandonment?.onAbandon(() => pending.fail(new RequestAbandonedError(this.requestTopic, id)));
     try {
       if (abandonment?.abandoned) throw new RequestAbandonedError(this.requestTopic, id);
-      arm();
-      await this.publish(id, payload);
+      if (pending.waitingForSlot) await pending.sendable();
+      if (!pending.failedEarly) await this.publish(id, payload);
       for (;;) {
-        while (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve));
-        const item = queue.shift() as QueueItem<Res>;
+        const item = await pending.next();
         if ('error' in item) throw item.error;
         yield item.value;
         if (item.last) return;
       }
     } finally {
-      stop();
+      pending.stop();
       abandonment?.onAbandon(undefined);
     }
   }
@@ -312,7 +276,7 @@ export class RequestClient<Req, Res> {
     this.closed = true;
     this.stopListening();
     const error = new TransportClosedError(`request client for ${this.requestTopic}`);
-    for (const waiter of [...this.waiters.values()]) waiter.onError(error);
+    for (const waiter of [...this.waiters.values()]) waiter.fail(error);
     this.waiters.clear();
     await this.starting?.catch(() => undefined);
     const consumer = this.consumer;
@@ -373,14 +337,9 @@ export class RequestClient<Req, Res> {
               });
         this.logger.warn({ id, err: failure.message }, 'undecodable response: failing the request');
       }
-      if (failure) waiter.onError(failure);
+      if (failure) waiter.fail(failure);
       else waiter.onResponse(response as Res);
     }
     await message.ack().catch((err: unknown) => this.logger.debug({ err }, 'ack failed'));
   }
-}
-
-/** A thrown value as an Error: itself, or (anything else thrown) a TransportError that carries it. */
-function asError(err: unknown): Error {
-  return err instanceof Error ? err : new TransportError(String(err), { retriable: false, cause: err });
 }

@@ -223,6 +223,7 @@ export class FlowRuntime {
       responseCodec,
       ...this.waitsFor(service),
       ...this.repeats(service),
+      ...(this.deps.callSlots ? { slots: this.deps.callSlots.for(service, requestTopic) } : {}),
       logger: this.logger,
     });
     this.clients.push(client as RequestClient<unknown, unknown>);

@@ -15,6 +15,7 @@ import type { AgentAsk, RequestedGroups, ToolWithdrawal, Withdrawal } from '../g
 import type { ConcurrencyLimit } from './concurrency-limit.js';
 import type { DocumentSaveOutcome } from './document-saver.js';
 import type { HedgeTelemetry, ServiceHedging } from './service-hedging.js';
+import type { ServiceCallSlots } from './service-call-slots.js';
 
 /** Why a request was refused before it ran. */
 /** `published` / `received`: a `next` message through the broker; `kept`: one run on the replica that made it. */
@@ -180,6 +181,8 @@ export interface FlowRuntimeDeps {
   toolServices: ToolServiceClients;
   /** The hedge policies of the read-only services; absent: no call is hedged. */
   hedging?: ServiceHedging;
+  /** The bound on requests in flight to each service request topic, shared with the tool service clients; absent: none. */
+  callSlots?: ServiceCallSlots;
   /** Metrics and the audit trail. */
   telemetry: FlowTelemetry;
   /**

@@ -15,6 +15,7 @@ import {
 } from '../wire/index.js';
 import type { ToolServiceDescriptor } from '../tools/index.js';
 import type { ServiceHedging } from './service-hedging.js';
+import type { ServiceCallSlots } from './service-call-slots.js';
 
 type Client = RequestClient<ToolServiceRequest, ToolServiceResponse>;
 
@@ -30,6 +31,8 @@ export class ToolServiceClients {
       logger: Logger;
       /** Absent: nothing is hedged. */
       hedging?: ServiceHedging;
+      /** The bound on requests in flight to each request queue, shared with the flows; absent: none. */
+      callSlots?: ServiceCallSlots;
     },
   ) {}
 
@@ -55,9 +58,11 @@ export class ToolServiceClients {
   private async create(descriptor: ToolServiceDescriptor): Promise<Client> {
     const idempotent = descriptor.idempotent === true;
     const hedge = idempotent ? this.options.hedging?.policyFor(`tool-service:${descriptor.key}`) : undefined;
+    const requestTopic = queueToTopic(descriptor.requestQueue);
+    const slots = this.options.callSlots?.for('tool-service', requestTopic);
     const client = new RequestClient({
       transport: this.options.transport,
-      requestTopic: queueToTopic(descriptor.requestQueue),
+      requestTopic,
       responseTopic: queueToTopic(descriptor.responseQueue),
       requestCodec: toolServiceRequestCodec,
       responseCodec: toolServiceResponseCodec,
@@ -66,6 +71,7 @@ export class ToolServiceClients {
       ...(this.options.gapTimeoutMs === undefined ? {} : { gapTimeoutMs: this.options.gapTimeoutMs }),
       repeatable: idempotent,
       ...(hedge ? { hedge } : {}),
+      ...(slots ? { slots } : {}),
       logger: this.options.logger,
     });
     await client.start();

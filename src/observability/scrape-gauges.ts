@@ -1,6 +1,6 @@
 /**
  * The gauges read from the running service at each scrape instead of being set as things happen: readiness, the
- * concurrency slots (the autoscaling signal) and the replay memory. Each reads what the app wires in with its
+ * concurrency slots (the autoscaling signal), the calls waiting for a slot to a service, and the replay memory. Each reads what the app wires in with its
  * `watch…` method, and shows 0 until then.
  */
 import { Gauge, type Registry } from 'prom-client';
@@ -12,10 +12,18 @@ export interface SlotUse {
   readonly queuedBytes: number;
 }
 
+/** The calls waiting for a slot to one service request topic (`ServiceCallSlots.waiting()`). */
+export interface CallsWaiting {
+  readonly service: string;
+  readonly topic: string;
+  readonly waiting: number;
+}
+
 export class ScrapeGauges {
   private isReady: () => boolean = () => false;
   private slots: () => SlotUse = () => ({ inFlight: 0, queued: 0, queuedBytes: 0 });
   private rememberedSignatures: () => number = () => 0;
+  private callsWaiting: () => readonly CallsWaiting[] = () => [];
 
   constructor(registers: Registry[]) {
     const gauge = (name: string, help: string, read: () => number): void => {
@@ -38,6 +46,16 @@ export class ScrapeGauges {
       'Signed next messages accepted within --signing-max-age that this replica remembers (bounded by --replay-memory; 0 without --signing-key)',
       () => this.rememberedSignatures(),
     );
+    const waiting: Gauge<'processor' | 'service' | 'topic'> = new Gauge({
+      name: 'tg_agent_service_calls_waiting',
+      help: 'Calls to a TrustGraph service waiting for one of the --service-max-in-flight slots of its request topic, per topic',
+      labelNames: ['processor', 'service', 'topic'],
+      registers,
+      collect: () => {
+        waiting.reset();
+        for (const { service, topic, waiting: n } of this.callsWaiting()) waiting.set({ service, topic }, n);
+      },
+    });
   }
 
   /** Where `tg_agent_ready` reads readiness from (until set: not ready). */
@@ -48,6 +66,11 @@ export class ScrapeGauges {
   /** Where the slot gauges read the slots' use from. */
   watchSlots(read: () => SlotUse): void {
     this.slots = read;
+  }
+
+  /** Where `tg_agent_service_calls_waiting` reads the calls waiting for a slot from. */
+  watchCallsWaiting(read: () => readonly CallsWaiting[]): void {
+    this.callsWaiting = read;
   }
 
   /** Where `tg_agent_replay_memory_signatures` reads the replay memory's size from. */

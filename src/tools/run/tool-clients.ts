@@ -2,7 +2,7 @@
  * The TrustGraph services a flow gives its tools (docs/trustgraph-agent-notes.md §1.2). A flow whose configuration does not
  * name a service's queues has no client for it; a tool that needs it then fails with a clear observation.
  */
-import { type RequestClient, RequestTimeoutError } from '../../bus/index.js';
+import { CallQueueTimeoutError, type RequestClient, RequestTimeoutError } from '../../bus/index.js';
 import type {
   EmbeddingsRequest,
   EmbeddingsResponse,
@@ -46,10 +46,11 @@ export function required<T>(client: T | undefined, service: string, toolType: st
 
 /**
  * The error of a call to a service that may act, which is never sent twice: a call with no reply at its own
- * timeout says so, since the service may or may not have acted on it. Any other error as it is.
+ * timeout says so, since the service may or may not have acted on it. Any other error as it is (one that timed
+ * out waiting for a slot was never sent, and says so).
  */
 export function notSentTwice(error: unknown, what: string): unknown {
-  if (!(error instanceof RequestTimeoutError) || error.received > 0) return error;
+  if (!(error instanceof RequestTimeoutError) || error instanceof CallQueueTimeoutError || error.received > 0) return error;
   return new ToolRunError(`${error.message}; not sent again: ${what} may act on a request, so it may or may not have run`, { cause: error });
 }
 

@@ -9,11 +9,9 @@ import { HedgePolicy, type HedgeOutcome, type HedgeSettings } from '../../../src
 import { MemoryTransport } from '../../../src/bus/memory/memory-transport.js';
 import { RequestClient, type RequestClientOptions } from '../../../src/bus/request-client.js';
 import type { IncomingMessage, Producer } from '../../../src/bus/transport.js';
-import { jsonCodec } from '../../support/json-codec.js';
+import { settle, type Settled, turns, until } from '../../support/event-loop-turns.js';
+import { askClient, type Ask } from '../../support/ask-client.js';
 
-interface Ask {
-  question: string;
-}
 interface Answer {
   answer: string;
   end: boolean;
@@ -25,13 +23,6 @@ const RESPONSE = 'non-persistent://tg/response/model';
 const SETTINGS: HedgeSettings = { quantile: 0.99, factor: 2, floorMs: 200, ceilingMs: 1_000, budget: 0.1 };
 const TIMEOUT_MS = 10_000;
 
-async function turns(count = 200): Promise<void> {
-  for (let i = 0; i < count; i++) await new Promise((resolve) => setImmediate(resolve));
-}
-async function until(done: () => boolean): Promise<void> {
-  while (!done()) await new Promise((resolve) => setImmediate(resolve));
-}
-
 describe('hedged requests', () => {
   let bus: MemoryTransport;
   let replies: Producer;
@@ -41,12 +32,10 @@ describe('hedged requests', () => {
   let client: RequestClient<Ask, Answer>;
 
   const makeClient = (options: Partial<RequestClientOptions<Ask, Answer>> = {}): RequestClient<Ask, Answer> =>
-    new RequestClient<Ask, Answer>({
+    askClient<Answer>({
       transport: bus,
       requestTopic: REQUEST,
       responseTopic: RESPONSE,
-      requestCodec: jsonCodec<Ask>('Ask'),
-      responseCodec: jsonCodec<Answer>('Answer'),
       timeoutMs: TIMEOUT_MS,
       repeatable: true,
       hedge: policy,
@@ -55,17 +44,9 @@ describe('hedged requests', () => {
   const reply = (m: IncomingMessage, answer: string, end = true): Promise<void> =>
     replies.send({ payload: Buffer.from(JSON.stringify({ answer, end })), properties: { id: m.properties.id! } });
   const question = (m: IncomingMessage): string => (JSON.parse(m.payload.toString()) as Ask).question;
-  const settle = <T>(promise: Promise<T>): { value?: T; error?: unknown; done: boolean } => {
-    const state: { value?: T; error?: unknown; done: boolean } = { done: false };
-    promise.then(
-      (value) => Object.assign(state, { value, done: true }),
-      (error: unknown) => Object.assign(state, { error, done: true }),
-    );
-    return state;
-  };
 
   /** Asks `text`, lets `deadlineMs` pass, and waits for the request sent once more; the call's state. */
-  async function overdue(text: string, deadlineMs = 1_000): Promise<ReturnType<typeof settle<Answer>>> {
+  async function overdue(text: string, deadlineMs = 1_000): Promise<Settled<Answer>> {
     const before = received.length;
     const call = settle(client.request({ question: text }));
     await until(() => received.length === before + 1);

@@ -4,11 +4,9 @@ import { MemoryTransport } from '../../../src/bus/memory/memory-transport.js';
 import { RequestClient, type RequestClientOptions } from '../../../src/bus/request-client.js';
 import type { IncomingMessage, Producer, ProducerOptions, Transport } from '../../../src/bus/transport.js';
 import { WireDecodeError } from '../../../src/wire/errors.js';
-import { jsonCodec } from '../../support/json-codec.js';
+import { turns, until } from '../../support/event-loop-turns.js';
+import { askClient, type Ask } from '../../support/ask-client.js';
 
-interface Ask {
-  question: string;
-}
 interface Answer {
   answer: string | null;
   end: boolean;
@@ -16,14 +14,6 @@ interface Answer {
 
 const REQUEST = 'non-persistent://tg/request/echo';
 const RESPONSE = 'non-persistent://tg/response/echo';
-/** Waits, turn by turn of the event loop (no timers: they may be fake), until `done` holds. */
-async function until(done: () => boolean): Promise<void> {
-  while (!done()) await new Promise((resolve) => setImmediate(resolve));
-}
-/** Lets the in-process bus deliver whatever is in flight: a few hundred turns of the event loop, no timers. */
-async function turns(count = 200): Promise<void> {
-  for (let i = 0; i < count; i++) await new Promise((resolve) => setImmediate(resolve));
-}
 
 describe('RequestClient', () => {
   let bus: MemoryTransport;
@@ -75,12 +65,10 @@ describe('RequestClient', () => {
 
   /** A client of the echo service on `bus`, with a 1 s timeout unless `options` say otherwise. */
   const echoClient = (options: Partial<RequestClientOptions<Ask, Answer>> = {}): RequestClient<Ask, Answer> =>
-    new RequestClient<Ask, Answer>({
+    askClient<Answer>({
       transport: bus,
       requestTopic: REQUEST,
       responseTopic: RESPONSE,
-      requestCodec: jsonCodec<Ask>('Ask'),
-      responseCodec: jsonCodec<Answer>('Answer'),
       timeoutMs: 1000,
       ...options,
     });

@@ -11,6 +11,7 @@ import { queueToTopic } from '../../../src/bus/topics.js';
 import type { Properties } from '../../../src/bus/transport.js';
 import type { FlowDefinition } from '../../../src/config/flows.js';
 import { FlowRuntime } from '../../../src/flow/flow-runtime.js';
+import { ServiceCallSlots } from '../../../src/flow/service-call-slots.js';
 import type { FlowRuntimeDeps, RequestGate, RequestTelemetry } from '../../../src/flow/ports.js';
 import { agentRequestCodec, makeAgentRequest, type AgentRequestInput, type AgentResponse } from '../../../src/wire/index.js';
 import { agentFlowTopics, uniqueWorkspace } from '../../../dev/flow-config.js';
@@ -103,6 +104,16 @@ describe('FlowRuntime', () => {
     expect(r.hooks[0]!.request).toMatchObject({ question: 'q' });
     expect(r.hooks[0]!.calls).toEqual(expect.arrayContaining(['toolsOffered', 'sessionEnded', 'done']));
     expect(r.runtime.busy).toBe(0);
+  });
+
+  it('takes a slot of the prompt request topic for each prompt call, and gives it back', async () => {
+    const callSlots = new ServiceCallSlots(1);
+    const r = await start({ callSlots });
+    const answers = await Promise.all([r.ask({ question: 'one' }), r.ask({ question: 'two' })]);
+    expect(answers.map((a) => a.at(-1)?.content)).toEqual(['ok', 'ok']);
+    const promptTopic = queueToTopic(agentFlowTopics(r.runtime.definition.workspace, 'default')['prompt-request']!);
+    expect(callSlots.waiting()).toContainEqual({ service: 'prompt', topic: promptTopic, waiting: 0 });
+    expect(callSlots.for('prompt', promptTopic).inFlight).toBe(0);
   });
 
   it('answers an undecodable request with one error response and reports it without a request', async () => {
