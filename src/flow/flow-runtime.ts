@@ -45,8 +45,9 @@ import { DEFAULT_PUBLISH_RETRY_MS, PublishPolicy } from './publish-policy.js';
 import { RequestHandler } from './request-handler.js';
 
 /**
- * Messages the broker may push to a flow's request subscription before the agent has taken them: a burst this
- * large is not dropped (a non-persistent topic drops what a subscription has no permits for).
+ * Messages the broker may push to a flow's request subscription before the agent has taken them, at least: a
+ * burst this large is not dropped (a non-persistent topic drops what a subscription has no permits for). The
+ * window grows to `--concurrency` where that is larger.
  */
 export const REQUEST_WINDOW = 4000;
 /** Defaults of `FlowRuntimeDeps.librarianTimeoutMs` / `librarianMaxInFlight`. */
@@ -291,9 +292,12 @@ export class FlowRuntime {
     // Each consumer of the Shared subscription has its own flow-control window. Where the transport caps one
     // (the WebSocket API: 1000 messages), several consumers make up the window; elsewhere one consumer has it all
     // (several consumers on one native connection were seen to lose messages of a burst).
-    const cap = this.deps.transport.maxReceiverQueueSize ?? REQUEST_WINDOW;
-    const consumers = this.deps.requestConsumers ?? Math.ceil(REQUEST_WINDOW / cap);
-    const receiverQueueSize = Math.min(cap, Math.ceil(REQUEST_WINDOW / consumers));
+    // The window is at least `--concurrency`: an agent set to hold 10 000 conversations must be able to take a
+    // burst of 10 000 requests, which a smaller window would leave the broker to drop.
+    const window = Math.max(REQUEST_WINDOW, this.deps.limit.limit);
+    const cap = this.deps.transport.maxReceiverQueueSize ?? window;
+    const consumers = this.deps.requestConsumers ?? Math.ceil(window / cap);
+    const receiverQueueSize = Math.min(cap, Math.ceil(window / consumers));
     for (let i = 0; i < consumers; i++) {
       const consumer = await this.deps.transport.subscribe({
         receiverQueueSize,

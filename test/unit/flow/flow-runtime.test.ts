@@ -8,7 +8,8 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryTransport } from '../../../src/bus/memory/memory-transport.js';
 import { queueToTopic } from '../../../src/bus/topics.js';
-import type { Properties } from '../../../src/bus/transport.js';
+import type { Properties, SubscribeOptions } from '../../../src/bus/transport.js';
+import { ConcurrencyLimit } from '../../../src/flow/concurrency-limit.js';
 import type { FlowDefinition } from '../../../src/config/flows.js';
 import { FlowRuntime } from '../../../src/flow/flow-runtime.js';
 import { ServiceCallSlots } from '../../../src/flow/service-call-slots.js';
@@ -42,8 +43,7 @@ afterEach(async () => {
   running = undefined;
 });
 
-async function start(deps: Partial<FlowRuntimeDeps> = {}): Promise<Running> {
-  const bus = new MemoryTransport();
+async function start(deps: Partial<FlowRuntimeDeps> = {}, bus = new MemoryTransport()): Promise<Running> {
   const workspace = uniqueWorkspace();
   const topics = agentFlowTopics(workspace, 'default');
   const responses = new Map<string, AgentResponse[]>();
@@ -104,6 +104,25 @@ describe('FlowRuntime', () => {
     expect(r.hooks[0]!.request).toMatchObject({ question: 'q' });
     expect(r.hooks[0]!.calls).toEqual(expect.arrayContaining(['toolsOffered', 'sessionEnded', 'done']));
     expect(r.runtime.busy).toBe(0);
+  });
+
+  it.each([
+    [16, 4],
+    [10_000, 10],
+  ])('with --concurrency %i, gives its request subscription %i consumers of 1000 where the transport caps a queue at 1000', async (concurrency, consumers) => {
+    const bus = new MemoryTransport();
+    Object.defineProperty(bus, 'maxReceiverQueueSize', { value: 1000 });
+    const subscribed: SubscribeOptions[] = [];
+    const subscribe = bus.subscribe.bind(bus);
+    bus.subscribe = (options) => {
+      subscribed.push(options);
+      return subscribe(options);
+    };
+    const r = await start({ limit: new ConcurrencyLimit(concurrency) }, bus);
+    const requestTopic = queueToTopic(agentFlowTopics(r.runtime.definition.workspace, 'default').request!);
+    const onRequests = subscribed.filter((o) => o.topic === requestTopic);
+    expect(onRequests.map((o) => o.receiverQueueSize)).toEqual(Array.from({ length: consumers }, () => 1000));
+    expect(await r.ask({ question: 'q' })).toContainEqual(expect.objectContaining({ content: 'ok', end_of_dialog: true }));
   });
 
   it('takes a slot of the prompt request topic for each prompt call, and gives it back', async () => {
