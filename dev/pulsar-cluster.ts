@@ -46,12 +46,26 @@ export interface PulsarCluster extends BrokerCluster {
   readonly nodes: readonly PulsarBroker[];
   /** The topics whose owner `untilServing` checks (the faults' workload adds its own). */
   readonly servedTopics: Set<string>;
+  /**
+   * Counts the producers and consumers the WebSocket service has on each served topic now; until the next
+   * `untilServing` resolves, it also waits for the service to have as many on each again. Resolves with the total.
+   */
+  noteWebSocketClients(): Promise<number>;
   /** The admin API of a running broker (`http://127.0.0.1:<web port>`). */
   adminUrl(): string;
   /** The broker that owns `topic` now (it is looked up, and so loaded, if nobody owns it). */
   ownerOf(topic: string): Promise<PulsarBroker>;
   /** The broker id (`127.0.0.1:<web port>`) of the broker that is not the one at `brokerUrl` (`pulsar://…`). */
   otherBroker(brokerUrl: string): string;
+}
+
+/** How the WebSocket service's client (Pulsar's Java client) names itself in a topic's stats. */
+const WEBSOCKET_SERVICE_CLIENT = 'Pulsar-Java';
+
+/** The parts of a topic's admin `stats` that list its clients. */
+interface TopicClients {
+  publishers?: { clientVersion?: string }[];
+  subscriptions?: Record<string, { consumers?: { clientVersion?: string }[] }>;
 }
 
 export interface PulsarBroker extends ClusterNode {
@@ -184,6 +198,15 @@ export async function startPulsarCluster(): Promise<PulsarCluster> {
     if (!owner) throw new Error(`lookup of ${topic} named ${brokerUrl}, no broker of this cluster`);
     return owner;
   };
+  // The WebSocket service's producers and consumers per topic, as noted before a fault (see noteWebSocketClients).
+  const webSocketClientsBefore = new Map<string, number>();
+  const webSocketClients = async (topic: string): Promise<number> => {
+    const response = await fetch(`${topicAdminUrl(adminUrl(), topic)}/stats`, { signal: AbortSignal.timeout(10_000) });
+    if (!response.ok) throw new Error(`stats of ${topic}: HTTP ${response.status}`);
+    const stats = (await response.json()) as TopicClients;
+    const clients = [...(stats.publishers ?? []), ...Object.values(stats.subscriptions ?? {}).flatMap((s) => s.consumers ?? [])];
+    return clients.filter((c) => c.clientVersion?.startsWith(WEBSOCKET_SERVICE_CLIENT)).length;
+  };
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;
@@ -200,6 +223,11 @@ export async function startPulsarCluster(): Promise<PulsarCluster> {
     webSocketUrl: `ws://127.0.0.1:${ports.ws}`,
     nodes: brokers,
     servedTopics,
+    async noteWebSocketClients() {
+      webSocketClientsBefore.clear();
+      for (const topic of servedTopics) webSocketClientsBefore.set(topic, await webSocketClients(topic));
+      return [...webSocketClientsBefore.values()].reduce((a, b) => a + b, 0);
+    },
     adminUrl,
     ownerOf,
     otherBroker(brokerUrl) {
@@ -216,6 +244,13 @@ export async function startPulsarCluster(): Promise<PulsarCluster> {
             const owner = await ownerOf(topic);
             if (!owner.running) return `${topic} is still owned by ${owner.name}, which is down`;
           }
+          // The WebSocket service's own client reconnects to a moved topic with a backoff that reaches seconds:
+          // until it has, its sockets are open and what they carry waits or, on a non-persistent topic, is dropped.
+          for (const [topic, before] of webSocketClientsBefore) {
+            const now = await webSocketClients(topic);
+            if (now < before) return `the WebSocket service has ${now} of its ${before} producers and consumers on ${topic} again`;
+          }
+          webSocketClientsBefore.clear();
           return true;
         },
         'the Pulsar cluster to serve again',

@@ -5,7 +5,7 @@
  * in flight on a moving non-persistent topic may be lost: the broker keeps nothing for a subscription that is
  * away; bench:faults --cluster counts it.)
  */
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kafkaUnavailable } from '../../dev/kafka-broker.js';
 import { startPulsarCluster, type PulsarCluster } from '../../dev/pulsar-cluster.js';
 import { agentFlowTopics } from '../../dev/flow-config.js';
@@ -34,6 +34,8 @@ describe.skipIf(clusterTestsSkipped(missing) !== undefined)('a Pulsar cluster lo
       async loseNode(workspace) {
         const flowTopics = agentFlowTopics(workspace, 'default');
         for (const queue of ['request', 'response', 'prompt-request', 'prompt-response', 'mcp-tool-request', 'mcp-tool-response']) pulsar.servedTopics.add(queueToTopic(flowTopics[queue]!));
+        // On WebSocket the cluster serves again once its WebSocket service has its producers and consumers back.
+        if (kind === 'websocket') expect(await pulsar.noteWebSocketClients(), 'producers and consumers of the WebSocket service').toBeGreaterThan(0);
         await (await pulsar.ownerOf(queueToTopic(flowTopics.request!))).kill('SIGKILL');
         await pulsar.untilServing(180_000);
       },
