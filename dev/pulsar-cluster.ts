@@ -264,6 +264,8 @@ export async function startPulsarCluster(): Promise<PulsarCluster> {
       'java',
       [
         '-Xmx128m',
+        // A tool that runs for seconds: the first JIT tier is enough, and leaves the cores to the nodes starting.
+        '-XX:TieredStopAtLevel=1',
         ...JAVA_OPTS,
         '-cp',
         classpath,
@@ -277,8 +279,9 @@ export async function startPulsarCluster(): Promise<PulsarCluster> {
       { stdio: 'pipe', timeout: START_TIMEOUT_MS },
     );
     await bookie.start();
-    await Promise.all(brokers.map((b) => b.start()));
-    await websocket.start();
+    // The WebSocket service reads the cluster's metadata and reaches the brokers only when a client asks: it
+    // starts beside them.
+    await Promise.all([...brokers.map((b) => b.start()), websocket.start()]);
     await ensureTgTopology(adminUrl());
     await handle.untilServing(START_TIMEOUT_MS);
   } catch (error) {
