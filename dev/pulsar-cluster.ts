@@ -44,13 +44,15 @@ export interface PulsarCluster extends BrokerCluster {
   readonly webSocketUrl: string;
   /** The two brokers (the nodes the faults kill or restart). */
   readonly nodes: readonly PulsarBroker[];
+  /** Why the last `untilServing` waited, each reason as it changed, stamped with the time since it began. */
+  readonly waits: string[];
   /** The topics whose owner `untilServing` checks (the faults' workload adds its own). */
   readonly servedTopics: Set<string>;
   /**
-   * Counts the producers and consumers the WebSocket service has on each served topic now; until the next
-   * `untilServing` resolves, it also waits for the service to have as many on each again. Resolves with the total.
+   * Counts the consumers the WebSocket service has on each subscription of each served topic now; the next
+   * `untilServing` also waits for the service to have as many on each again. Resolves with the total.
    */
-  noteWebSocketClients(): Promise<number>;
+  noteWebSocketConsumers(): Promise<number>;
   /** The admin API of a running broker (`http://127.0.0.1:<web port>`). */
   adminUrl(): string;
   /** The broker that owns `topic` now (it is looked up, and so loaded, if nobody owns it). */
@@ -62,9 +64,8 @@ export interface PulsarCluster extends BrokerCluster {
 /** How the WebSocket service's client (Pulsar's Java client) names itself in a topic's stats. */
 const WEBSOCKET_SERVICE_CLIENT = 'Pulsar-Java';
 
-/** The parts of a topic's admin `stats` that list its clients. */
-interface TopicClients {
-  publishers?: { clientVersion?: string }[];
+/** The part of a topic's admin `stats` that lists its consumers. */
+interface TopicConsumers {
   subscriptions?: Record<string, { consumers?: { clientVersion?: string }[] }>;
 }
 
@@ -198,14 +199,18 @@ export async function startPulsarCluster(): Promise<PulsarCluster> {
     if (!owner) throw new Error(`lookup of ${topic} named ${brokerUrl}, no broker of this cluster`);
     return owner;
   };
-  // The WebSocket service's producers and consumers per topic, as noted before a fault (see noteWebSocketClients).
-  const webSocketClientsBefore = new Map<string, number>();
-  const webSocketClients = async (topic: string): Promise<number> => {
+  // The WebSocket service's consumers per topic and subscription, as noted before a fault (noteWebSocketConsumers).
+  let consumersBefore = new Map<string, Map<string, number>>();
+  const waits: string[] = [];
+  const webSocketConsumers = async (topic: string): Promise<Map<string, number>> => {
     const response = await fetch(`${topicAdminUrl(adminUrl(), topic)}/stats`, { signal: AbortSignal.timeout(10_000) });
     if (!response.ok) throw new Error(`stats of ${topic}: HTTP ${response.status}`);
-    const stats = (await response.json()) as TopicClients;
-    const clients = [...(stats.publishers ?? []), ...Object.values(stats.subscriptions ?? {}).flatMap((s) => s.consumers ?? [])];
-    return clients.filter((c) => c.clientVersion?.startsWith(WEBSOCKET_SERVICE_CLIENT)).length;
+    const stats = (await response.json()) as TopicConsumers;
+    const counts = new Map<string, number>();
+    for (const [name, subscription] of Object.entries(stats.subscriptions ?? {})) {
+      counts.set(name, (subscription.consumers ?? []).filter((c) => c.clientVersion?.startsWith(WEBSOCKET_SERVICE_CLIENT)).length);
+    }
+    return counts;
   };
   let stopped = false;
   const stop = async (): Promise<void> => {
@@ -223,10 +228,10 @@ export async function startPulsarCluster(): Promise<PulsarCluster> {
     webSocketUrl: `ws://127.0.0.1:${ports.ws}`,
     nodes: brokers,
     servedTopics,
-    async noteWebSocketClients() {
-      webSocketClientsBefore.clear();
-      for (const topic of servedTopics) webSocketClientsBefore.set(topic, await webSocketClients(topic));
-      return [...webSocketClientsBefore.values()].reduce((a, b) => a + b, 0);
+    async noteWebSocketConsumers() {
+      consumersBefore = new Map();
+      for (const topic of servedTopics) consumersBefore.set(topic, await webSocketConsumers(topic));
+      return [...consumersBefore.values()].flatMap((counts) => [...counts.values()]).reduce((a, b) => a + b, 0);
     },
     adminUrl,
     ownerOf,
@@ -234,8 +239,11 @@ export async function startPulsarCluster(): Promise<PulsarCluster> {
       const other = brokers.find((b) => b.serviceUrl !== brokerUrl);
       return other!.brokerId;
     },
-    untilServing: (timeoutMs) =>
-      pollUntil(
+    waits,
+    untilServing: async (timeoutMs) => {
+      waits.length = 0;
+      const began = Date.now();
+      await pollUntil(
         async () => {
           const active = (await (await fetch(`${adminUrl()}/admin/v2/brokers/${CLUSTER_NAME}`, { signal: AbortSignal.timeout(5000) })).json()) as string[];
           const absent = running().filter((b) => !active.includes(b.brokerId));
@@ -244,18 +252,24 @@ export async function startPulsarCluster(): Promise<PulsarCluster> {
             const owner = await ownerOf(topic);
             if (!owner.running) return `${topic} is still owned by ${owner.name}, which is down`;
           }
-          // The WebSocket service's own client reconnects to a moved topic with a backoff that reaches seconds:
-          // until it has, its sockets are open and what they carry waits or, on a non-persistent topic, is dropped.
-          for (const [topic, before] of webSocketClientsBefore) {
-            const now = await webSocketClients(topic);
-            if (now < before) return `the WebSocket service has ${now} of its ${before} producers and consumers on ${topic} again`;
+          // The WebSocket service's own client reconnects to a moved topic with a backoff that grows to a minute:
+          // until a consumer of its has, its socket is open and what a non-persistent topic carries is dropped.
+          for (const [topic, before] of consumersBefore) {
+            const now = await webSocketConsumers(topic);
+            for (const [subscription, count] of before) {
+              const back = now.get(subscription) ?? 0;
+              if (back < count) return `the WebSocket service has ${back} of its ${count} consumers of ${subscription} on ${topic} again`;
+            }
           }
-          webSocketClientsBefore.clear();
           return true;
         },
         'the Pulsar cluster to serve again',
         timeoutMs,
-      ),
+        (reason) => void waits.push(`+${((Date.now() - began) / 1000).toFixed(1)}s ${reason}`),
+      ).finally(() => {
+        consumersBefore = new Map();
+      });
+    },
     stop,
   };
   try {
