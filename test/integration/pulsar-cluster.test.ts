@@ -3,7 +3,8 @@
  * started once for this file, on each transport: the broker owning the agents' request topic is killed, its topics
  * move to the other broker, and the agents keep serving: fresh conversations are answered, none twice. (What was
  * in flight on a moving non-persistent topic may be lost: the broker keeps nothing for a subscription that is
- * away; bench:faults --cluster counts it.)
+ * away; bench:faults --cluster counts it.) On WebSocket the cluster serves again once the WebSocket service has a
+ * consumer back on each subscription it had one on: its own client reconnects them with a backoff of its own.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kafkaUnavailable } from '../../dev/kafka-broker.js';
