@@ -30,11 +30,15 @@ export interface BrokerCluster {
   stop(): Promise<void>;
 }
 
-/** Polls `check` every 250 ms until it resolves true; rejects with the last reason after `timeoutMs`. */
-export async function pollUntil(check: () => Promise<boolean | string>, what: string, timeoutMs: number): Promise<void> {
+/**
+ * Polls `check` every 250 ms until it resolves true; rejects with the last reason after `timeoutMs`. `onReason`
+ * hears each reason to wait that differs from the one before.
+ */
+export async function pollUntil(check: () => Promise<boolean | string>, what: string, timeoutMs: number, onReason?: (reason: string) => void): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
   while (Date.now() < deadline) {
+    const before = last;
     try {
       const verdict = await check();
       if (verdict === true) return;
@@ -42,6 +46,7 @@ export async function pollUntil(check: () => Promise<boolean | string>, what: st
     } catch (error) {
       last = error instanceof Error ? error.message : String(error);
     }
+    if (last !== before) onReason?.(last);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   throw new Error(`${what}: not within ${timeoutMs / 1000} s${last ? ` (${last})` : ''}`);

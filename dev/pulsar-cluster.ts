@@ -44,14 +44,29 @@ export interface PulsarCluster extends BrokerCluster {
   readonly webSocketUrl: string;
   /** The two brokers (the nodes the faults kill or restart). */
   readonly nodes: readonly PulsarBroker[];
+  /** Why the last `untilServing` waited, each reason as it changed, stamped with the time since it began. */
+  readonly waits: string[];
   /** The topics whose owner `untilServing` checks (the faults' workload adds its own). */
   readonly servedTopics: Set<string>;
+  /**
+   * Notes the subscriptions of each served topic on which the WebSocket service has a consumer now; the next
+   * `untilServing` also waits for it to have a consumer on each again. Resolves with how many consumers it has.
+   */
+  noteWebSocketConsumers(): Promise<number>;
   /** The admin API of a running broker (`http://127.0.0.1:<web port>`). */
   adminUrl(): string;
   /** The broker that owns `topic` now (it is looked up, and so loaded, if nobody owns it). */
   ownerOf(topic: string): Promise<PulsarBroker>;
   /** The broker id (`127.0.0.1:<web port>`) of the broker that is not the one at `brokerUrl` (`pulsar://…`). */
   otherBroker(brokerUrl: string): string;
+}
+
+/** How the WebSocket service's client (Pulsar's Java client) names itself in a topic's stats. */
+const WEBSOCKET_SERVICE_CLIENT = 'Pulsar-Java';
+
+/** The part of a topic's admin `stats` that lists its consumers. */
+interface TopicConsumers {
+  subscriptions?: Record<string, { consumers?: { clientVersion?: string }[] }>;
 }
 
 export interface PulsarBroker extends ClusterNode {
@@ -184,6 +199,19 @@ export async function startPulsarCluster(): Promise<PulsarCluster> {
     if (!owner) throw new Error(`lookup of ${topic} named ${brokerUrl}, no broker of this cluster`);
     return owner;
   };
+  // The WebSocket service's consumers per topic and subscription, as noted before a fault (noteWebSocketConsumers).
+  let consumersBefore = new Map<string, Map<string, number>>();
+  const waits: string[] = [];
+  const webSocketConsumers = async (topic: string): Promise<Map<string, number>> => {
+    const response = await fetch(`${topicAdminUrl(adminUrl(), topic)}/stats`, { signal: AbortSignal.timeout(10_000) });
+    if (!response.ok) throw new Error(`stats of ${topic}: HTTP ${response.status}`);
+    const stats = (await response.json()) as TopicConsumers;
+    const counts = new Map<string, number>();
+    for (const [name, subscription] of Object.entries(stats.subscriptions ?? {})) {
+      counts.set(name, (subscription.consumers ?? []).filter((c) => c.clientVersion?.startsWith(WEBSOCKET_SERVICE_CLIENT)).length);
+    }
+    return counts;
+  };
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;
@@ -200,14 +228,22 @@ export async function startPulsarCluster(): Promise<PulsarCluster> {
     webSocketUrl: `ws://127.0.0.1:${ports.ws}`,
     nodes: brokers,
     servedTopics,
+    async noteWebSocketConsumers() {
+      consumersBefore = new Map();
+      for (const topic of servedTopics) consumersBefore.set(topic, await webSocketConsumers(topic));
+      return [...consumersBefore.values()].flatMap((counts) => [...counts.values()]).reduce((a, b) => a + b, 0);
+    },
     adminUrl,
     ownerOf,
     otherBroker(brokerUrl) {
       const other = brokers.find((b) => b.serviceUrl !== brokerUrl);
       return other!.brokerId;
     },
-    untilServing: (timeoutMs) =>
-      pollUntil(
+    waits,
+    untilServing: async (timeoutMs) => {
+      waits.length = 0;
+      const began = Date.now();
+      await pollUntil(
         async () => {
           const active = (await (await fetch(`${adminUrl()}/admin/v2/brokers/${CLUSTER_NAME}`, { signal: AbortSignal.timeout(5000) })).json()) as string[];
           const absent = running().filter((b) => !active.includes(b.brokerId));
@@ -216,11 +252,25 @@ export async function startPulsarCluster(): Promise<PulsarCluster> {
             const owner = await ownerOf(topic);
             if (!owner.running) return `${topic} is still owned by ${owner.name}, which is down`;
           }
+          // The WebSocket service's own client reconnects each consumer of a moved topic with a backoff that grows
+          // to a minute (of the 8 consumers of the agents' request subscription, the last was back 2.5 minutes
+          // after the kill): until one of a subscription's is back, its sockets are open and what a non-persistent
+          // topic carries for it is dropped; once one is, the subscription is served.
+          for (const [topic, before] of consumersBefore) {
+            const now = await webSocketConsumers(topic);
+            for (const [subscription, count] of before) {
+              if (count > 0 && !(now.get(subscription) ?? 0)) return `the WebSocket service has none of its ${count} consumers of ${subscription} on ${topic} again`;
+            }
+          }
           return true;
         },
         'the Pulsar cluster to serve again',
         timeoutMs,
-      ),
+        (reason) => void waits.push(`+${((Date.now() - began) / 1000).toFixed(1)}s ${reason}`),
+      ).finally(() => {
+        consumersBefore = new Map();
+      });
+    },
     stop,
   };
   try {
@@ -229,6 +279,8 @@ export async function startPulsarCluster(): Promise<PulsarCluster> {
       'java',
       [
         '-Xmx128m',
+        // A tool that runs for seconds: the first JIT tier is enough, and leaves the cores to the nodes starting.
+        '-XX:TieredStopAtLevel=1',
         ...JAVA_OPTS,
         '-cp',
         classpath,
@@ -242,8 +294,9 @@ export async function startPulsarCluster(): Promise<PulsarCluster> {
       { stdio: 'pipe', timeout: START_TIMEOUT_MS },
     );
     await bookie.start();
-    await Promise.all(brokers.map((b) => b.start()));
-    await websocket.start();
+    // The WebSocket service reads the cluster's metadata and reaches the brokers only when a client asks: it
+    // starts beside them.
+    await Promise.all([...brokers.map((b) => b.start()), websocket.start()]);
     await ensureTgTopology(adminUrl());
     await handle.untilServing(START_TIMEOUT_MS);
   } catch (error) {

@@ -129,6 +129,11 @@ export class FlowRuntime {
       await message.ack().catch(() => undefined);
       return;
     }
+    if (key !== undefined && message.redeliveryCount > 0) {
+      // Given back by this or another replica, or delivered once more after an ack the broker lost: only the
+      // last is a duplicate, and only the replica that took it first could tell.
+      this.logger.info({ id, redeliveryCount: message.redeliveryCount }, 'Agent request delivered again, not taken here before: running it');
+    }
     this.inFlight++;
     if (key !== undefined) this.recent.begin(key);
     let givenBack = false;

@@ -3,9 +3,10 @@
  * started once for this file, on each transport: the broker owning the agents' request topic is killed, its topics
  * move to the other broker, and the agents keep serving: fresh conversations are answered, none twice. (What was
  * in flight on a moving non-persistent topic may be lost: the broker keeps nothing for a subscription that is
- * away; bench:faults --cluster counts it.)
+ * away; bench:faults --cluster counts it.) On WebSocket the cluster serves again once the WebSocket service has a
+ * consumer back on each subscription it had one on: its own client reconnects them with a backoff of its own.
  */
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kafkaUnavailable } from '../../dev/kafka-broker.js';
 import { startPulsarCluster, type PulsarCluster } from '../../dev/pulsar-cluster.js';
 import { agentFlowTopics } from '../../dev/flow-config.js';
@@ -34,8 +35,11 @@ describe.skipIf(clusterTestsSkipped(missing) !== undefined)('a Pulsar cluster lo
       async loseNode(workspace) {
         const flowTopics = agentFlowTopics(workspace, 'default');
         for (const queue of ['request', 'response', 'prompt-request', 'prompt-response', 'mcp-tool-request', 'mcp-tool-response']) pulsar.servedTopics.add(queueToTopic(flowTopics[queue]!));
+        // On WebSocket the cluster serves again once its WebSocket service has its consumers back.
+        if (kind === 'websocket') expect(await pulsar.noteWebSocketConsumers(), 'consumers of the WebSocket service').toBeGreaterThan(0);
         await (await pulsar.ownerOf(queueToTopic(flowTopics.request!))).kill('SIGKILL');
         await pulsar.untilServing(180_000);
+        console.log(`[pulsar-cluster] ${kind}: waited for ${pulsar.waits.join('; ') || 'nothing'}`);
       },
     });
     pulsar.servedTopics.clear();

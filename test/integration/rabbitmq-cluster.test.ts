@@ -1,7 +1,9 @@
 /**
  * The agent on a RabbitMQ cluster of three nodes (dev/rabbitmq-cluster.ts: TrustGraph's queues mirrored by policy,
  * clients behind a balancer), started once for this file: the node holding the agents' request queue is killed,
- * a mirror takes over, and the agents keep serving: fresh conversations are answered, none twice.
+ * a mirror takes over, and the agents keep serving: fresh conversations are answered, none twice. (A conversation
+ * in flight may end twice when the node went before it applied a replica's ack and the mirror delivered the
+ * request again to the other replica; it is counted apart, docs/reliability.md.)
  */
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { rabbitMqUnavailable, TEST_RABBITMQ_MAX_MESSAGE_BYTES } from '../../dev/rabbitmq-broker.js';
