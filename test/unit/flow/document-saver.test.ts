@@ -9,6 +9,18 @@ import { DocumentSaver, type DocumentSaveOutcome } from '../../../src/flow/docum
 import { librarianRequestCodec, librarianResponseCodec } from '../../../src/wire/index.js';
 import { capturingLogger } from '../../support/log-capture.js';
 
+/** A client of the librarian's queues, on the in-process bus. */
+function librarianClient(bus: MemoryTransport) {
+  return new RequestClient({
+    transport: bus,
+    requestTopic: 'non-persistent://tg/request/librarian:default',
+    responseTopic: 'non-persistent://tg/response/librarian:default',
+    requestCodec: librarianRequestCodec,
+    responseCodec: librarianResponseCodec,
+    timeoutMs: 60_000,
+  });
+}
+
 /** Waits, turn by turn of the event loop (no timers: they are fake here), until `done` holds. */
 async function until(done: () => boolean): Promise<void> {
   while (!done()) await new Promise((resolve) => setImmediate(resolve));
@@ -31,14 +43,7 @@ describe('DocumentSaver when its flow stops', () => {
           await m.ack();
         },
       });
-      const client = new RequestClient({
-        transport: bus,
-        requestTopic: 'non-persistent://tg/request/librarian:default',
-        responseTopic: 'non-persistent://tg/response/librarian:default',
-        requestCodec: librarianRequestCodec,
-        responseCodec: librarianResponseCodec,
-        timeoutMs: 60_000,
-      });
+      const client = librarianClient(bus);
       const outcomes: DocumentSaveOutcome[] = [];
       const saver = new DocumentSaver({ client, maxInFlight: 64, timeoutMs: 60_000, logger: capture.logger, onOutcome: (o) => outcomes.push(o) });
       for (let i = 0; i < 24; i++) expect(saver.save({ id: `urn:doc:${i}`, title: 't', content: 'c' })).toBe(`urn:doc:${i}`);
@@ -69,14 +74,7 @@ describe('DocumentSaver with every slot taken', () => {
     const bus = new MemoryTransport();
     try {
       const capture = capturingLogger('debug');
-      const client = new RequestClient({
-        transport: bus,
-        requestTopic: 'non-persistent://tg/request/librarian:default',
-        responseTopic: 'non-persistent://tg/response/librarian:default',
-        requestCodec: librarianRequestCodec,
-        responseCodec: librarianResponseCodec,
-        timeoutMs: 60_000,
-      });
+      const client = librarianClient(bus);
       let now = 1_000_000;
       const outcomes: DocumentSaveOutcome[] = [];
       const saver = new DocumentSaver({ client, maxInFlight: 2, timeoutMs: 60_000, logger: capture.logger, onOutcome: (o) => outcomes.push(o) }, () => now);
