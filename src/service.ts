@@ -3,12 +3,15 @@
  * Everything it needs is passed in (transport, logger, hooks), so tests run the real service in-process.
  */
 import {
+  claimsTopic,
   ConcurrencyLimit,
   type ConfigPart,
   FlowManager,
   type HedgeOptions,
   hedgeSettingsOf,
+  RecentRequests,
   replyTimeouts,
+  RequestClaims,
   ServiceCallSlots,
   ServiceHedging,
   type RequestGate,
@@ -80,6 +83,8 @@ export class AgentService {
   /** The bound on requests in flight to each service request topic (`--service-max-in-flight`). */
   readonly callSlots: ServiceCallSlots;
   private readonly flows: FlowManager;
+  /** Asks the other replicas whether one took a request the broker delivered again (request-claims.ts). */
+  private readonly claims: RequestClaims;
   private readonly watcher: ConfigWatcher;
   private readonly toolServices: ToolServiceClients;
   private readonly flowProblems = new Map<string, FlowProblem[]>();
@@ -116,6 +121,9 @@ export class AgentService {
     const hedging = hedgeSettings && new ServiceHedging(hedgeSettings, telemetry);
     this.callSlots = new ServiceCallSlots(settings.serviceMaxInFlight);
     this.toolServices = toolServiceClients(settings, transport, logger, hedging, this.callSlots);
+    const recent = new RecentRequests();
+    const topicspace = splitPulsarTopic(queueToTopic(settings.configPushQueue)).tenant;
+    this.claims = new RequestClaims({ transport, recent, topic: claimsTopic(topicspace, settings.id), logger });
     this.flows = new FlowManager(
       {
         transport,
@@ -137,6 +145,8 @@ export class AgentService {
         toolServices: this.toolServices,
         ...(hedging ? { hedging } : {}),
         callSlots: this.callSlots,
+        recent,
+        claims: this.claims,
         telemetry,
         ...(hooks.gate ? { gate: hooks.gate } : {}),
         ...(settings.librarianTimeoutSeconds !== undefined ? { librarianTimeoutMs: settings.librarianTimeoutSeconds * 1000 } : {}),
@@ -180,6 +190,10 @@ export class AgentService {
   async start(): Promise<void> {
     this.probe?.start();
     await this.watcher.start();
+    // After the configuration: the broker has answered by then. Without it a redelivered request just runs.
+    await this.claims.start().catch((error: unknown) => {
+      this.logger.warn({ err: error }, `Could not subscribe to the request claims topic (${errorMessage(error)}): a request the broker delivers again to this replica runs without asking the others whether one took it`);
+    });
     this.started = true;
   }
 
@@ -256,6 +270,7 @@ export class AgentService {
       this.logger.warn({ graceMs }, 'In-flight iterations did not finish in time; closing anyway');
     }
     await this.watcher.stop().catch(() => {});
+    await this.claims.stop();
     await this.probe?.stop();
     await this.toolServices.close();
   }

@@ -14,7 +14,9 @@ export {
   aggregationTopic,
   DEFAULT_AGGREGATION_TOPIC,
   flowSubscriptionName,
+  queueId,
   queueToTopic,
+  requestResponseSubscriptionName,
   splitPulsarTopic,
   topicAdminUrl,
 } from './topics.js';

@@ -70,8 +70,8 @@ export class FlowRuntime {
   private documents: DocumentSaver | undefined;
   private fanIn: FanInConsumer | undefined;
   private inFlight = 0;
-  /** The requests running here or ended lately, to tell a broker's second delivery of one of them. */
-  private readonly recent = new RecentRequests();
+  /** The requests running here or ended lately (shared by this replica's flows), to tell a broker's second delivery of one. */
+  private readonly recent: RecentRequests;
   private stopping = false;
   private keptCount = 0;
 
@@ -79,7 +79,9 @@ export class FlowRuntime {
     readonly definition: FlowDefinition,
     private readonly deps: FlowRuntimeDeps,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.recent = deps.recent ?? new RecentRequests();
+  }
 
   static async start(definition: FlowDefinition, deps: FlowRuntimeDeps): Promise<FlowRuntime> {
     const logger = deps.logger.child({ workspace: definition.workspace, flow: definition.flow });
@@ -124,16 +126,7 @@ export class FlowRuntime {
   private async handled(handler: RequestHandler, message: IncomingMessage, kept = false): Promise<void> {
     const id = message.properties.id;
     const key = id === undefined || kept ? undefined : RecentRequests.keyOf(id, message.payload);
-    if (key !== undefined && message.redeliveryCount > 0 && this.recent.has(key)) {
-      this.logger.info({ id }, 'Agent request delivered again after this replica took it (the broker lost its ack); the second delivery is left');
-      await message.ack().catch(() => undefined);
-      return;
-    }
-    if (key !== undefined && message.redeliveryCount > 0) {
-      // Given back by this or another replica, or delivered once more after an ack the broker lost: only the
-      // last is a duplicate, and only the replica that took it first could tell.
-      this.logger.info({ id, redeliveryCount: message.redeliveryCount }, 'Agent request delivered again, not taken here before: running it');
-    }
+    if (key !== undefined && message.redeliveryCount > 0 && (await this.leftAsTaken(id!, key, message))) return;
     this.inFlight++;
     if (key !== undefined) this.recent.begin(key);
     let givenBack = false;
@@ -144,6 +137,31 @@ export class FlowRuntime {
       if (key !== undefined) this.recent.end(key, !givenBack);
       this.inFlight--;
     }
+  }
+
+  /**
+   * Whether a request the broker delivered again was taken already, here or by another replica (request-claims.ts);
+   * if so it is acknowledged and left. Given back by a replica, or taken by one that no longer answers: it runs.
+   */
+  private async leftAsTaken(id: string, key: string, message: IncomingMessage): Promise<boolean> {
+    if (this.recent.has(key)) {
+      this.logger.info({ id }, 'Agent request delivered again after this replica took it (the broker lost its ack); the second delivery is left');
+      await message.ack().catch(() => undefined);
+      return true;
+    }
+    this.inFlight++;
+    try {
+      const holder = await this.deps.claims?.holderOf(key);
+      if (holder !== undefined) {
+        this.logger.info({ id, holder }, 'Agent request delivered again after another replica took it (the broker lost its ack); the second delivery is left');
+        await message.ack().catch(() => undefined);
+        return true;
+      }
+    } finally {
+      this.inFlight--;
+    }
+    this.logger.info({ id, redeliveryCount: message.redeliveryCount }, 'Agent request delivered again, not taken here before: running it');
+    return false;
   }
 
   /** Whether this flow runs its own `next` requests: they are addressed to its request queue, and not meant for the bus. */

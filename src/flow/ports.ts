@@ -16,6 +16,8 @@ import type { ConcurrencyLimit } from './concurrency-limit.js';
 import type { DocumentSaveOutcome } from './document-saver.js';
 import type { HedgeTelemetry, ServiceHedging } from './service-hedging.js';
 import type { ServiceCallSlots } from './service-call-slots.js';
+import type { RecentRequests } from './recent-requests.js';
+import type { RequestClaims } from './request-claims.js';
 
 /** Why a request was refused before it ran. */
 /** `published` / `received`: a `next` message through the broker; `kept`: one run on the replica that made it. */
@@ -227,6 +229,10 @@ export interface FlowRuntimeDeps {
    * default DEFAULT_AGGREGATION_TOPIC) and how long a fan-out may wait for its subagents (default 300 s).
    */
   aggregation?: { topicTemplate?: string; timeoutMs?: number };
+  /** The requests this replica runs or ended lately, shared by its flows (request-claims.ts answers from it); default one per flow. */
+  recent?: RecentRequests;
+  /** Asks the other replicas whether one took a request delivered again; absent: such a request runs. */
+  claims?: RequestClaims;
 }
 
 /**
