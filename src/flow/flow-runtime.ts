@@ -41,7 +41,7 @@ import { DocumentSaver } from './document-saver.js';
 import { DEFAULT_AGGREGATION_TIMEOUT_MS, FanInConsumer } from './fan-in-consumer.js';
 import type { FlowRuntimeDeps } from './ports.js';
 import type { FlowService } from '../wire/index.js';
-import { DEFAULT_PUBLISH_RETRY_MS, PublishPolicy } from './publish-policy.js';
+import { DEFAULT_PUBLISH_RETRY_MS, PublishPolicy, RESENT_PROPERTY } from './publish-policy.js';
 import { RequestHandler } from './request-handler.js';
 
 /**
@@ -126,7 +126,9 @@ export class FlowRuntime {
   private async handled(handler: RequestHandler, message: IncomingMessage, kept = false): Promise<void> {
     const id = message.properties.id;
     const key = id === undefined || kept ? undefined : RecentRequests.keyOf(id, message.payload);
-    if (key !== undefined && message.redeliveryCount > 0 && (await this.leftAsTaken(id!, key, message))) return;
+    // Delivered again by the broker, or sent again after a send the broker did not confirm: perhaps a second copy.
+    const again = message.redeliveryCount > 0 || message.properties[RESENT_PROPERTY] !== undefined;
+    if (key !== undefined && again && (await this.leftAsTaken(id!, key, message))) return;
     this.inFlight++;
     if (key !== undefined) this.recent.begin(key);
     let givenBack = false;
@@ -140,12 +142,13 @@ export class FlowRuntime {
   }
 
   /**
-   * Whether a request the broker delivered again was taken already, here or by another replica (request-claims.ts);
+   * Whether a request that may be a second copy was taken already, here or by another replica (request-claims.ts);
    * if so it is acknowledged and left. Given back by a replica, or taken by one that no longer answers: it runs.
    */
   private async leftAsTaken(id: string, key: string, message: IncomingMessage): Promise<boolean> {
+    const cause = message.redeliveryCount > 0 ? 'the broker lost an ack' : 'sent again after a send the broker did not confirm';
     if (this.recent.has(key)) {
-      this.logger.info({ id }, 'Agent request delivered again after this replica took it (the broker lost its ack); the second delivery is left');
+      this.logger.info({ id, cause }, 'Agent request delivered again after this replica took it; the second delivery is left');
       await message.ack().catch(() => undefined);
       return true;
     }
@@ -153,14 +156,14 @@ export class FlowRuntime {
     try {
       const holder = await this.deps.claims?.holderOf(key);
       if (holder !== undefined) {
-        this.logger.info({ id, holder }, 'Agent request delivered again after another replica took it (the broker lost its ack); the second delivery is left');
+        this.logger.info({ id, holder, cause }, 'Agent request delivered again after another replica took it; the second delivery is left');
         await message.ack().catch(() => undefined);
         return true;
       }
     } finally {
       this.inFlight--;
     }
-    this.logger.info({ id, redeliveryCount: message.redeliveryCount }, 'Agent request delivered again, not taken here before: running it');
+    this.logger.info({ id, cause, redeliveryCount: message.redeliveryCount }, 'Agent request delivered again, not taken here before: running it');
     return false;
   }
 

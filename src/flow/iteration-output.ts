@@ -57,7 +57,7 @@ export function iterationOutput(flow: FlowOutput, id: string, dialog: DialogStat
       const final = response.end_of_dialog;
       if (final) dialog.ended = true;
       const window = final ? FINAL_MESSAGE_RETRY_MS : undefined;
-      const publish = publisher.publish(producers.response, { payload, properties }, false, window).then(
+      const publish = publisher.publish(producers.response, { payload, properties }, 'always', window).then(
         () => {
           if (final) dialog.delivered = true;
         },
@@ -86,7 +86,7 @@ export function iterationOutput(flow: FlowOutput, id: string, dialog: DialogStat
         return;
       }
       await publisher.whenConnected();
-      await publisher.publish(producers.next, { payload, properties: nextProperties }, true);
+      await publisher.publish(producers.next, { payload, properties: nextProperties }, 'marked');
       flow.telemetry.next('published');
     },
     ...(producers.aggregation
@@ -98,7 +98,7 @@ export function iterationOutput(flow: FlowOutput, id: string, dialog: DialogStat
             checkFits(outgoing.payload, 'the supervisor aggregation message', budgetFor(flow.transport, outgoing.properties));
             await settle(dialog.pending);
             await publisher.whenConnected();
-            await publisher.publish(aggregation, outgoing, true);
+            await publisher.publish(aggregation, outgoing, 'unsent');
           },
         }
       : {}),

@@ -19,6 +19,19 @@ export const FINAL_MESSAGE_RETRY_MS = 600_000;
 /** 250 ms doubling to 5 s between publish attempts. */
 const PUBLISH_BACKOFF = exponentialBackoff({ initialMs: 250, maxMs: 5000 });
 
+/**
+ * Which failed sends of a message are sent again:
+ * - `always`: every one the broker may take on a retry (a response: the gateway tolerates a second copy);
+ * - `unsent`: only one certainly never written, so a retry cannot publish it twice;
+ * - `marked`: also one that may have been written (the broker did not confirm it), sent again with the
+ *   `RESENT_PROPERTY` property: the replica that gets it first asks whether one took it already
+ *   (flow-runtime.ts, request-claims.ts), as for a broker's redelivery.
+ */
+export type ResendMode = 'always' | 'unsent' | 'marked';
+
+/** On a message sent again after a send whose outcome is unknown: it may be a second copy. TrustGraph reads only `id`. */
+export const RESENT_PROPERTY = 'tg-agent-resent';
+
 export class PublishPolicy {
   constructor(
     private readonly transport: Transport,
@@ -28,16 +41,22 @@ export class PublishPolicy {
   ) {}
 
   /**
-   * Publish, retrying while the broker is unreachable (bounded by `retryMs`). With `onlyIfUnsent`, only
-   * failures where the message was certainly never written are retried, so a retry cannot publish it twice.
-   * `windowMs` replaces the policy's retry time (FINAL_MESSAGE_RETRY_MS for a final message).
+   * Publish, retrying while the broker is unreachable (bounded by `retryMs`); `mode` says which failures are
+   * retried (`ResendMode`). `windowMs` replaces the policy's retry time (FINAL_MESSAGE_RETRY_MS for a final message).
    */
-  async publish(producer: Producer, message: OutgoingMessage, onlyIfUnsent: boolean, windowMs = this.retryMs): Promise<void> {
-    await retry(() => producer.send(message), {
+  async publish(producer: Producer, message: OutgoingMessage, mode: ResendMode, windowMs = this.retryMs): Promise<void> {
+    let outgoing = message;
+    await retry(() => producer.send(outgoing), {
       backoff: PUBLISH_BACKOFF,
       maxElapsedMs: windowMs,
-      // NotConnectedError: the message was never written, so sending it again cannot publish it twice.
-      retryIf: (error) => error instanceof TransportError && error.retriable && (!onlyIfUnsent || error instanceof NotConnectedError),
+      retryIf: (error) => {
+        if (!(error instanceof TransportError && error.retriable)) return false;
+        // NotConnectedError: the message was never written, so sending it again cannot publish it twice.
+        if (mode === 'always' || error instanceof NotConnectedError) return true;
+        if (mode === 'unsent') return false;
+        outgoing = { ...message, properties: { ...message.properties, [RESENT_PROPERTY]: 'true' } };
+        return true;
+      },
       onRetry: ({ error, attempt, delayMs }) =>
         this.logger.warn({ err: error, topic: producer.topic, attempt, delayMs }, 'Publish failed; retrying'),
     });

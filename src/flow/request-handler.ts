@@ -273,7 +273,7 @@ export class RequestHandler {
     this.fail(dialog, failure, id, `Agent request failed (${failure.reason}); ending the dialog with an error: ${failure.text}`);
     try {
       const payload = agentResponseCodec.encode(errorResponse(failure.text));
-      await this.ctx.publisher.publish(this.ctx.producers.response, { payload, properties: { id } }, false, FINAL_MESSAGE_RETRY_MS);
+      await this.ctx.publisher.publish(this.ctx.producers.response, { payload, properties: { id } }, 'always', FINAL_MESSAGE_RETRY_MS);
       this.failedEnding(dialog, failure, 'error');
       return true;
     } catch (error) {

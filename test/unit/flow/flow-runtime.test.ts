@@ -13,6 +13,9 @@ import { ConcurrencyLimit } from '../../../src/flow/concurrency-limit.js';
 import type { FlowDefinition } from '../../../src/config/flows.js';
 import { FlowRuntime } from '../../../src/flow/flow-runtime.js';
 import { ServiceCallSlots } from '../../../src/flow/service-call-slots.js';
+import { RESENT_PROPERTY } from '../../../src/flow/publish-policy.js';
+import { RecentRequests } from '../../../src/flow/recent-requests.js';
+import { claimsTopic, RequestClaims } from '../../../src/flow/request-claims.js';
 import type { FlowRuntimeDeps, RequestGate, RequestTelemetry } from '../../../src/flow/ports.js';
 import { agentRequestCodec, makeAgentRequest, type AgentRequestInput, type AgentResponse } from '../../../src/wire/index.js';
 import { agentFlowTopics, uniqueWorkspace } from '../../../dev/flow-config.js';
@@ -123,6 +126,30 @@ describe('FlowRuntime', () => {
     const onRequests = subscribed.filter((o) => o.topic === requestTopic);
     expect(onRequests.map((o) => o.receiverQueueSize)).toEqual(Array.from({ length: consumers }, () => 1000));
     expect(await r.ask({ question: 'q' })).toContainEqual(expect.objectContaining({ content: 'ok', end_of_dialog: true }));
+  });
+
+  it('leaves a request sent again that another replica took, and runs one sent again that no replica claims', async () => {
+    const bus = new MemoryTransport();
+    const topic = claimsTopic('tg', 'agent-manager');
+    const elsewhere = new RecentRequests();
+    const other = new RequestClaims({ transport: bus, recent: elsewhere, topic, logger, replica: 'other' });
+    const claims = new RequestClaims({ transport: bus, recent: new RecentRequests(), topic, logger, waitMs: 300, replica: 'here' });
+    await other.start();
+    await claims.start();
+    try {
+      const r = await start({ claims }, bus);
+      const taken = agentRequestCodec.encode(makeAgentRequest({ question: 'taken elsewhere' }));
+      const takenId = randomUUID();
+      elsewhere.begin(RecentRequests.keyOf(takenId, taken));
+      await r.send(taken, { id: takenId, [RESENT_PROPERTY]: 'true' });
+      const loneId = await r.send(agentRequestCodec.encode(makeAgentRequest({ question: 'sent again, first copy lost' })), { id: randomUUID(), [RESENT_PROPERTY]: 'true' });
+      expect(await finalOf(r, loneId)).toContainEqual(expect.objectContaining({ content: 'ok', end_of_dialog: true }));
+      await waitUntil(() => r.consumed.length === 1 && r.runtime.busy === 0, 'both requests handled');
+      expect(r.responses.get(takenId), 'responses to the copy another replica took').toBeUndefined();
+      expect(r.prompt.calls).toHaveLength(1);
+    } finally {
+      await Promise.all([other.stop(), claims.stop()]);
+    }
   });
 
   it('takes a slot of the prompt request topic for each prompt call, and gives it back', async () => {
