@@ -219,7 +219,8 @@ export class AgentService {
     }
     if (this.flows.failedCount > 0) return { ready: false, detail: `${this.flows.failedCount} flow(s) failed to start` };
     const status = this.transport.status();
-    if (!status.connected) return { ready: false, detail: `broker connection: ${status.detail ?? 'disconnected'}` };
+    // A producer down while every consumer is back holds back only the publishes that need it (transport.ts).
+    if (!(status.receiving ?? status.connected)) return { ready: false, detail: `broker connection: ${status.detail ?? 'disconnected'}` };
     const probe = this.probe?.state();
     if (probe && !probe.responsive) return { ready: false, detail: `broker unresponsive: ${probe.detail ?? ''}` };
     const heldMs = this.limit.allHeldForMs();
@@ -232,7 +233,8 @@ export class AgentService {
           `(limit ${slotsHeldSeconds} s); ${this.limit.queued} iteration(s) waiting for a slot`,
       };
     }
-    return { ready: true, detail: `config version ${this.watcher.currentVersion}, ${this.flows.flows().length} flow(s)` };
+    const reconnecting = status.connected ? '' : `; broker connection: ${status.detail ?? 'a producer reconnecting'}`;
+    return { ready: true, detail: `config version ${this.watcher.currentVersion}, ${this.flows.flows().length} flow(s)${reconnecting}` };
   }
 
   runningFlows(): FlowDefinition[] {

@@ -12,6 +12,10 @@
  * retry at least every 2 s; the settle covers that and a margin. Where the broker's admin API is known, a
  * publish to a non-persistent topic in the minute after a reconnect also waits until the topic has a subscriber
  * again (pulsar/subscriber-presence.ts), once per topic and reconnect.
+ *
+ * A transport that can tell which of its links a publish needs (the native one: its own producer and, for a call,
+ * its reply subscription) gates the publish on those links instead (`PublishLink`): one link that stays down,
+ * a producer nobody has used since the start, then holds back only the publishes that need it.
  */
 import type { StatusListener, TransportStatus } from './transport.js';
 import { whenConnected } from './when-connected.js';
@@ -24,6 +28,19 @@ export interface SubscriberCheck {
   waitFor(topic: string, maxWaitMs: number): Promise<void>;
 }
 
+/** One link (a producer, a consumer) that a publish needs, as a transport that gates publishes per link sees it. */
+export interface PublishLink {
+  /** Names it in errors, e.g. `producer for persistent://tg/flow/x`. */
+  readonly name: string;
+  /** Whether it is connected now. */
+  up(): boolean;
+  /** performance.now() when it was last seen connected again after being down; -Infinity: never down. */
+  restoredAt(): number;
+}
+
+/** How often a publish waiting for its links looks at them again (the native binding has no connection events). */
+const LINK_POLL_MS = 100;
+
 /** How long after a reconnect publishes wait for other clients' subscriptions to come back. */
 export const RECONNECT_SETTLE_MS = 3000;
 /** How long after a reconnect a publish to a non-persistent topic first checks that the topic has a subscriber. */
@@ -34,8 +51,8 @@ export class ConnectionStatus {
   private readonly listeners = new Set<StatusListener>();
   /** performance.now() when a lost connection was last whole again; -Infinity: never lost. */
   private restoredAt = -Infinity;
-  /** Per topic, the wait for a subscriber since the last reconnect (shared by the publishes that need it). */
-  private readonly presence = new Map<string, Promise<void>>();
+  /** Per topic, the wait for a subscriber since a reconnect (`since`: its time), shared by the publishes that need it. */
+  private readonly presence = new Map<string, { since: number; done: Promise<void> }>();
 
   constructor(
     private readonly settleMs = RECONNECT_SETTLE_MS,
@@ -45,26 +62,44 @@ export class ConnectionStatus {
   /**
    * Resolves when a publish may go out: at once, unless a lost connection is not whole yet (then once it is,
    * waiting at most `maxWaitMs`) or was whole again less than the settle time ago (then once that has passed).
-   * With `topic`, a non-persistent one, it also waits (within `maxWaitMs`) until the topic has a subscriber.
-   * False: the lost connection is still not whole after `maxWaitMs`.
+   * With `links`, it is those links that must be up and settled, whatever the others do. With `topic`, a
+   * non-persistent one, it also waits (within `maxWaitMs`) until the topic has a subscriber.
+   * False: what it waits for is still not up after `maxWaitMs`.
    */
-  async settled(maxWaitMs: number, topic?: string): Promise<boolean> {
+  async settled(maxWaitMs: number, topic?: string, links?: readonly PublishLink[]): Promise<boolean> {
+    const restoredAt = links ? await this.linksUp(links, maxWaitMs) : await this.transportWhole(maxWaitMs);
+    if (restoredAt === undefined) return false;
+    const wait = restoredAt + this.settleMs - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    if (topic?.startsWith('non-persistent://') && this.subscribers && performance.now() - restoredAt < PRESENCE_WINDOW_MS) {
+      let waiting = this.presence.get(topic);
+      if (waiting?.since !== restoredAt) {
+        waiting = { since: restoredAt, done: this.subscribers.waitFor(topic, maxWaitMs) };
+        this.presence.set(topic, waiting);
+      }
+      await waiting.done;
+    }
+    return true;
+  }
+
+  /** When the transport was last whole again once it is whole (within `maxWaitMs`); undefined if it is not. */
+  private async transportWhole(maxWaitMs: number): Promise<number | undefined> {
     if (!this.current.connected && this.current.epoch > 0) {
       const view = { status: () => this.current, onStatus: (listener: StatusListener) => this.on(listener) };
       const whole = await whenConnected(view, maxWaitMs, 'publish').then(() => true, () => false);
-      if (!whole) return false;
+      if (!whole) return undefined;
     }
-    const wait = this.restoredAt + this.settleMs - performance.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    if (topic?.startsWith('non-persistent://') && this.subscribers && performance.now() - this.restoredAt < PRESENCE_WINDOW_MS) {
-      let waiting = this.presence.get(topic);
-      if (!waiting) {
-        waiting = this.subscribers.waitFor(topic, maxWaitMs);
-        this.presence.set(topic, waiting);
-      }
-      await waiting;
+    return this.restoredAt;
+  }
+
+  /** The latest return of `links` once all are up (within `maxWaitMs`); undefined if one is not. */
+  private async linksUp(links: readonly PublishLink[], maxWaitMs: number): Promise<number | undefined> {
+    const deadline = performance.now() + maxWaitMs;
+    while (!links.every((link) => link.up())) {
+      if (performance.now() >= deadline) return undefined;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(LINK_POLL_MS, Math.max(1, deadline - performance.now()))));
     }
-    return true;
+    return Math.max(...links.map((link) => link.restoredAt()));
   }
 
   get(): TransportStatus {
@@ -77,14 +112,14 @@ export class ConnectionStatus {
     return () => this.listeners.delete(listener);
   }
 
-  /** The transport's links are all up (`detail` undefined) or not (`detail` says why). */
-  set(connected: boolean, detail?: string): void {
-    this.change({ connected, epoch: this.current.epoch, ...(detail === undefined ? {} : { detail }) });
+  /** The transport's links are all up (`detail` undefined) or not (`detail` says why; `receiving`: TransportStatus). */
+  set(connected: boolean, detail?: string, receiving?: boolean): void {
+    this.change({ connected, epoch: this.current.epoch, ...(detail === undefined ? {} : { detail }), ...(receiving === undefined ? {} : { receiving }) });
   }
 
   /** An established connection was lost: a new epoch begins, and the transport is not connected. */
-  lost(detail: string): void {
-    this.change({ connected: false, detail, epoch: this.current.epoch + 1 });
+  lost(detail: string, receiving?: boolean): void {
+    this.change({ connected: false, detail, epoch: this.current.epoch + 1, ...(receiving === undefined ? {} : { receiving }) });
   }
 
   private change(next: TransportStatus): void {

@@ -298,7 +298,7 @@ export class RequestClient<Req, Res> {
     });
     let producer: Producer;
     try {
-      producer = await this.transport.createProducer(this.requestTopic, { awaitSubscriber: true });
+      producer = await this.transport.createProducer(this.requestTopic, { awaitSubscriber: true, replies: consumer });
     } catch (err) {
       await consumer.close({ unsubscribe: true }).catch(() => undefined);
       throw err;

@@ -45,6 +45,11 @@ export interface ProducerOptions {
    * (connection-status.ts): for topics someone is known to read, a client's replies or a service's requests.
    */
   awaitSubscriber?: boolean;
+  /**
+   * The subscription the replies to these publishes come back on (a request client's): where the transport gates
+   * a publish on the links it needs (native), a publish also waits for this one to be connected.
+   */
+  replies?: Consumer;
 }
 
 export interface SubscribeOptions {
@@ -70,6 +75,12 @@ export interface TransportStatus {
   connected: boolean;
   /** Human-readable reason when not connected. */
   detail?: string;
+  /**
+   * False while a consumer is down, where the transport tells consumers from producers (native): a replica that
+   * cannot receive is not ready, while a producer down (one not used since the start, say) holds back only the
+   * publishes that need it. Absent: as `connected`.
+   */
+  receiving?: boolean;
   /**
    * How many established producer or consumer connections have been lost so far (0 at start). A new epoch
    * begins at each loss; a reply awaited on a non-persistent topic across a change of epoch may be gone.

@@ -7,7 +7,7 @@
  * kind and never affects the agent.
  */
 import type { Logger } from 'pino';
-import { fetchTopicStats, shownStatsUrl } from '../bus/pulsar/index.js';
+import { TopicStatsSource } from '../bus/pulsar/index.js';
 import { AdminApiError } from '../bus/index.js';
 import { errorMessage } from '../errors/index.js';
 
@@ -17,7 +17,7 @@ export interface WatchedSubscription {
 }
 
 export interface BrokerDropStatsOptions {
-  /** e.g. `http://pulsar:8080`. */
+  /** e.g. `http://pulsar:8080`; on a cluster a comma-separated list, asked in turn. */
   adminUrl: string;
   token?: string;
   intervalMs: number;
@@ -30,8 +30,11 @@ export class BrokerDropStats {
   private timer: NodeJS.Timeout | undefined;
   private polling = false;
   private lastProblem: string | undefined;
+  private readonly stats: TopicStatsSource;
 
-  constructor(private readonly options: BrokerDropStatsOptions) {}
+  constructor(private readonly options: BrokerDropStatsOptions) {
+    this.stats = new TopicStatsSource(options.adminUrl, options.token);
+  }
 
   start(): void {
     if (this.timer) return;
@@ -60,10 +63,8 @@ export class BrokerDropStats {
   }
 
   private async dropRate(watched: WatchedSubscription): Promise<number | undefined> {
-    const { adminUrl, token } = this.options;
-    const url = shownStatsUrl(adminUrl, watched.topic);
     try {
-      const answer = await fetchTopicStats({ adminUrl, token, topic: watched.topic, timeoutMs: Math.min(10_000, this.options.intervalMs) });
+      const answer = await this.stats.fetch(watched.topic, Math.min(10_000, this.options.intervalMs));
       if (!answer.stats) throw new AdminApiError(`HTTP ${answer.status} from ${answer.url}`);
       const rate = answer.stats.subscriptions?.[watched.subscription]?.msgDropRate;
       this.lastProblem = undefined;
@@ -71,7 +72,7 @@ export class BrokerDropStats {
     } catch (error) {
       const problem = errorMessage(error);
       if (problem !== this.lastProblem) {
-        this.options.logger.warn({ url }, `Cannot read the broker's drop statistics (--broker-admin-url): ${problem}`);
+        this.options.logger.warn({ url: this.stats.shownUrl(watched.topic) }, `Cannot read the broker's drop statistics (--broker-admin-url): ${problem}`);
         this.lastProblem = problem;
       }
       return undefined;

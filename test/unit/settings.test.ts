@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { webSocketUrlFor } from '../../src/bus/pulsar/index.js';
+import { brokerAdminUrlFor, webSocketUrlFor } from '../../src/bus/pulsar/index.js';
 import { helpText, loadSettings, SettingsError } from '../../src/settings.js';
 
 describe('settings', () => {
@@ -84,6 +84,15 @@ describe('settings', () => {
     expect(webSocketUrlFor(settings!)).toBe('ws://10.1.2.3:8080');
     const { settings: explicit } = loadSettings(['--pulsar-ws-url', 'ws://127.0.0.1:18080/'], {});
     expect(webSocketUrlFor(explicit!)).toBe('ws://127.0.0.1:18080');
+  });
+
+  it("derives the broker admin URL from each host of the Pulsar service URL, and keeps a given one or list as it is", () => {
+    expect(brokerAdminUrlFor(loadSettings(['-p', 'pulsar://10.1.2.3:6650'], {}).settings!)).toBe('http://10.1.2.3:8080');
+    expect(brokerAdminUrlFor(loadSettings(['-p', 'pulsar://broker-1:6650,broker-2:6650'], {}).settings!)).toBe('http://broker-1:8080,http://broker-2:8080');
+    expect(brokerAdminUrlFor(loadSettings(['-p', 'pulsar+ssl://broker-1,broker-2'], {}).settings!)).toBe('https://broker-1:8080,https://broker-2:8080');
+    const list = 'http://127.0.0.1:18080,127.0.0.1:18081';
+    expect(brokerAdminUrlFor(loadSettings(['-p', 'pulsar://a:6650,b:6650', '--pulsar-admin-url', list], {}).settings!)).toBe(list);
+    expect(brokerAdminUrlFor(loadSettings(['--broker-admin-url', 'none'], {}).settings!)).toBeUndefined();
   });
 
   it('lists every option in --help', () => {

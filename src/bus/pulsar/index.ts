@@ -14,7 +14,7 @@ import { SubscriberPresence } from './subscriber-presence.js';
 import { webSocketTransport } from './websocket/index.js';
 
 export { brokerAdminUrlFor, webSocketUrlFor } from './pulsar-link.js';
-export { fetchTopicStats, shownStatsUrl, type TopicStats } from './topic-stats.js';
+export { TopicStatsSource, type TopicStats } from './topic-stats.js';
 
 const settings = {
   /** `auto`: native where the pulsar-client binding loads, else websocket. */
@@ -38,7 +38,7 @@ export const pulsarBackend = defineBackend({
     { key: 'pulsarApiKey', flag: 'pulsar-api-key', env: 'PULSAR_API_KEY', secret: 'value', help: 'Pulsar token for authentication' },
     ...nativeTransport.options,
     ...webSocketTransport.options,
-    { key: 'brokerAdminUrl', flag: 'broker-admin-url', env: 'TG_AGENT_BROKER_ADMIN_URL', secret: 'url', help: "broker admin API read for its drop statistics every 30 s (default http://<pulsar host>:8080; none = off)" },
+    { key: 'brokerAdminUrl', flag: 'broker-admin-url', env: 'TG_AGENT_BROKER_ADMIN_URL', secret: 'url', help: "broker admin API read for its drop statistics every 30 s and, after a reconnect, for a topic's subscribers; on a cluster a comma-separated list, asked in turn (default http://<host>:8080 for each host of --pulsar-host; none = off)" },
     { key: 'brokerAdminUrl', flag: 'pulsar-admin-url', env: 'PULSAR_ADMIN_URL', secret: 'url', help: "TrustGraph's name for --broker-admin-url" },
   ],
   create: (chosen, { logger }) => createPulsarTransport(chosen, logger),

@@ -5,6 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { SubscriberCheck } from '../connection-status.js';
+import { serviceUrlAddresses } from './service-url-reachable.js';
 
 export interface PulsarLink {
   /** `--pulsar-host`: the binary protocol's service URL, `pulsar://host:6650` or `pulsar+ssl://…`. */
@@ -26,7 +27,11 @@ export function webSocketUrlFor(settings: { readonly pulsarHost: string; readonl
   return `${match?.[1] ? 'wss' : 'ws'}://${host}:8080`;
 }
 
-/** The broker's admin API: `--broker-admin-url`, else the web service of `--pulsar-host`; undefined when `none`. */
+/**
+ * The broker's admin API: `--broker-admin-url`, else the web service of `--pulsar-host` (of each of its hosts, comma-
+ * separated, when it names a cluster's brokers: `pulsar://a:6650,b:6650` → `http://a:8080,http://b:8080`);
+ * undefined when `none`. A list is asked in turn (topic-stats.ts).
+ */
 export function brokerAdminUrlFor(settings: {
   readonly pulsarHost: string;
   readonly pulsarWebSocketUrl?: string | undefined;
@@ -34,5 +39,8 @@ export function brokerAdminUrlFor(settings: {
 }): string | undefined {
   if (settings.brokerAdminUrl === 'none') return undefined;
   if (settings.brokerAdminUrl) return settings.brokerAdminUrl.replace(/\/+$/, '');
-  return webSocketUrlFor(settings).replace(/^ws/, 'http');
+  const hosts = serviceUrlAddresses(settings.pulsarHost);
+  if (settings.pulsarWebSocketUrl || hosts.length < 2) return webSocketUrlFor(settings).replace(/^ws/, 'http');
+  const scheme = settings.pulsarHost.startsWith('pulsar+ssl://') ? 'https' : 'http';
+  return hosts.map(({ host }) => `${scheme}://${host.includes(':') ? `[${host}]` : host}:8080`).join(',');
 }

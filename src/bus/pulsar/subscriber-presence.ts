@@ -10,12 +10,12 @@
  */
 import type { Logger } from 'pino';
 import { errorMessage } from '../../errors/index.js';
-import { fetchTopicStats, shownStatsUrl } from './topic-stats.js';
+import { TopicStatsSource } from './topic-stats.js';
 import { AdminApiError } from '../errors.js';
 import type { SubscriberCheck } from '../connection-status.js';
 
 export interface SubscriberPresenceOptions {
-  /** e.g. `http://pulsar:8080`. */
+  /** e.g. `http://pulsar:8080`; on a cluster a comma-separated list, asked in turn (topic-stats.ts). */
   adminUrl: string;
   token?: string;
   logger: Logger;
@@ -27,8 +27,11 @@ type Look = 'present' | 'absent' | 'unknown';
 
 export class SubscriberPresence implements SubscriberCheck {
   private lastProblem: string | undefined;
+  private readonly stats: TopicStatsSource;
 
-  constructor(private readonly options: SubscriberPresenceOptions) {}
+  constructor(private readonly options: SubscriberPresenceOptions) {
+    this.stats = new TopicStatsSource(options.adminUrl, options.token);
+  }
 
   async waitFor(topic: string, maxWaitMs: number): Promise<void> {
     const deadline = performance.now() + maxWaitMs;
@@ -44,10 +47,8 @@ export class SubscriberPresence implements SubscriberCheck {
   }
 
   private async look(topic: string, deadline: number): Promise<Look> {
-    const { adminUrl, token } = this.options;
-    const url = shownStatsUrl(adminUrl, topic);
     try {
-      const answer = await fetchTopicStats({ adminUrl, token, topic, timeoutMs: Math.max(100, Math.min(5_000, deadline - performance.now())) });
+      const answer = await this.stats.fetch(topic, Math.max(100, Math.min(5_000, deadline - performance.now())));
       if (answer.status === 401 || answer.status === 403) throw new AdminApiError(`HTTP ${answer.status} from ${answer.url}`);
       // Not found and the like: nobody has the topic open again yet (a fresh broker, or the namespace not back).
       const stats = answer.stats;
@@ -60,7 +61,7 @@ export class SubscriberPresence implements SubscriberCheck {
       if (performance.now() >= deadline) return 'unknown';
       const problem = errorMessage(error);
       if (problem !== this.lastProblem) {
-        this.options.logger.warn({ url }, `Cannot ask the broker whether the topic has a subscriber again (--broker-admin-url): ${problem}`);
+        this.options.logger.warn({ url: this.stats.shownUrl(topic) }, `Cannot ask the broker whether the topic has a subscriber again (--broker-admin-url): ${problem}`);
         this.lastProblem = problem;
       }
       return 'unknown';

@@ -9,6 +9,7 @@
 import type { Logger } from 'pino';
 import { createUntilUp } from './create-until-up.js';
 import type { NativeConsumer } from './pulsar-client-module.js';
+import { LinkState } from './link-state.js';
 
 export interface NativeConsumerParts {
   topic: string;
@@ -22,6 +23,8 @@ export interface NativeConsumerParts {
 
 export class RecyclingNativeConsumer {
   readonly name: string;
+  /** Its connection, as the publishes that need it (a call's, on its reply subscription) wait for it. */
+  readonly link: LinkState;
   /** The C++ consumer in use; undefined while a new one is being subscribed. */
   private live: NativeConsumer | undefined;
   /** The replacement under way, if any. */
@@ -35,6 +38,7 @@ export class RecyclingNativeConsumer {
   ) {
     this.name = `consumer of ${parts.topic} as ${parts.subscription}`;
     this.live = first;
+    this.link = new LinkState(this.name, () => this.live?.isConnected() ?? false);
   }
 
   static async open(parts: NativeConsumerParts): Promise<RecyclingNativeConsumer> {
@@ -42,7 +46,7 @@ export class RecyclingNativeConsumer {
   }
 
   isConnected(): boolean {
-    return this.live?.isConnected() ?? false;
+    return this.link.up();
   }
 
   /** Closes the C++ consumer and subscribes a new one; a consumer already being replaced is left to it. */

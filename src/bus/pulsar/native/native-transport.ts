@@ -130,6 +130,8 @@ export class NativeTransport extends StatusReporting implements Transport {
   private readonly sendTimeoutMs: number;
   private readonly producers = new Set<RecyclingNativeProducer>();
   private readonly consumers = new Set<RecyclingNativeConsumer>();
+  /** The consumer behind each subscription handed out, for the producers whose publishes need it (`replies`). */
+  private readonly consumerOf = new WeakMap<Consumer, RecyclingNativeConsumer>();
   private readonly stuck: StuckWatch;
   protected readonly connection: ConnectionStatus;
   private readonly statusTimer: NodeJS.Timeout;
@@ -200,6 +202,7 @@ export class NativeTransport extends StatusReporting implements Transport {
           this.client.createProducer({ topic, batchingEnabled: false, chunkingEnabled: false, compressionType: 'LZ4', sendTimeoutMs: this.sendTimeoutMs }),
         attemptTimeoutMs: this.attemptTimeoutMs(),
         connection: this.connection,
+        alsoNeeds: this.neededBy(options),
         awaitSubscriber: options.awaitSubscriber ?? false,
         sendTimeoutMs: this.sendTimeoutMs,
         maxMessageBytes: this.maxMessageBytes,
@@ -254,7 +257,7 @@ export class NativeTransport extends StatusReporting implements Transport {
       throw this.connectError(`cannot subscribe to ${topic} as ${subscription}`, err);
     }
     this.consumers.add(consumer);
-    return {
+    const handle: Consumer = {
       topic,
       subscription,
       close: async (closeOptions?: { unsubscribe?: boolean }): Promise<void> => {
@@ -264,6 +267,14 @@ export class NativeTransport extends StatusReporting implements Transport {
         await consumer.close(closeOptions);
       },
     };
+    this.consumerOf.set(handle, consumer);
+    return handle;
+  }
+
+  /** The links a producer's publishes need besides its own: the reply subscription of a call. */
+  private neededBy(options: ProducerOptions): RecyclingNativeConsumer['link'][] {
+    const replies = options.replies && this.consumerOf.get(options.replies);
+    return replies ? [replies.link] : [];
   }
 
   override status(): TransportStatus {
@@ -283,7 +294,8 @@ export class NativeTransport extends StatusReporting implements Transport {
       this.connection.set(false, 'native transport closed');
       return;
     }
-    const states = [...[...this.producers].map((p) => [p, p.sampleConnection()] as const), ...[...this.consumers].map((c) => [c, c.isConnected()] as const)];
+    const consumerStates = [...this.consumers].map((c) => [c, c.isConnected()] as const);
+    const states = [...[...this.producers].map((p) => [p, p.sampleConnection()] as const), ...consumerStates];
     for (const handler of this.stuck.sample(states, this.sampledAt)) {
       this.logger.warn({ handler: handler.name }, `The ${handler.name} has not reconnected though the broker answers the others; creating it anew`);
       handler.replace();
@@ -291,8 +303,9 @@ export class NativeTransport extends StatusReporting implements Transport {
     const down = states.filter(([, up]) => !up).map(([handler]) => handler.name);
     if (down.length === 0) return this.connection.set(true);
     const detail = `${down.length} producers/consumers reconnecting: ${down.slice(0, 3).join('; ')}${down.length > 3 ? '; …' : ''}`;
-    if (this.connection.get().connected) this.connection.lost(detail);
-    else this.connection.set(false, detail);
+    const receiving = consumerStates.every(([, up]) => up);
+    if (this.connection.get().connected) this.connection.lost(detail, receiving);
+    else this.connection.set(false, detail, receiving);
   }
 
   async close(): Promise<void> {

@@ -11,11 +11,12 @@
  */
 import type { Logger } from 'pino';
 import { errorMessage } from '../../../errors/index.js';
-import type { ConnectionStatus } from '../../connection-status.js';
+import type { ConnectionStatus, PublishLink } from '../../connection-status.js';
 import { FrameTooLargeError, NotConnectedError, TransportClosedError, TransportError, UnacknowledgedSendError } from '../../errors.js';
 import { createUntilUp } from './create-until-up.js';
 import type { OutgoingMessage, Producer } from '../../transport.js';
 import type { NativeProducer } from './pulsar-client-module.js';
+import { LinkState } from './link-state.js';
 
 export interface NativeProducerParts {
   topic: string;
@@ -24,6 +25,11 @@ export interface NativeProducerParts {
   /** How long one attempt to create it again may take (create-until-up.ts). */
   attemptTimeoutMs: number;
   connection: ConnectionStatus;
+  /**
+   * The other links its publishes need: a call's reply subscription. A publish waits for its own producer and
+   * these to be up and settled, not for the whole transport (connection-status.ts).
+   */
+  alsoNeeds?: readonly PublishLink[];
   /** After a reconnect, wait for the topic to have a subscriber (connection-status.ts). */
   awaitSubscriber: boolean;
   sendTimeoutMs: number;
@@ -35,6 +41,8 @@ export interface NativeProducerParts {
 export class RecyclingNativeProducer implements Producer {
   readonly topic: string;
   readonly name: string;
+  /** Its own connection, as its publishes wait for it. */
+  readonly link: LinkState;
   private current: Promise<NativeProducer>;
   /** The C++ producer in use; undefined while a new one is being created. */
   private live: NativeProducer | undefined;
@@ -51,6 +59,7 @@ export class RecyclingNativeProducer implements Producer {
     this.name = `producer for ${parts.topic}`;
     this.current = Promise.resolve(first);
     this.live = first;
+    this.link = new LinkState(this.name, () => this.live?.isConnected() ?? false);
   }
 
   static async open(parts: NativeProducerParts): Promise<RecyclingNativeProducer> {
@@ -63,9 +72,11 @@ export class RecyclingNativeProducer implements Producer {
     const size = message.payload.length;
     if (size > this.parts.maxMessageBytes) throw this.parts.tooLarge(topic, size);
     // A send made during an outage would wait in the C++ client too (see above): it is not handed over until
-    // the connection is whole and settled, and fails as never written if that takes longer than the timeout.
-    if (!(await connection.settled(sendTimeoutMs, this.parts.awaitSubscriber ? topic : undefined))) {
-      throw new NotConnectedError(`producer for ${topic} is not connected after ${sendTimeoutMs} ms (${connection.get().detail ?? 'reconnecting'})`);
+    // the links it needs are up and settled, and fails as never written if that takes longer than the timeout.
+    const links = [this.link, ...(this.parts.alsoNeeds ?? [])];
+    if (!(await connection.settled(sendTimeoutMs, this.parts.awaitSubscriber ? topic : undefined, links))) {
+      const down = links.filter((link) => !link.up()).map((link) => link.name);
+      throw new NotConnectedError(`producer for ${topic} is not connected after ${sendTimeoutMs} ms (${down.length > 0 ? `reconnecting: ${down.join('; ')}` : 'reconnecting'})`);
     }
     const native = await this.current;
     this.inFlight++;
@@ -95,7 +106,7 @@ export class RecyclingNativeProducer implements Producer {
    * whose connection still stands gets the receipts of its sends, which failing them would publish twice.
    */
   sampleConnection(): boolean {
-    const connected = this.live?.isConnected() ?? false;
+    const connected = this.link.up();
     if (!connected && this.live && this.inFlight > 0 && !this.closed) {
       this.parts.logger.info({ topic: this.topic }, 'Replacing a producer cut off with sends in flight; they are sent again once the broker is back');
       this.replace();
