@@ -103,7 +103,15 @@ export class KafkaTransport extends StatusReporting implements Transport {
       socketFactory: noDelaySockets,
     };
     this.kafka = new Kafka(this.clientConfig);
-    this.producer = this.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
+    // Idempotent, with retries that outlast a leader election (a new leader after about 9 s): a batch written as
+    // its leader died is sent again to the new leader, which drops the copy it already has.
+    this.producer = this.kafka.producer({
+      createPartitioner: Partitioners.DefaultPartitioner,
+      allowAutoTopicCreation: false,
+      idempotent: true,
+      maxInFlightRequests: 1,
+      retry: { initialRetryTime: 100, maxRetryTime: 2000, retries: 15 },
+    });
     this.outbox = new ProduceBatcher(this.producer, { maxBatchBytes: this.maxMessageBytes, timeoutMs: this.sendTimeoutMs });
     this.admin = this.kafka.admin();
     this.connecting = this.connect();
