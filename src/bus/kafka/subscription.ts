@@ -21,7 +21,7 @@ import { randomUUID } from 'node:crypto';
 import { Kafka, type Consumer as KafkaConsumer, type ConsumerRunConfig, type KafkaConfig, type KafkaMessage } from 'kafkajs';
 import type { Logger } from 'pino';
 import { deliver } from '../deliver.js';
-import { roundRobinAssigner } from './assigner.js';
+import { stickyRoundRobinAssigner } from './assigner.js';
 import { PartitionOffsets } from './offsets.js';
 import type { KafkaGroup, KafkaTopic } from './topology.js';
 import type { IncomingMessage, SubscribeOptions } from '../transport.js';
@@ -76,7 +76,8 @@ export class KafkaSubscription {
   ) {
     this.consumer = new Kafka(clientConfig).consumer({
       groupId: group.groupId,
-      partitionAssigners: [roundRobinAssigner],
+      // The partitions this consumer holds stay with it when the group rebalances (assigner.ts).
+      partitionAssigners: [stickyRoundRobinAssigner(() => ({ [where.name]: [...this.partitions.keys()] }))],
       // TrustGraph's consumer settings: a member gone for 6 s loses its partitions.
       sessionTimeout: 6000,
       heartbeatInterval: 1000,
