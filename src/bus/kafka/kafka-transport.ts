@@ -20,16 +20,17 @@
  */
 import { connect, isIP } from 'node:net';
 import tls from 'node:tls';
-import kafkajs, { Kafka, logLevel, Partitioners, type Admin, type ISocketFactory, type KafkaConfig, type Producer as KafkaProducer } from 'kafkajs';
+import kafkajs, { Kafka, logLevel, Partitioners, type Admin, type ISocketFactory, type KafkaConfig } from 'kafkajs';
 import { pino, type Logger } from 'pino';
 import { errorMessage } from '../../errors/index.js';
 import { exponentialBackoff, retry } from '../../retry/index.js';
 import { checkedProducer } from '../checked-producer.js';
 import { ConnectionStatus, StatusReporting } from '../connection-status.js';
-import { ConnectError, FrameTooLargeError, NotConnectedError, TransportClosedError, TransportError } from '../errors.js';
+import { ConnectError, FrameTooLargeError, NotConnectedError, TransportClosedError, TransportError, UnacknowledgedSendError } from '../errors.js';
 import { kafkaGroupFor, kafkaTopicFor, type KafkaGroup, type KafkaTopic } from './topology.js';
 import { KafkaSubscription, type PartitionOffset } from './subscription.js';
 import { ProduceBatcher } from './produce-batcher.js';
+import { RenewableProducer } from './renewable-producer.js';
 import type { Consumer, OutgoingMessage, Producer, ProducerOptions, SubscribeOptions, Transport } from '../transport.js';
 
 /**
@@ -65,7 +66,7 @@ export class KafkaTransport extends StatusReporting implements Transport {
   /** The client of the producer and the admin requests; each subscription makes its own (subscription.ts). */
   private readonly kafka: Kafka;
   private readonly clientConfig: KafkaConfig;
-  private readonly producer: KafkaProducer;
+  private readonly producer: RenewableProducer;
   /** Every publish goes through it: what is published in one turn of the event loop leaves in one request. */
   private readonly outbox: ProduceBatcher;
   private readonly admin: Admin;
@@ -103,7 +104,20 @@ export class KafkaTransport extends StatusReporting implements Transport {
       socketFactory: noDelaySockets,
     };
     this.kafka = new Kafka(this.clientConfig);
-    this.producer = this.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
+    // Idempotent, with retries that outlast a leader election (a new leader after about 9 s): a batch written as
+    // its leader died is sent again to the new leader, which drops the copy it already has. kafkajs sends one
+    // produce request at a time to each broker when idempotent, and the batcher one batch at a time.
+    this.producer = new RenewableProducer(
+      () =>
+        this.kafka.producer({
+          createPartitioner: Partitioners.DefaultPartitioner,
+          allowAutoTopicCreation: false,
+          idempotent: true,
+          retry: { initialRetryTime: 100, maxRetryTime: 2000, retries: 15 },
+        }),
+      this.sendTimeoutMs,
+      this.logger,
+    );
     this.outbox = new ProduceBatcher(this.producer, { maxBatchBytes: this.maxMessageBytes, timeoutMs: this.sendTimeoutMs });
     this.admin = this.kafka.admin();
     this.connecting = this.connect();
@@ -279,6 +293,7 @@ export class KafkaTransport extends StatusReporting implements Transport {
     try {
       await this.outbox.send(where.name, { value: message.payload, ...(headers ? { headers } : {}), ...(message.key ? { key: message.key } : {}) });
     } catch (err) {
+      if (err instanceof UnacknowledgedSendError) throw new UnacknowledgedSendError(`send on ${topic} failed: ${err.message}`, { cause: err });
       throw new TransportError(`send on ${topic} failed: Kafka did not take it (${errorMessage(err)})`, { retriable: true, cause: err });
     }
   }

@@ -7,13 +7,29 @@
  * read again only if the process goes before finishing it.
  *
  * When the client fetches again from the committed offset (after it restarts a consumer that failed, say),
- * what this process already holds or has finished is not handed out a second time.
+ * what this process already holds or has finished is not handed out a second time. A partition given to
+ * another member and back (a rebalance while the group's coordinator moves) is counted afresh from the group's
+ * offset, which may be behind what this process took before (a commit lost with the coordinator): those
+ * offsets are handed out again, and `takenBefore` says which, for the handler to tell a duplicate.
  */
 export class PartitionOffsets {
   /** Offsets taken and not finished. `take` adds only rising offsets and a Set keeps insertion order, so the first is the oldest. */
   private readonly unfinished = new Set<number>();
   private newest = -1;
   private committed = -1;
+
+  /** `previouslyTaken`: the newest offset this process took from the partition while it held it before. */
+  constructor(private readonly previouslyTaken = -1) {}
+
+  /** True when this process took `offset` while it held the partition before. */
+  takenBefore(offset: number): boolean {
+    return offset <= this.previouslyTaken;
+  }
+
+  /** The newest offset this process has taken from the partition, in this tenure or the one before. */
+  get newestTaken(): number {
+    return Math.max(this.newest, this.previouslyTaken);
+  }
 
   /** True when `offset` is new to this process: it is now held until `finish`. */
   take(offset: number): boolean {

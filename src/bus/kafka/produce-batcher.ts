@@ -11,7 +11,7 @@
  * batch over its `message.max.bytes`: a topic's share of a batch stays under `maxBatchBytes`, and a message
  * that would take it over starts the next batch.
  */
-import type { Message, Producer as KafkaProducer, TopicMessages } from 'kafkajs';
+import type { Message, ProducerBatch, TopicMessages } from 'kafkajs';
 
 interface Pending {
   topic: string;
@@ -37,7 +37,7 @@ export class ProduceBatcher {
   private inFlight: Promise<void> | undefined;
 
   constructor(
-    private readonly producer: KafkaProducer,
+    private readonly producer: { sendBatch(batch: ProducerBatch): Promise<unknown> },
     private readonly options: ProduceBatcherOptions,
   ) {}
 

@@ -21,7 +21,7 @@ import { randomUUID } from 'node:crypto';
 import { Kafka, type Consumer as KafkaConsumer, type ConsumerRunConfig, type KafkaConfig, type KafkaMessage } from 'kafkajs';
 import type { Logger } from 'pino';
 import { deliver } from '../deliver.js';
-import { roundRobinAssigner } from './assigner.js';
+import { stickyRoundRobinAssigner } from './assigner.js';
 import { PartitionOffsets } from './offsets.js';
 import type { KafkaGroup, KafkaTopic } from './topology.js';
 import type { IncomingMessage, SubscribeOptions } from '../transport.js';
@@ -55,6 +55,8 @@ export class KafkaSubscription {
   readonly key = `consumer:${randomUUID()}`;
   private readonly consumer: KafkaConsumer;
   private readonly partitions = new Map<number, PartitionOffsets>();
+  /** The newest offset taken from each partition this consumer held and was then not given. */
+  private readonly takenBefore = new Map<number, number>();
   private paused = false;
   private closed = false;
   private committing: Promise<void> | undefined;
@@ -74,7 +76,8 @@ export class KafkaSubscription {
   ) {
     this.consumer = new Kafka(clientConfig).consumer({
       groupId: group.groupId,
-      partitionAssigners: [roundRobinAssigner],
+      // The partitions this consumer holds stay with it when the group rebalances (assigner.ts).
+      partitionAssigners: [stickyRoundRobinAssigner(() => ({ [where.name]: [...this.partitions.keys()] }))],
       // TrustGraph's consumer settings: a member gone for 6 s loses its partitions.
       sessionTimeout: 6000,
       heartbeatInterval: 1000,
@@ -153,10 +156,15 @@ export class KafkaSubscription {
    * A partition the group gave to another member is that member's to commit from now on. Kafka would take an
    * older offset from this consumer too (any member may commit any partition), moving the group back over what
    * the other has read, so what this consumer finishes of it afterwards is not committed; should the partition
-   * come back, it is counted afresh from where the group's offset then is.
+   * come back, it is counted afresh from where the group's offset then is, and what this consumer took of it
+   * before is handed out marked as delivered again (the flow leaves a request it is running or ran lately).
    */
   private forgetPartitionsNotIn(given: Set<number>): void {
-    for (const partition of this.partitions.keys()) if (!given.has(partition)) this.partitions.delete(partition);
+    for (const [partition, offsets] of this.partitions) {
+      if (given.has(partition)) continue;
+      this.partitions.delete(partition);
+      this.takenBefore.set(partition, offsets.newestTaken);
+    }
     this.flowControl();
   }
 
@@ -183,10 +191,11 @@ export class KafkaSubscription {
   private received(partition: number, message: KafkaMessage): void {
     if (this.closed) return;
     let offsets = this.partitions.get(partition);
-    if (!offsets) this.partitions.set(partition, (offsets = new PartitionOffsets()));
+    if (!offsets) this.partitions.set(partition, (offsets = new PartitionOffsets(this.takenBefore.get(partition))));
     const offset = Number(message.offset);
     if (!offsets.take(offset)) return;
-    this.hand(this.incoming(partition, offset, message, 0));
+    // Read again after the partition came back: delivered again, as a broker marks a redelivery.
+    this.hand(this.incoming(partition, offset, message, offsets.takenBefore(offset) ? 1 : 0));
     this.flowControl();
   }
 

@@ -1,6 +1,6 @@
 import { AssignerProtocol, type Cluster, type Logger, type PartitionMetadata } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { KAFKA_ASSIGNOR_NAME, roundRobinAssigner } from '../../../src/bus/kafka/assigner.js';
+import { KAFKA_ASSIGNOR_NAME, roundRobinAssigner, stickyRoundRobinAssigner } from '../../../src/bus/kafka/assigner.js';
 
 /**
  * The part of kafkajs's cluster the assignor reads: partition counts by topic. As a broker does, a metadata
@@ -43,6 +43,12 @@ async function assign(on: Cluster, members: { memberId: string; memberMetadata: 
   const assigner = roundRobinAssigner({ cluster: on, groupId: 'g', logger: logger(warnings) });
   const result = await assigner.assign({ members, topics: [] });
   return Object.fromEntries(result.map((r) => [r.memberId, AssignerProtocol.MemberAssignment.decode(r.memberAssignment)?.assignment]));
+}
+
+/** A member as a tg-agent subscription offers itself: the partitions it holds in its metadata's user data. */
+function holding(memberId: string, topics: string[], held: Record<string, number[]>) {
+  const offered = stickyRoundRobinAssigner(() => held)({ cluster: cluster({}), groupId: 'g', logger: logger() }).protocol({ topics });
+  return { memberId, memberMetadata: offered.metadata };
 }
 
 describe('the round-robin assignor of tg-agent consumer groups', () => {
@@ -92,6 +98,25 @@ describe('the round-robin assignor of tg-agent consumer groups', () => {
       const warnings: string[] = [];
       expect(await assign(cluster({ t: 1 }, { loaded: false }), [member('a', ['t'])], warnings)).toEqual({ a: {} });
       expect(warnings).toEqual([expect.stringContaining('t')]);
+    });
+  });
+
+  describe('partitions staying where they are read', () => {
+    it('leaves a partition with the member that holds it, whatever its place in the round', async () => {
+      // Round robin alone gives the one partition to 'a'; 'b' was reading it when the group rejoined.
+      expect(await assign(cluster({ t: 1 }), [member('a', ['t']), holding('b', ['t'], { t: [0] })])).toEqual({ a: {}, b: { t: [0] } });
+      expect(await assign(cluster({ t: 4 }), [holding('a', ['t'], { t: [1, 3] }), holding('b', ['t'], { t: [0] })])).toEqual({ a: { t: [1, 3] }, b: { t: [0, 2] } });
+    });
+
+    it("keeps no more than a member's fair share with it, so a member that joins is given its part", async () => {
+      const assigned = await assign(cluster({ t: 4 }), [holding('a', ['t'], { t: [0, 1, 2, 3] }), member('b', ['t'])]);
+      expect(assigned).toEqual({ a: { t: [0, 1] }, b: { t: [2, 3] } });
+    });
+
+    it("takes user data it cannot read (another client's) as holding nothing", async () => {
+      const foreign = { memberId: 'b', memberMetadata: AssignerProtocol.MemberMetadata.encode({ version: 0, topics: ['t'], userData: Buffer.from([0, 1, 2]) }) };
+      const oddShape = holding('c', ['t'], { t: 'all' as unknown as number[] });
+      expect(await assign(cluster({ t: 3 }), [member('a', ['t']), foreign, oddShape])).toEqual({ a: { t: [0] }, b: { t: [1] }, c: { t: [2] } });
     });
   });
 });

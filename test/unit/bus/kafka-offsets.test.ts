@@ -49,4 +49,15 @@ describe('offsets committed in order on a Kafka partition', () => {
     expect(offsets.take(7)).toBe(true);
     expect(offsets.held).toBe(2);
   });
+
+  it('marks what this process took while it held the partition before as taken before, and nothing after it', () => {
+    const first = new PartitionOffsets();
+    for (const offset of [20, 21, 22]) first.take(offset);
+    first.finish(20);
+    // The partition went to another member and came back; the group's offset was left at 20.
+    const again = new PartitionOffsets(first.newestTaken);
+    expect([20, 21, 22, 23].map((offset) => again.take(offset) && again.takenBefore(offset))).toEqual([true, true, true, false]);
+    expect(again.newestTaken).toBe(23);
+    expect(new PartitionOffsets().takenBefore(0)).toBe(false);
+  });
 });
