@@ -5,6 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { SubscriberCheck } from '../connection-status.js';
+import type { ConsumerNamesReader } from './consumer-names.js';
 
 export interface PulsarLink {
   /** `--pulsar-host`: the binary protocol's service URL, `pulsar://host:6650` or `pulsar+ssl://…`. */
@@ -13,6 +14,8 @@ export interface PulsarLink {
   readonly token: string | undefined;
   /** Who reads a non-persistent topic, asked after a reconnect before publishing to it; absent without the admin API. */
   readonly subscribers?: SubscriberCheck;
+  /** The consumer names the broker has on a topic's subscriptions (the admin API); absent without it. */
+  readonly consumerNames?: ConsumerNamesReader;
   readonly logger: Logger;
   /** Why this transport was chosen, for the start's log line. */
   readonly why: string;

@@ -8,7 +8,7 @@ import { basicAuthorization, redactUrl, withoutCredentials } from '../../errors/
 
 /** The parts of Pulsar's topic stats that tg-agent reads. */
 export interface TopicStats {
-  subscriptions?: Record<string, { msgDropRate?: unknown; consumers?: { availablePermits?: number }[] }>;
+  subscriptions?: Record<string, { msgDropRate?: unknown; consumers?: { availablePermits?: number; consumerName?: string }[] }>;
 }
 
 export interface TopicStatsAnswer {
