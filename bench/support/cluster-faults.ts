@@ -141,7 +141,8 @@ function pulsarFaults(pulsar: PulsarCluster): RunningCluster {
   return {
     cluster: pulsar,
     address: { webSocketUrl: pulsar.webSocketUrl, serviceUrl: pulsar.serviceUrl },
-    agentArgs: ['--broker-admin-url', pulsar.adminUrl()],
+    // Every broker's admin API, asked in turn: the one a broker kill takes away is not the only one asked.
+    agentArgs: ['--broker-admin-url', pulsar.nodes.map((broker) => broker.webServiceUrl).join(',')],
     // The cluster serves again once every topic of the conversation has a running owner.
     faults: [nodeKill('broker-kill', pulsar, async (workload) => pulsar.ownerOf(queueToTopic(workload.topics.request!)), MOVED), rollingRestart(pulsar, MOVED), bundleUnload].map((fault) => ({
       ...fault,

@@ -3,16 +3,15 @@
  * transport's consumer heal (websocket/consumer-heal.ts) compares with the names its sockets subscribed under.
  */
 import { AdminApiError } from '../errors.js';
-import { fetchTopicStats } from './topic-stats.js';
+import { fetchTopicStats, type TopicStatsAnswer } from './topic-stats.js';
 
 /**
- * The consumer names the broker has on each subscription of `topic` (an empty map: the topic is not served with
- * any subscription), or undefined when that cannot be told now.
+ * The consumer names the broker has on each subscription of `topic`, or undefined when that cannot be told now.
  */
 export type ConsumerNamesReader = (topic: string) => Promise<Map<string, readonly string[]> | undefined>;
 
 export interface ConsumerNamesOptions {
-  /** e.g. `http://pulsar:8080`. */
+  /** e.g. `http://pulsar:8080`; on a cluster a comma-separated list of brokers' (any broker answers for any topic). */
   readonly adminUrl: string;
   readonly token?: string | undefined;
   /** Bound on one look. Default 5 s. */
@@ -20,15 +19,33 @@ export interface ConsumerNamesOptions {
 }
 
 /**
- * An empty map when the broker serving the topic does not know it (404: nobody has it open there); undefined
- * when it cannot say now (the topic has no running owner yet: a 5xx, a redirect to a broker that is gone).
- * Throws AdminApiError when the broker refuses the credentials.
+ * Undefined when the stats cannot say now: the topic has no running owner yet (a 5xx, a redirect to a broker that
+ * is gone), or it is not loaded anywhere (404: nobody publishes to it, so nothing on it is dropped either; and a
+ * URL that is not a broker's admin API, such as a WebSocket service of its own, answers 404 to everything).
+ * Throws AdminApiError when the broker refuses the credentials, and the last failure when no broker of the list
+ * could be reached; the one that answered is asked first next time.
  */
 export function consumerNamesReader(options: ConsumerNamesOptions): ConsumerNamesReader {
+  const urls = options.adminUrl.split(',').map((url) => url.trim()).filter((url) => url.length > 0);
+  let preferred = 0;
+  const ask = async (topic: string): Promise<TopicStatsAnswer> => {
+    let failure: unknown;
+    for (let tried = 0; tried < urls.length; tried++) {
+      const index = (preferred + tried) % urls.length;
+      try {
+        const answer = await fetchTopicStats({ adminUrl: urls[index]!, token: options.token, topic, timeoutMs: options.timeoutMs ?? 5_000 });
+        if (answer.status >= 500 && tried < urls.length - 1) continue;
+        preferred = index;
+        return answer;
+      } catch (error) {
+        failure = error;
+      }
+    }
+    throw failure ?? new AdminApiError('no broker admin URL to ask');
+  };
   return async (topic) => {
-    const answer = await fetchTopicStats({ adminUrl: options.adminUrl, token: options.token, topic, timeoutMs: options.timeoutMs ?? 5_000 });
+    const answer = await ask(topic);
     if (answer.status === 401 || answer.status === 403) throw new AdminApiError(`HTTP ${answer.status} from ${answer.url}`);
-    if (answer.status === 404) return new Map();
     if (!answer.stats) return undefined;
     const names = new Map<string, readonly string[]>();
     for (const [subscription, stats] of Object.entries(answer.stats.subscriptions ?? {})) {
