@@ -10,7 +10,8 @@
  * the gateway never heard the end of is one the broker dropped on a non-persistent topic whose subscription was
  * away (its request before any agent saw it, or the agent's final message): the test counts them. On native
  * they are rare (a publisher waits 3 s after its own reconnect, and the subscriber is usually back by then), on
- * WebSocket more common (the broker's WebSocket service reconnects behind the socket, which no client sees).
+ * WebSocket more common (the broker's WebSocket service reconnects behind the socket, which no client sees; the
+ * agent's consumers heal after a sign of a move, src/bus/pulsar/websocket/consumer-heal.ts, the gateway's do not).
  */
 import { pino } from 'pino';
 import { describe, expect, inject, it } from 'vitest';
@@ -32,17 +33,8 @@ const CONVERSATION_QUEUES = ['request', 'response', 'prompt-request', 'prompt-re
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/**
- * On WebSocket a conversation an agent began can still be without its end 2 minutes after the moves: in nine
- * runs on 2026-12-07 with the unacknowledged-send bound (producer.ts), two had two or three such conversations,
- * each with its first iteration audited `next` and its second never audited (cause not traced yet; the broker's
- * WebSocket service reconnects its own consumers behind the open socket with a backoff that reaches minutes,
- * docs/reliability.md). So that variant runs only with TG_TEST_WEBSOCKET_MOVES=1.
- */
-const runs = (kind: string): boolean => kind !== 'websocket' || process.env.TG_TEST_WEBSOCKET_MOVES === '1';
-
 describe.each(testTransports())('topics unloaded on one broker under load [%s]', (kind) => {
-  it.runIf(runs(kind))('every conversation an agent began ends, none twice, fresh ones are answered', async () => {
+  it('every conversation an agent began ends, none twice, fresh ones are answered', async () => {
     const adminUrl = inject('pulsarWebServiceUrl');
     const capture = capturingLogger();
     const conversation = lookupConversation('moved');

@@ -384,6 +384,35 @@ describe('WebSocketTransport (against a scripted broker)', () => {
     expect(consumerSessions()).toHaveLength(2);
   });
 
+  it('takes a send of its own on a topic it consumes, after which nothing arrives, as a sign of a move', async () => {
+    await transport.close();
+    const nameOf = (session: Session): string => new URL(session.url, 'http://x').searchParams.get('consumerName') ?? '';
+    // The WebSocket service lost every consumer behind its socket: the broker acknowledges sends, nobody gets them.
+    const lostBehindSocket = new Set<string>();
+    const consumerNames = (): Promise<Map<string, readonly string[]>> => {
+      const open = broker.sessions.filter((s) => s.url.startsWith('/ws/v2/consumer/') && s.ws.readyState === WebSocket.OPEN);
+      return Promise.resolve(new Map([['own', open.map(nameOf).filter((name) => !lostBehindSocket.has(name))]]));
+    };
+    transport = new WebSocketTransport({ ...fast, url, consumerNames, heal: { windowMs: 5_000, pollMs: 30, graceMs: 30, echoMs: 150 } });
+    const seen: string[] = [];
+    await subscribeAcking('own', 'Shared', seen);
+    const consumerSessions = (): Session[] => broker.sessions.filter((s) => s.url.startsWith('/ws/v2/consumer/'));
+    const producer = await transport.createProducer('persistent://tg/flow/t');
+
+    // Heard back: no sign of a move, the socket is left alone even though the broker lacks its consumer.
+    await producer.send({ payload: Buffer.from('next 1') });
+    consumerSessions()[0]!.ws.send(JSON.stringify({ messageId: 'bWlkLTE=', payload: Buffer.from('next 1').toString('base64'), properties: {} }));
+    await vi.waitFor(() => expect(seen).toEqual(['next 1']));
+    lostBehindSocket.add(nameOf(consumerSessions()[0]!));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(consumerSessions()).toHaveLength(1);
+
+    // Not heard back within the echo time: the consumer the broker lacks is reopened.
+    await producer.send({ payload: Buffer.from('next 2') });
+    await vi.waitFor(() => expect(consumerSessions()).toHaveLength(2));
+    expect(nameOf(consumerSessions()[1]!)).not.toBe(nameOf(consumerSessions()[0]!));
+  });
+
   it('holds a send while another link of the transport is down, and fails it as never written after the send timeout', async () => {
     await transport.close();
     transport = new WebSocketTransport({ ...fast, reconnect: { ...fast.reconnect, settleMs: 50 }, url, sendTimeoutMs: 200 });

@@ -10,7 +10,9 @@
  * say whether the broker has it.
  *
  * Nobody polls thousands of idle topics for this: the transport calls `moved()` on what suggests a move (a
- * producer's send left unacknowledged, a link of ours lost), and only for `windowMs` after the last such signal
+ * producer's send left unacknowledged, a link of ours lost, a send of ours on a topic we also consume after which
+ * none of our consumers of it heard anything for `echoMs`: the agent's `next` requests go to its own request
+ * topic, and a move can leave the broker acknowledging them with nobody subscribed), and only for `windowMs` after the last such signal
  * does the watch look, every `pollMs`, at the topics of its open consumers. A consumer is reopened only when the
  * stats say so (the topic or the subscription without its name); stats that cannot be read (the topic has no
  * running owner yet, the admin API is away) leave it alone.
@@ -41,12 +43,18 @@ export interface ConsumerHealOptions {
   readonly pollMs?: number;
   /** A socket open for less than this is not judged (its subscribe may not show in the stats yet). Default 3 s. */
   readonly graceMs?: number;
+  /** How long after a send of ours on a topic we consume one of our consumers of it should hear something. Default 5 s. */
+  readonly echoMs?: number;
 }
 
-const DEFAULTS = { windowMs: 180_000, pollMs: 2_000, graceMs: 3_000 } as const;
+const DEFAULTS = { windowMs: 180_000, pollMs: 2_000, graceMs: 3_000, echoMs: 5_000 } as const;
 
 export class ConsumerHeal {
   private readonly targets = new Set<HealTarget>();
+  /** How many of the targets consume each topic. */
+  private readonly consumed = new Map<string, number>();
+  /** Per topic, the wait for a delivery after a send of ours there. */
+  private readonly awaitingEcho = new Map<string, NodeJS.Timeout>();
   private watchUntil = -Infinity;
   private timer: NodeJS.Timeout | undefined;
   private looking = false;
@@ -57,7 +65,33 @@ export class ConsumerHeal {
 
   add(target: HealTarget): () => void {
     this.targets.add(target);
-    return () => this.targets.delete(target);
+    this.consumed.set(target.topic, (this.consumed.get(target.topic) ?? 0) + 1);
+    return () => {
+      if (!this.targets.delete(target)) return;
+      const left = (this.consumed.get(target.topic) ?? 1) - 1;
+      if (left > 0) this.consumed.set(target.topic, left);
+      else this.consumed.delete(target.topic);
+    };
+  }
+
+  /** The broker acknowledged a send of ours on `topic`: where we consume it too, something should arrive soon. */
+  sent(topic: string): void {
+    if (this.stopped || !this.consumed.has(topic) || this.awaitingEcho.has(topic)) return;
+    const echoMs = this.options.echoMs ?? DEFAULTS.echoMs;
+    const timer = setTimeout(() => {
+      this.awaitingEcho.delete(topic);
+      this.moved(`nothing delivered on ${topic} within ${echoMs} ms of a send of ours there`);
+    }, echoMs);
+    timer.unref();
+    this.awaitingEcho.set(topic, timer);
+  }
+
+  /** One of our consumers of `topic` was given a message. */
+  delivered(topic: string): void {
+    const timer = this.awaitingEcho.get(topic);
+    if (timer === undefined) return;
+    clearTimeout(timer);
+    this.awaitingEcho.delete(topic);
   }
 
   /** Something suggests a topic moved: watch the consumers for the next window. */
@@ -75,6 +109,8 @@ export class ConsumerHeal {
     this.stopped = true;
     clearInterval(this.timer);
     this.timer = undefined;
+    for (const timer of this.awaitingEcho.values()) clearTimeout(timer);
+    this.awaitingEcho.clear();
   }
 
   /** One look at every open consumer's topic; consumers the broker does not have are reopened. */

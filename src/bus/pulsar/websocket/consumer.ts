@@ -23,6 +23,7 @@ export class WebSocketConsumer implements Consumer, HealTarget {
   private socketName = '';
   private readonly logger: Logger;
   private readonly frames: FrameDecoder;
+  private readonly onDelivered: ((topic: string) => void) | undefined;
   private closed = false;
 
   constructor(
@@ -35,6 +36,7 @@ export class WebSocketConsumer implements Consumer, HealTarget {
     this.topic = options.topic;
     this.subscription = options.subscription;
     this.logger = settings.logger;
+    this.onDelivered = settings.onDelivered;
     this.frames = new FrameDecoder(settings.logger, (frame) => this.onFrame(frame));
     const nextUrl = (): string => {
       this.socketName = `${this.namePrefix}-${++this.sockets}`;
@@ -83,6 +85,7 @@ export class WebSocketConsumer implements Consumer, HealTarget {
   }
 
   private dispatch(frame: MessageFrame): void {
+    this.onDelivered?.(this.topic);
     let settled = false;
     const command = async (body: Record<string, string>): Promise<void> => {
       if (settled || this.closed) return;

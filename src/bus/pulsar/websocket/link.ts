@@ -19,6 +19,10 @@ export interface LinkSettings extends UpgradeSettings {
   readonly onLinkChange: (lost?: string, reopened?: boolean) => void;
   /** Something suggests a topic moved behind an open socket (a send left unacknowledged): consumer-heal.ts. */
   readonly onMoved?: (why: string) => void;
+  /** The broker acknowledged a send on `topic` (consumer-heal.ts). */
+  readonly onSent?: (topic: string) => void;
+  /** A consumer of `topic` was given a message (consumer-heal.ts). */
+  readonly onDelivered?: (topic: string) => void;
   /** Resolves when a publish may go out (connection-status.ts: the settle after a reconnect). */
   readonly settled: (maxWaitMs: number, topic?: string) => Promise<boolean>;
 }

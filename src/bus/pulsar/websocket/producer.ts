@@ -121,6 +121,7 @@ export class WebSocketProducer implements Producer {
     }
     this.pending.delete(context);
     if (ack.result === 'ok') {
+      this.settings.onSent?.(this.topic);
       waiter.resolve();
       return;
     }

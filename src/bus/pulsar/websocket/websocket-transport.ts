@@ -62,7 +62,7 @@ export interface WebSocketTransportOptions {
    */
   consumerNames?: ConsumerNamesReader;
   /** The consumer heal's timings (consumer-heal.ts). */
-  heal?: Pick<ConsumerHealOptions, 'windowMs' | 'pollMs' | 'graceMs'>;
+  heal?: Pick<ConsumerHealOptions, 'windowMs' | 'pollMs' | 'graceMs' | 'echoMs'>;
 }
 
 const DEFAULTS = {
@@ -120,6 +120,8 @@ export class WebSocketTransport extends StatusReporting implements Transport {
         if (lost !== undefined && !reopened) this.heal?.moved(lost);
       },
       onMoved: (why) => this.heal?.moved(why),
+      onSent: (topic) => this.heal?.sent(topic),
+      onDelivered: (topic) => this.heal?.delivered(topic),
       settled: (maxWaitMs, topic) => this.connection.settled(maxWaitMs, topic),
     };
     this.heal = options.consumerNames
