@@ -140,7 +140,7 @@ function pulsarFaults(pulsar: PulsarCluster): RunningCluster {
   };
   return {
     cluster: pulsar,
-    address: { webSocketUrl: pulsar.webSocketUrl, serviceUrl: pulsar.serviceUrl },
+    address: { webSocketUrl: pulsar.webSocketUrl, serviceUrl: pulsar.serviceUrl, adminUrl: pulsar.nodes.map((broker) => broker.webServiceUrl).join(',') },
     // Every broker's admin API, asked in turn: the one a broker kill takes away is not the only one asked.
     agentArgs: ['--broker-admin-url', pulsar.nodes.map((broker) => broker.webServiceUrl).join(',')],
     // The cluster serves again once every topic of the conversation has a running owner.

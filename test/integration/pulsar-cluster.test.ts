@@ -14,6 +14,7 @@ import { queueToTopic } from '../../src/bus/topics.js';
 import { clusterTestsSkipped, servesThroughNodeLoss } from '../support/cluster-serving.js';
 import { createTestTransport, testTransports } from '../support/transports.js';
 import { pino } from 'pino';
+import { consumerNamesReader } from '../../src/bus/pulsar/consumer-names.js';
 
 // The cluster runs from Maven Central jars, as the Kafka nodes do: the same Java and Maven.
 const missing = kafkaUnavailable();
@@ -27,11 +28,21 @@ describe.skipIf(clusterTestsSkipped(missing) !== undefined)('a Pulsar cluster lo
     await pulsar?.stop();
   });
 
+  // Every broker's admin API, as an operator gives a cluster's to the agents.
+  const brokerAdminUrl = (): string => pulsar.nodes.map((broker) => broker.webServiceUrl).join(',');
+
   it.each(testTransports())('keeps serving on %s: fresh conversations are answered, none twice', async (kind) => {
     for (const node of pulsar.nodes) if (!node.running) await node.start();
     await servesThroughNodeLoss({
-      target: { transport: kind, serviceUrl: pulsar.serviceUrl, webSocketUrl: pulsar.webSocketUrl },
-      connect: (logger) => createTestTransport(kind, { serviceUrl: pulsar.serviceUrl, webSocketUrl: pulsar.webSocketUrl, logger: logger ?? pino({ level: 'silent' }) }),
+      target: { transport: kind, serviceUrl: pulsar.serviceUrl, webSocketUrl: pulsar.webSocketUrl, brokerAdminUrl: brokerAdminUrl() },
+      // The second replica's WebSocket consumers heal as the app's do; the gateway stand-in's do not (it waits, below).
+      connect: (logger, side) =>
+        createTestTransport(kind, {
+          serviceUrl: pulsar.serviceUrl,
+          webSocketUrl: pulsar.webSocketUrl,
+          logger: logger ?? pino({ level: 'silent' }),
+          ...(side === 'replica' ? { webSocket: { consumerNames: consumerNamesReader({ adminUrl: brokerAdminUrl() }) } } : {}),
+        }),
       async loseNode(workspace) {
         const flowTopics = agentFlowTopics(workspace, 'default');
         for (const queue of ['request', 'response', 'prompt-request', 'prompt-response', 'mcp-tool-request', 'mcp-tool-response']) pulsar.servedTopics.add(queueToTopic(flowTopics[queue]!));

@@ -5,6 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { SubscriberCheck } from '../connection-status.js';
+import type { ConsumerNamesReader } from './consumer-names.js';
 import { serviceUrlAddresses } from './service-url-reachable.js';
 
 export interface PulsarLink {
@@ -14,6 +15,8 @@ export interface PulsarLink {
   readonly token: string | undefined;
   /** Who reads a non-persistent topic, asked after a reconnect before publishing to it; absent without the admin API. */
   readonly subscribers?: SubscriberCheck;
+  /** The consumer names the broker has on a topic's subscriptions (the admin API); absent without it. */
+  readonly consumerNames?: ConsumerNamesReader;
   readonly logger: Logger;
   /** Why this transport was chosen, for the start's log line. */
   readonly why: string;

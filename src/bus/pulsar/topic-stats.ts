@@ -13,7 +13,7 @@ import { AdminApiError } from '../errors.js';
 
 /** The parts of Pulsar's topic stats that tg-agent reads. */
 export interface TopicStats {
-  subscriptions?: Record<string, { msgDropRate?: unknown; consumers?: { availablePermits?: number }[] }>;
+  subscriptions?: Record<string, { msgDropRate?: unknown; consumers?: { availablePermits?: number; consumerName?: string }[] }>;
 }
 
 export interface TopicStatsAnswer {

@@ -65,6 +65,11 @@ export interface AgentHarnessOptions extends FlowBehaviour {
   webSocketUrl?: string;
   /** The broker's binary protocol URL (native transport). Default: the test broker's (`brokerUrls()`). */
   serviceUrl?: string;
+  /**
+   * The brokers' admin API (one URL, or a comma-separated list on a cluster), as `--broker-admin-url`: the agent's
+   * WebSocket transport reads its consumers there (consumer-heal.ts). Default: the WebSocket URL's host, as the app derives it.
+   */
+  brokerAdminUrl?: string;
   /** The RabbitMQ broker's AMQP URL; needed for the `rabbitmq` transport only. */
   rabbitmqUrl?: string;
   /** The Kafka broker's `host:port`; needed for the `kafka` transport only. */

@@ -128,11 +128,14 @@ describe('WebSocketTransport (against a scripted broker)', () => {
       receiverQueueSize: 5000,
       handler: () => undefined,
     });
-    expect(broker.upgrades).toEqual([
-      '/ws/v2/producer/non-persistent/tg/request/agent%3Aws-x%3Aflow-y',
-      '/ws/v2/consumer/persistent/tg/flow/agent%3Aws-x%3Aflow-y/agent-manager--ws-x--flow-y--request' +
-        '?subscriptionType=Key_Shared&receiverQueueSize=1000&negativeAckRedeliveryDelay=1000',
-    ]);
+    expect(broker.upgrades).toHaveLength(2);
+    expect(broker.upgrades[0]).toBe('/ws/v2/producer/non-persistent/tg/request/agent%3Aws-x%3Aflow-y');
+    expect(broker.upgrades[1]).toMatch(
+      new RegExp(
+        '^/ws/v2/consumer/persistent/tg/flow/agent%3Aws-x%3Aflow-y/agent-manager--ws-x--flow-y--request' +
+          '\\?subscriptionType=Key_Shared&receiverQueueSize=1000&negativeAckRedeliveryDelay=1000&consumerName=tg-agent-[0-9a-f]{12}-1$',
+      ),
+    );
     expect(broker.sessions.map((s) => s.headers.authorization)).toEqual(['Bearer jwt-123', 'Bearer jwt-123']);
   });
 
@@ -280,7 +283,8 @@ describe('WebSocketTransport (against a scripted broker)', () => {
       { connected: false, epoch: 1 },
       { connected: true, epoch: 1 },
     ]);
-    expect(new Set(broker.upgrades).size).toBe(1);
+    // The same subscription each time; each socket under a consumer name of its own.
+    expect(new Set(broker.upgrades.map((u) => u.replace(/&consumerName=[^&]*$/, ''))).size).toBe(1);
     broker.last().ws.send(JSON.stringify({ messageId: 'n1', payload: Buffer.from('after').toString('base64') }));
     await vi.waitFor(() => expect(seen).toEqual(['after']));
     // The ack is written after the handler ran; the broker reads it some time later.
@@ -323,6 +327,90 @@ describe('WebSocketTransport (against a scripted broker)', () => {
     await expect(producer.send({ payload: Buffer.from('after') })).resolves.toBeUndefined();
     expect(broker.last().frames.map((f) => Buffer.from(String(f.payload), 'base64').toString())).toEqual(['after']);
     expect(held.ws.readyState).not.toBe(WebSocket.OPEN);
+  });
+
+  it('reopens a consumer whose socket is open while the broker has no consumer of its name, only after a topic may have moved', async () => {
+    await transport.close();
+    // The broker's view of each subscription: the consumer names of the open consumer sessions, less those whose
+    // consumer the WebSocket service lost behind the open socket (it reconnects on a backoff of its own).
+    const lostBehindSocket = new Set<string>();
+    let readable = true;
+    const nameOf = (session: Session): string => new URL(session.url, 'http://x').searchParams.get('consumerName') ?? '';
+    const looks: string[] = [];
+    const consumerNames = (topic: string): Promise<Map<string, readonly string[]> | undefined> => {
+      looks.push(topic);
+      if (!readable) return Promise.resolve(undefined);
+      const open = broker.sessions.filter((s) => s.url.startsWith('/ws/v2/consumer/') && s.ws.readyState === WebSocket.OPEN);
+      return Promise.resolve(new Map([['sub', open.map(nameOf).filter((name) => !lostBehindSocket.has(name))]]));
+    };
+    transport = new WebSocketTransport({
+      ...fast,
+      reconnect: { ...fast.reconnect, settleMs: 20 },
+      url,
+      ackTimeoutMs: 150,
+      consumerNames,
+      heal: { windowMs: 5_000, pollMs: 30, graceMs: 30 },
+    });
+    const seen: string[] = [];
+    await subscribeAcking('sub', 'Shared', seen);
+    const consumerSessions = (): Session[] => broker.sessions.filter((s) => s.url.startsWith('/ws/v2/consumer/'));
+    const first = consumerSessions()[0]!;
+    lostBehindSocket.add(nameOf(first));
+
+    // Nothing moved yet: the stats are not read, the socket is left alone.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(looks).toEqual([]);
+    expect(consumerSessions()).toHaveLength(1);
+
+    // A send left unacknowledged says a topic may have moved; while the stats cannot be read, nothing is reopened.
+    readable = false;
+    broker.autoAck = false;
+    const producer = await transport.createProducer('persistent://tg/flow/other');
+    await expect(producer.send({ payload: Buffer.from('held') })).rejects.toMatchObject({ code: 'TG_TRANSPORT_SEND_UNACKNOWLEDGED' });
+    await vi.waitFor(() => expect(looks.length).toBeGreaterThan(2));
+    expect(consumerSessions()).toHaveLength(1);
+
+    // Once they can, the consumer the broker does not have is reopened under a new name, and delivers again.
+    readable = true;
+    await vi.waitFor(() => expect(consumerSessions()).toHaveLength(2));
+    const second = consumerSessions()[1]!;
+    expect(nameOf(second)).not.toBe(nameOf(first));
+    expect(first.ws.readyState).not.toBe(WebSocket.OPEN);
+    second.ws.send(JSON.stringify({ messageId: 'bWlkLTE=', payload: Buffer.from('after the heal').toString('base64'), properties: {} }));
+    await vi.waitFor(() => expect(seen).toEqual(['after the heal']));
+
+    // One the broker has is left alone.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(consumerSessions()).toHaveLength(2);
+  });
+
+  it('takes a send of its own on a topic it consumes, after which nothing arrives, as a sign of a move', async () => {
+    await transport.close();
+    const nameOf = (session: Session): string => new URL(session.url, 'http://x').searchParams.get('consumerName') ?? '';
+    // The WebSocket service lost every consumer behind its socket: the broker acknowledges sends, nobody gets them.
+    const lostBehindSocket = new Set<string>();
+    const consumerNames = (): Promise<Map<string, readonly string[]>> => {
+      const open = broker.sessions.filter((s) => s.url.startsWith('/ws/v2/consumer/') && s.ws.readyState === WebSocket.OPEN);
+      return Promise.resolve(new Map([['own', open.map(nameOf).filter((name) => !lostBehindSocket.has(name))]]));
+    };
+    transport = new WebSocketTransport({ ...fast, url, consumerNames, heal: { windowMs: 5_000, pollMs: 30, graceMs: 30, echoMs: 150 } });
+    const seen: string[] = [];
+    await subscribeAcking('own', 'Shared', seen);
+    const consumerSessions = (): Session[] => broker.sessions.filter((s) => s.url.startsWith('/ws/v2/consumer/'));
+    const producer = await transport.createProducer('persistent://tg/flow/t');
+
+    // Heard back: no sign of a move, the socket is left alone even though the broker lacks its consumer.
+    await producer.send({ payload: Buffer.from('next 1') });
+    consumerSessions()[0]!.ws.send(JSON.stringify({ messageId: 'bWlkLTE=', payload: Buffer.from('next 1').toString('base64'), properties: {} }));
+    await vi.waitFor(() => expect(seen).toEqual(['next 1']));
+    lostBehindSocket.add(nameOf(consumerSessions()[0]!));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(consumerSessions()).toHaveLength(1);
+
+    // Not heard back within the echo time: the consumer the broker lacks is reopened.
+    await producer.send({ payload: Buffer.from('next 2') });
+    await vi.waitFor(() => expect(consumerSessions()).toHaveLength(2));
+    expect(nameOf(consumerSessions()[1]!)).not.toBe(nameOf(consumerSessions()[0]!));
   });
 
   it('holds a send while another link of the transport is down, and fails it as never written after the send timeout', async () => {

@@ -1,7 +1,10 @@
 /**
  * A consumer over the WebSocket API: each message frame becomes an IncomingMessage whose ack/nack go back on the
- * link's current socket. After a reconnect it subscribes again under the same subscription name.
+ * link's current socket. After a reconnect it subscribes again under the same subscription name. Each socket
+ * subscribes under a consumer name of its own, so that the broker's stats can say whether the WebSocket service
+ * has a consumer behind it (consumer-heal.ts).
  */
+import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { deliver } from '../../deliver.js';
 import type { Consumer, IncomingMessage, SubscribeOptions } from '../../transport.js';
@@ -9,26 +12,37 @@ import type { DecodedFrame, MessageFrame } from './frame.js';
 import { FrameDecoder } from './frame-decoder.js';
 import { Link, type LinkSettings } from './link.js';
 import { sendCoalesced } from './coalesced-writes.js';
+import type { HealTarget } from './consumer-heal.js';
 
-export class WebSocketConsumer implements Consumer {
+export class WebSocketConsumer implements Consumer, HealTarget {
   readonly topic: string;
   readonly subscription: string;
   private readonly link: Link;
+  private readonly namePrefix = `tg-agent-${randomBytes(6).toString('hex')}`;
+  private sockets = 0;
+  private socketName = '';
   private readonly logger: Logger;
   private readonly frames: FrameDecoder;
+  private readonly onDelivered: ((topic: string) => void) | undefined;
   private closed = false;
 
   constructor(
     private readonly options: SubscribeOptions,
-    url: string,
+    /** The consumer endpoint's URL for a socket subscribing under `consumerName`. */
+    url: (consumerName: string) => string,
     settings: LinkSettings,
     private readonly onClosed: () => void,
   ) {
     this.topic = options.topic;
     this.subscription = options.subscription;
     this.logger = settings.logger;
+    this.onDelivered = settings.onDelivered;
     this.frames = new FrameDecoder(settings.logger, (frame) => this.onFrame(frame));
-    this.link = new Link(`consumer ${options.subscription} on ${options.topic}`, url, settings, {
+    const nextUrl = (): string => {
+      this.socketName = `${this.namePrefix}-${++this.sockets}`;
+      return url(this.socketName);
+    };
+    this.link = new Link(`consumer ${options.subscription} on ${options.topic}`, nextUrl, settings, {
       onOpen: () => undefined,
       onTextBytes: (bytes) => this.frames.push(bytes),
       onDown: () => undefined,
@@ -41,6 +55,19 @@ export class WebSocketConsumer implements Consumer {
 
   downDetail(): string | undefined {
     return this.link.downDetail();
+  }
+
+  /** The name the current (or last) socket subscribed under. */
+  get consumerName(): string {
+    return this.socketName;
+  }
+
+  openForMs(): number | undefined {
+    return this.link.openForMs();
+  }
+
+  reopen(why: string): void {
+    this.link.reopen(why);
   }
 
   async close(options?: { unsubscribe?: boolean }): Promise<void> {
@@ -58,6 +85,7 @@ export class WebSocketConsumer implements Consumer {
   }
 
   private dispatch(frame: MessageFrame): void {
+    this.onDelivered?.(this.topic);
     let settled = false;
     const command = async (body: Record<string, string>): Promise<void> => {
       if (settled || this.closed) return;

@@ -15,8 +15,14 @@ export interface LinkSettings extends UpgradeSettings {
   readonly initialDelayMs: number;
   readonly maxDelayMs: number;
   readonly connectAttempts: number;
-  /** A link changed state; `lost` when an open connection dropped. */
-  readonly onLinkChange: (lost?: string) => void;
+  /** A link changed state; `lost` when an open connection dropped, `reopened` when it was dropped on purpose (`reopen`). */
+  readonly onLinkChange: (lost?: string, reopened?: boolean) => void;
+  /** Something suggests a topic moved behind an open socket (a send left unacknowledged): consumer-heal.ts. */
+  readonly onMoved?: (why: string) => void;
+  /** The broker acknowledged a send on `topic` (consumer-heal.ts). */
+  readonly onSent?: (topic: string) => void;
+  /** A consumer of `topic` was given a message (consumer-heal.ts). */
+  readonly onDelivered?: (topic: string) => void;
   /** Resolves when a publish may go out (connection-status.ts: the settle after a reconnect). */
   readonly settled: (maxWaitMs: number, topic?: string) => Promise<boolean>;
 }
@@ -45,11 +51,16 @@ export class Link {
   /** Reconnects after an open connection dropped: forever, until close(). */
   private readonly reconnects: RetryTimer;
   private closedPromise: Promise<void> | undefined;
+  /** performance.now() when the current socket opened. */
+  private openedAt = 0;
+  /** The socket is being dropped by `reopen`. */
+  private reopening = false;
 
   constructor(
     /** e.g. `producer for persistent://...` */
     readonly label: string,
-    private readonly url: string,
+    /** The URL, or a function giving it for each connect (a consumer names each socket's subscriber anew). */
+    private readonly url: string | (() => string),
     private readonly settings: LinkSettings,
     private readonly handlers: LinkHandlers,
   ) {
@@ -96,10 +107,10 @@ export class Link {
       this.state = 'closed';
       this.settings.onLinkChange();
       throw new ConnectError(
-        `cannot create ${this.label} at ${redact(this.url)}` +
+        `cannot create ${this.label} at ${redact(this.lastUrl)}` +
           (retriable ? ` after ${attempts} attempts` : ' (not retriable)') +
           `: ${failure.message}`,
-        redact(this.url),
+        redact(this.lastUrl),
         failure.status,
         { cause: err, retriable },
       );
@@ -144,10 +155,16 @@ export class Link {
     }
   }
 
+  /** How long the current socket has been open; undefined while none is. */
+  openForMs(): number | undefined {
+    return this.state === 'open' ? performance.now() - this.openedAt : undefined;
+  }
+
   /** Drops an open socket so that the link reconnects (a new session at the broker), as if the connection was lost. */
   reopen(why: string): void {
     if (this.state !== 'open' || !this.socket) return;
     this.lastError = why;
+    this.reopening = true;
     this.socket.terminate();
   }
 
@@ -187,9 +204,12 @@ export class Link {
   }
 
   /** One upgrade; on success the socket is attached (in its `open` event, see openWebSocket). */
+  private lastUrl = '';
+
   private connectOnce(): Promise<WebSocket> {
+    this.lastUrl = typeof this.url === 'string' ? this.url : this.url();
     return openWebSocket(
-      this.url,
+      this.lastUrl,
       this.settings,
       (ws) => {
         this.socket = ws;
@@ -207,6 +227,7 @@ export class Link {
     const { logger } = this.settings;
     this.state = 'open';
     this.socket = ws;
+    this.openedAt = performance.now();
     this.reconnects.succeeded();
     this.lastError = undefined;
     ws.removeAllListeners('error');
@@ -238,13 +259,15 @@ export class Link {
     if (this.socket !== ws) return;
     this.stopPing();
     this.socket = undefined;
+    const reopened = this.reopening;
+    this.reopening = false;
     if (this.state === 'closed') return;
     const why = `connection closed (code ${code}${reason ? `, ${reason}` : ''})`;
     this.lastError = why;
     this.state = 'reconnecting';
     this.settings.logger.warn({ link: this.label, code, reason }, 'websocket closed, reconnecting');
     this.handlers.onDown(new TransportError(`${this.label}: ${why}`, { retriable: true }));
-    this.settings.onLinkChange(`${this.label}: ${why}`);
+    this.settings.onLinkChange(`${this.label}: ${why}`, reopened);
     this.scheduleReconnect();
   }
 

@@ -121,6 +121,7 @@ export class WebSocketProducer implements Producer {
     }
     this.pending.delete(context);
     if (ack.result === 'ok') {
+      this.settings.onSent?.(this.topic);
       waiter.resolve();
       return;
     }
@@ -140,6 +141,7 @@ export class WebSocketProducer implements Producer {
     this.settings.logger.warn({ link: this.link.label, pending: this.pending.size, waitedMs }, `${why}: reopening the producer`);
     this.failPending(new TransportError(`${this.link.label}: ${why}`, { retriable: true }));
     this.link.reopen(why);
+    this.settings.onMoved?.(`${this.link.label}: ${why}`);
   }
 
   private failPending(cause: TransportError): void {

@@ -16,6 +16,8 @@ import { InvalidUseError } from '../../../errors/index.js';
 import { ConnectError, TransportClosedError } from '../../errors.js';
 import type { Consumer, Producer, ProducerOptions, Properties, SubscribeOptions, Transport, TransportStatus } from '../../transport.js';
 import { WebSocketConsumer } from './consumer.js';
+import { ConsumerHeal, type ConsumerHealOptions } from './consumer-heal.js';
+import type { ConsumerNamesReader } from '../consumer-names.js';
 import type { LinkSettings } from './link.js';
 import { type ProducerLimits, WebSocketProducer } from './producer.js';
 
@@ -53,6 +55,14 @@ export interface WebSocketTransportOptions {
   handshakeTimeoutMs?: number;
   /** After a reconnect, asks whether a non-persistent topic has a subscriber again before publishing to it. */
   subscribers?: SubscriberCheck;
+  /**
+   * The consumer names the broker has on a topic's subscriptions (its admin API): with it, a consumer whose socket
+   * is open while the broker has no consumer of its is reopened, for a while after a topic may have moved
+   * (consumer-heal.ts). Without it, nothing is checked.
+   */
+  consumerNames?: ConsumerNamesReader;
+  /** The consumer heal's timings (consumer-heal.ts). */
+  heal?: Pick<ConsumerHealOptions, 'windowMs' | 'pollMs' | 'graceMs' | 'echoMs'>;
 }
 
 const DEFAULTS = {
@@ -86,6 +96,7 @@ export class WebSocketTransport extends StatusReporting implements Transport {
   private readonly producers = new Set<WebSocketProducer>();
   private readonly consumers = new Set<WebSocketConsumer>();
   protected readonly connection: ConnectionStatus;
+  private readonly heal: ConsumerHeal | undefined;
   private closed = false;
 
   constructor(options: WebSocketTransportOptions = {}) {
@@ -103,9 +114,19 @@ export class WebSocketTransport extends StatusReporting implements Transport {
       maxDelayMs: positive('reconnect.maxDelayMs', options.reconnect?.maxDelayMs ?? DEFAULTS.maxDelayMs),
       connectAttempts: positiveInteger('connectAttempts', options.connectAttempts ?? DEFAULTS.connectAttempts),
       handshakeTimeoutMs: positive('handshakeTimeoutMs', options.handshakeTimeoutMs ?? DEFAULTS.handshakeTimeoutMs),
-      onLinkChange: (lost) => this.refresh(lost),
+      onLinkChange: (lost, reopened) => {
+        this.refresh(lost);
+        // A link we dropped on purpose is no news of a move: the reopen's cause already said so, or was the heal's.
+        if (lost !== undefined && !reopened) this.heal?.moved(lost);
+      },
+      onMoved: (why) => this.heal?.moved(why),
+      onSent: (topic) => this.heal?.sent(topic),
+      onDelivered: (topic) => this.heal?.delivered(topic),
       settled: (maxWaitMs, topic) => this.connection.settled(maxWaitMs, topic),
     };
+    this.heal = options.consumerNames
+      ? new ConsumerHeal({ ...options.heal, read: options.consumerNames, logger: settings.logger.child({ component: 'consumer-heal' }) })
+      : undefined;
     this.connection = new ConnectionStatus(options.reconnect?.settleMs, options.subscribers);
     if (settings.maxDelayMs < settings.initialDelayMs) {
       throw new InvalidUseError('reconnect.maxDelayMs must not be smaller than reconnect.initialDelayMs');
@@ -155,10 +176,13 @@ export class WebSocketTransport extends StatusReporting implements Transport {
       receiverQueueSize: String(Math.min(receiverQueueSize, MAX_RECEIVER_QUEUE_SIZE)),
       negativeAckRedeliveryDelay: String(nackDelayMs),
     });
-    const url =
-      `${this.baseUrl}/ws/v2/consumer/${topicPath(options.topic)}/` +
-      `${encodeURIComponent(options.subscription)}?${query.toString()}`;
-    const consumer = new WebSocketConsumer(options, url, this.settings, () => this.consumers.delete(consumer));
+    const base = `${this.baseUrl}/ws/v2/consumer/${topicPath(options.topic)}/${encodeURIComponent(options.subscription)}`;
+    const url = (consumerName: string): string => `${base}?${query.toString()}&consumerName=${encodeURIComponent(consumerName)}`;
+    const consumer = new WebSocketConsumer(options, url, this.settings, () => {
+      this.consumers.delete(consumer);
+      unwatch?.();
+    });
+    const unwatch = this.heal?.add(consumer);
     this.consumers.add(consumer);
     try {
       await consumer.start();
@@ -176,6 +200,7 @@ export class WebSocketTransport extends StatusReporting implements Transport {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.heal?.stop();
     this.refresh();
     const all = [...this.producers, ...this.consumers];
     this.producers.clear();
