@@ -129,6 +129,12 @@ export class FlowRuntime {
     // Delivered again by the broker, or sent again after a send the broker did not confirm: perhaps a second copy.
     const again = message.redeliveryCount > 0 || message.properties[RESENT_PROPERTY] !== undefined;
     if (key !== undefined && again && (await this.leftAsTaken(id!, key, message))) return;
+    if (key !== undefined && !again && this.recent.isRunning(key)) {
+      // A copy neither marked nor redelivered (a client's or a broker client's second send): the first is running.
+      this.logger.info({ id }, 'Agent request received while an identical one (same id, same bytes) runs here; the copy is left');
+      await message.ack().catch(() => undefined);
+      return;
+    }
     this.inFlight++;
     if (key !== undefined) this.recent.begin(key);
     let givenBack = false;

@@ -29,6 +29,11 @@ export class RecentRequests {
     return this.running.has(key) || this.ended.has(key);
   }
 
+  /** True while this request runs here: a copy of it now, however it came, would end its conversation twice. */
+  isRunning(key: string): boolean {
+    return this.running.has(key);
+  }
+
   begin(key: string): void {
     this.running.set(key, (this.running.get(key) ?? 0) + 1);
   }

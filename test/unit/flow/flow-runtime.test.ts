@@ -152,6 +152,20 @@ describe('FlowRuntime', () => {
     }
   });
 
+  it('leaves an unmarked copy of a request that arrives while the request runs here', async () => {
+    const r = await start();
+    const payload = agentRequestCodec.encode(makeAgentRequest({ question: 'sent twice' }));
+    const id = randomUUID();
+    await r.send(payload, { id });
+    await r.send(payload, { id });
+    expect(await finalOf(r, id)).toContainEqual(expect.objectContaining({ content: 'ok', end_of_dialog: true }));
+    await waitUntil(() => r.consumed.length === 1 && r.runtime.busy === 0, 'the request handled');
+    // A second final message would have come by now: the copy is handled at once or not at all.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(r.responses.get(id)!.filter((m) => m.end_of_dialog)).toHaveLength(1);
+    expect(r.prompt.calls).toHaveLength(1);
+  });
+
   it('takes a slot of the prompt request topic for each prompt call, and gives it back', async () => {
     const callSlots = new ServiceCallSlots(1);
     const r = await start({ callSlots });
