@@ -3,6 +3,7 @@
  * killed and started again on its own ports and data (a node with a volume), and a wait until the cluster
  * serves again. dev/kafka-cluster.ts, dev/rabbitmq-cluster.ts and dev/pulsar-cluster.ts start one.
  */
+import type { NodeProcess } from './child-process.js';
 
 /** One node of a cluster: a broker (Kafka, RabbitMQ, Pulsar) or a part it needs. */
 export interface ClusterNode {
@@ -15,6 +16,37 @@ export interface ClusterNode {
   kill(signal: 'SIGKILL' | 'SIGTERM'): Promise<void>;
   /** Starts it again on the same ports and data; resolves once it listens. */
   start(): Promise<void>;
+}
+
+/** A node that runs as one process of ours (dev/child-process.ts), started and killed through it. */
+export class ProcessClusterNode implements ClusterNode {
+  private started = false;
+
+  /** `ready`: after its process listens, what else a start waits for (e.g. a broker's readiness endpoint). */
+  constructor(
+    readonly name: string,
+    private readonly process: Pick<NodeProcess, 'pid' | 'kill' | 'start'>,
+    private readonly ready: () => Promise<void> = async () => undefined,
+  ) {}
+
+  get pid(): number | undefined {
+    return this.process.pid;
+  }
+
+  get running(): boolean {
+    return this.started && this.process.pid !== undefined;
+  }
+
+  async kill(signal: 'SIGKILL' | 'SIGTERM'): Promise<void> {
+    this.started = false;
+    await this.process.kill(signal);
+  }
+
+  async start(): Promise<void> {
+    await this.process.start();
+    await this.ready();
+    this.started = true;
+  }
 }
 
 export interface BrokerCluster {

@@ -45,14 +45,23 @@ export class KafkaUnavailableError extends Error {
   override readonly name = 'KafkaUnavailableError';
 }
 
-/** Why no Kafka can be had here, or undefined when one can. */
+/** Why no Kafka can be had here (none given with KAFKA_BOOTSTRAP_SERVERS, none can be started), or undefined when one can. */
 export function kafkaUnavailable(): string | undefined {
   if (process.env.KAFKA_BOOTSTRAP_SERVERS) return undefined;
+  const missing = jarNodesUnavailable();
+  return missing && `no KAFKA_BOOTSTRAP_SERVERS and ${missing}`;
+}
+
+/**
+ * Why no node can be started here from Maven Central jars (Kafka's, a Pulsar cluster's), or undefined when one can.
+ * A cluster is always started here: KAFKA_BOOTSTRAP_SERVERS names a running Kafka, not a way to start nodes.
+ */
+export function jarNodesUnavailable(): string | undefined {
   for (const [tool, args] of [['java', ['-version']], ['mvn', ['-v']]] as const) {
     try {
       execFileSync(tool, [...args], { stdio: 'ignore' });
     } catch {
-      return `no KAFKA_BOOTSTRAP_SERVERS and no ${tool} on PATH (Kafka runs from Maven Central jars with Java 17)`;
+      return `no ${tool} on PATH (the nodes run from Maven Central jars with Java 17)`;
     }
   }
   return undefined;

@@ -14,8 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import type { BrokerCluster, ClusterNode } from './cluster.js';
-import { pollUntil } from './cluster.js';
-import { clusterId, kafkaNode, kafkaUnavailable, KafkaUnavailableError, kraftProperties } from './kafka-broker.js';
+import { pollUntil, ProcessClusterNode } from './cluster.js';
+import { clusterId, kafkaNode, jarNodesUnavailable, KafkaUnavailableError, kraftProperties } from './kafka-broker.js';
 import { freePort } from './ports.js';
 
 const NODES = 3;
@@ -34,7 +34,7 @@ export interface KafkaCluster extends BrokerCluster {
 }
 
 export async function startKafkaCluster(): Promise<KafkaCluster> {
-  const missing = kafkaUnavailable();
+  const missing = jarNodesUnavailable();
   if (missing) throw new KafkaUnavailableError(missing);
   const root = mkdtempSync(join(tmpdir(), 'tg-agent-kafka-cluster-'));
   const ids = Array.from({ length: NODES }, (_, i) => i + 1);
@@ -47,26 +47,7 @@ export async function startKafkaCluster(): Promise<KafkaCluster> {
     mkdirSync(dir);
     const { port, controller } = ports.get(id)!;
     const process = kafkaNode(dir, nodeProperties(dir, id, port, controller, voters), port, cluster, READY_TIMEOUT_MS);
-    let running = false;
-    const node: ClusterNode & { id: number } = {
-      id,
-      name: `kafka-${id}`,
-      get pid() {
-        return process.pid;
-      },
-      get running() {
-        return running && process.pid !== undefined;
-      },
-      async kill(signal) {
-        running = false;
-        await process.kill(signal);
-      },
-      async start() {
-        await process.start();
-        running = true;
-      },
-    };
-    return node;
+    return Object.assign(new ProcessClusterNode(`kafka-${id}`, process), { id });
   });
   const bootstrapServers = ids.map((id) => `127.0.0.1:${ports.get(id)!.port}`).join(',');
   const client = new Kafka({ clientId: 'tg-agent-kafka-cluster', brokers: bootstrapServers.split(','), logLevel: logLevel.NOTHING, retry: { retries: 2 } });

@@ -20,7 +20,7 @@ import { topicAdminUrl } from '../src/bus/topics.js';
 import { ensureTgTopology } from './broker.js';
 import { NodeProcess } from './child-process.js';
 import type { BrokerCluster, ClusterNode } from './cluster.js';
-import { pollUntil } from './cluster.js';
+import { pollUntil, ProcessClusterNode } from './cluster.js';
 import { freePort } from './ports.js';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -140,29 +140,14 @@ export async function startPulsarCluster(): Promise<PulsarCluster> {
     const brokerDir = dir(`broker-${i + 1}`);
     writeFileSync(join(brokerDir, 'broker.conf'), brokerConf(zk, p));
     const process = javaNode(classpath, brokerDir, '512m', 'org.apache.pulsar.PulsarBrokerStarter', ['--broker-conf', join(brokerDir, 'broker.conf')], p.web, `broker-${i + 1}`);
-    let running = false;
     const webServiceUrl = `http://127.0.0.1:${p.web}`;
-    return {
-      name: `broker-${i + 1}`,
+    const ready = (): Promise<void> =>
+      pollUntil(async () => (await fetch(`${webServiceUrl}/admin/v2/brokers/ready`, { signal: AbortSignal.timeout(5000) })).ok, `broker-${i + 1} to be ready`, START_TIMEOUT_MS);
+    return Object.assign(new ProcessClusterNode(`broker-${i + 1}`, process, ready), {
       serviceUrl: `pulsar://127.0.0.1:${p.service}`,
       webServiceUrl,
       brokerId: `127.0.0.1:${p.web}`,
-      get pid() {
-        return process.pid;
-      },
-      get running() {
-        return running && process.pid !== undefined;
-      },
-      async kill(signal) {
-        running = false;
-        await process.kill(signal);
-      },
-      async start() {
-        await process.start();
-        await pollUntil(async () => (await fetch(`${webServiceUrl}/admin/v2/brokers/ready`, { signal: AbortSignal.timeout(5000) })).ok, `broker-${i + 1} to be ready`, START_TIMEOUT_MS);
-        running = true;
-      },
-    };
+    });
   });
 
   const wsDir = dir('websocket');

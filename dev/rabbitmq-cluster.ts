@@ -22,7 +22,7 @@ import { promisify } from 'node:util';
 import { errorMessage } from '../src/errors/error-text.js';
 import { ended, NodeProcess, tail, untilListening } from './child-process.js';
 import type { BrokerCluster, ClusterNode } from './cluster.js';
-import { pollUntil } from './cluster.js';
+import { pollUntil, ProcessClusterNode } from './cluster.js';
 import { freePort } from './ports.js';
 import { RABBITMQ_SERVER, rabbitMqUnavailable, RabbitMqUnavailableError, TEST_RABBITMQ_MAX_MESSAGE_BYTES } from './rabbitmq-broker.js';
 import { startTcpBalancer } from './tcp-balancer.js';
@@ -94,25 +94,7 @@ export async function startRabbitMqCluster(): Promise<RabbitMqCluster> {
       RABBITMQ_PID_FILE: join(dir, 'pid'),
     };
     const child = new NodeProcess(() => spawn(RABBITMQ_SERVER, [], { env, stdio: ['ignore', 'pipe', 'pipe'] }), port, nodeName, START_TIMEOUT_MS);
-    let running = false;
-    return {
-      name: `rabbit-${i}`,
-      nodeName,
-      get pid() {
-        return child.pid;
-      },
-      get running() {
-        return running && child.pid !== undefined;
-      },
-      async kill(signal) {
-        running = false;
-        await child.kill(signal);
-      },
-      async start() {
-        await child.start();
-        running = true;
-      },
-    };
+    return Object.assign(new ProcessClusterNode(`rabbit-${i}`, child), { nodeName });
   });
   const anyRunning = (): RabbitNode => {
     const node = nodes.find((n) => n.running);

@@ -16,14 +16,14 @@
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startKafkaCluster, type KafkaCluster } from '../../dev/kafka-cluster.js';
-import { kafkaUnavailable } from '../../dev/kafka-broker.js';
+import { jarNodesUnavailable } from '../../dev/kafka-broker.js';
 import { KafkaTransport } from '../../src/bus/kafka/kafka-transport.js';
 import { kafkaBrokers, kafkaTopicFor } from '../../src/bus/kafka/topology.js';
 import { queueToTopic } from '../../src/bus/topics.js';
 import { agentFlowTopics } from '../../dev/flow-config.js';
 import { clusterTestsSkipped, servesThroughNodeLoss } from '../support/cluster-serving.js';
 
-const missing = kafkaUnavailable();
+const missing = jarNodesUnavailable();
 
 const skipped = clusterTestsSkipped(missing);
 

@@ -7,7 +7,7 @@
  * consumer back on each subscription it had one on: its own client reconnects them with a backoff of its own.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kafkaUnavailable } from '../../dev/kafka-broker.js';
+import { jarNodesUnavailable } from '../../dev/kafka-broker.js';
 import { startPulsarCluster, type PulsarCluster } from '../../dev/pulsar-cluster.js';
 import { agentFlowTopics } from '../../dev/flow-config.js';
 import { queueToTopic } from '../../src/bus/topics.js';
@@ -17,7 +17,7 @@ import { pino } from 'pino';
 import { consumerNamesReader } from '../../src/bus/pulsar/consumer-names.js';
 
 // The cluster runs from Maven Central jars, as the Kafka nodes do: the same Java and Maven.
-const missing = kafkaUnavailable();
+const missing = jarNodesUnavailable();
 
 describe.skipIf(clusterTestsSkipped(missing) !== undefined)('a Pulsar cluster losing the broker that owns the agents\' request topic', () => {
   let pulsar: PulsarCluster;

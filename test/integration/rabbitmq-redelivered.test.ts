@@ -42,6 +42,31 @@ async function secondReplica(harness: AgentHarness, url: string, logger: Logger)
   return { app, transport };
 }
 
+type Gateway = Awaited<ReturnType<typeof startGatewayClient>>;
+type Proxy = Awaited<ReturnType<typeof startFreezableProxy>>;
+
+/**
+ * Warms the agents up, then sends REQUESTS while the proxy drops what the proxied replica sends (RabbitMQ still
+ * delivers to it), cuts its connection 1.5 s later, and checks that every conversation ended once, with its answer.
+ */
+async function sendThroughLostAcks(gateway: Gateway, proxy: Proxy, answer: string, ready: () => boolean): Promise<void> {
+  const warm = await Promise.all(Array.from({ length: 4 }, () => gateway.send({ question: 'warm up' })));
+  await gateway.waitEnded(warm, 60_000);
+
+  proxy.freeze();
+  const ids = await Promise.all(Array.from({ length: REQUESTS }, () => gateway.send({ question: 'during the freeze' })));
+  // The broker delivers them; the proxied replica's acks go nowhere.
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  proxy.cut();
+  await gateway.waitEnded(ids, 90_000);
+  await waitUntil(ready, 'the agents to be ready again', 60_000);
+  // A late second final message would arrive now.
+  await new Promise((resolve) => setTimeout(resolve, 5000));
+  const twice = ids.filter((id) => gateway.conversation(id).ends > 1);
+  expect(twice, 'conversations that ended twice').toEqual([]);
+  for (const id of ids) expect(gateway.last(id).content, `conversation ${id}`).toBe(answer);
+}
+
 describe.skipIf(!rabbitmqUrl)('a RabbitMQ connection lost before the broker read a request\'s ack', () => {
   it('the replica running the request leaves the broker\'s second delivery of it: every conversation ends once', async () => {
     const proxy = await startFreezableProxy(Number(new URL(rabbitmqUrl!).port));
@@ -61,21 +86,7 @@ describe.skipIf(!rabbitmqUrl)('a RabbitMQ connection lost before the broker read
     const gatewayTransport = rabbitTransport();
     const gateway = await startGatewayClient({ transport: gatewayTransport, workspace: harness.workspace });
     try {
-      const warm = await Promise.all(Array.from({ length: 4 }, () => gateway.send({ question: 'warm up' })));
-      await gateway.waitEnded(warm, 60_000);
-
-      proxy.freeze();
-      const ids = await Promise.all(Array.from({ length: REQUESTS }, () => gateway.send({ question: 'during the freeze' })));
-      // The broker delivers them; the agent's acks go nowhere.
-      await new Promise((resolve) => setTimeout(resolve, 1500));
-      proxy.cut();
-      await gateway.waitEnded(ids, 90_000);
-      await waitUntil(() => harness.service.readiness().ready, 'the agent to be ready again', 60_000);
-      // A late second final message would arrive now.
-      await new Promise((resolve) => setTimeout(resolve, 5000));
-      const twice = ids.filter((id) => gateway.conversation(id).ends > 1);
-      expect(twice, 'conversations that ended twice').toEqual([]);
-      for (const id of ids) expect(gateway.last(id).content, `conversation ${id}`).toBe(conversation.answer);
+      await sendThroughLostAcks(gateway, proxy, conversation.answer, () => harness.service.readiness().ready);
       const left = capture.lines.filter((line) => String(line.msg).startsWith('Agent request delivered again after this replica took it'));
       expect(left.length, 'second deliveries the agent left').toBeGreaterThan(0);
     } finally {
@@ -104,26 +115,13 @@ describe.skipIf(!rabbitmqUrl)('a RabbitMQ connection lost before the broker read
     });
     const gatewayTransport = rabbitTransport();
     let replica: { app: AgentApp; transport: RabbitMqTransport } | undefined;
-    let gateway: Awaited<ReturnType<typeof startGatewayClient>> | undefined;
+    let gateway: Gateway | undefined;
     try {
       replica = await secondReplica(harness, proxied.toString(), capture.logger.child({ replica: 'A' }) as Logger);
       gateway = await startGatewayClient({ transport: gatewayTransport, workspace: harness.workspace });
-      const g = gateway;
-      const warm = await Promise.all(Array.from({ length: 4 }, () => g.send({ question: 'warm up' })));
-      await g.waitEnded(warm, 60_000);
-
-      proxy.freeze();
-      const ids = await Promise.all(Array.from({ length: REQUESTS }, () => g.send({ question: 'during the freeze' })));
       // RabbitMQ gives some to each replica; replica A's acks go nowhere.
-      await new Promise((resolve) => setTimeout(resolve, 1500));
-      proxy.cut();
-      await g.waitEnded(ids, 90_000);
-      await waitUntil(() => harness.service.readiness().ready && replica!.app.service.readiness().ready, 'both replicas to be ready again', 60_000);
-      // A late second final message would arrive now.
-      await new Promise((resolve) => setTimeout(resolve, 5000));
-      const twice = ids.filter((id) => g.conversation(id).ends > 1);
-      expect(twice, 'conversations that ended twice').toEqual([]);
-      for (const id of ids) expect(g.last(id).content, `conversation ${id}`).toBe(conversation.answer);
+      const a = replica.app;
+      await sendThroughLostAcks(gateway, proxy, conversation.answer, () => harness.service.readiness().ready && a.service.readiness().ready);
       const left = capture.lines.filter((line) => String(line.msg).startsWith('Agent request delivered again after another replica took it'));
       expect(left.length, 'second deliveries the other replica left').toBeGreaterThan(0);
       expect(new Set(left.map((line) => line.replica)), 'the replica that left them').toEqual(new Set(['B']));
