@@ -70,6 +70,7 @@ import type { Block, ProbeSample } from './support/agent-probe.js';
 import type { ReloadKind } from './support/config-process.js';
 import { AgentProcess, startConfigProcess } from './support/agent-process.js';
 import { startBusyLoop } from './support/busy-loop.js';
+import { cpuProfileFlags } from './support/flame-graph.js';
 import { anatomy, baselineWindows, GOAL_HEADER, goalRow } from './support/reload-windows.js';
 import { buildAgent } from './support/build.js';
 import { runInProcess } from './reload-in-process.js';
@@ -238,7 +239,7 @@ await withCleanup(async (defer) => {
     ...(cpuSplit ? { cpus: cpuSplit.agent } : {}),
     ...(AGENT_GROUP_NICE === undefined ? {} : { groupNice: AGENT_GROUP_NICE }),
     env: { TG_BENCH_ELD_RESOLUTION_MS: '1', TG_BENCH_BLOCK_THRESHOLD_MS: String(BLOCK_THRESHOLD_MS) },
-    nodeFlags: [...(CPU_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', logDir] : []), ...(TRACE_GC ? ['--trace-gc'] : []), ...NODE_FLAGS],
+    nodeFlags: [...(CPU_PROFILE ? cpuProfileFlags(logDir) : []), ...(TRACE_GC ? ['--trace-gc'] : []), ...NODE_FLAGS],
   });
   defer(() => agent.stop());
   await agent.waitReady(120_000);
