@@ -21,7 +21,8 @@
  *        conversations: --transport native|websocket  --duration 10 (s, measured)
  *        --warmup 5 (s; at least one turn-over of what is in flight)
  *        --cpu-prof (the agent writes a V8 CPU profile per size next to its log, drawn as flame-<transport>-c<n>.svg;
- *        add --keep-logs)
+ *        add --keep-logs)  --trace-gc (the agent logs every garbage collection)
+ *        --node-flags="<flags>" (with "=": more node/V8 flags for the agent)
  *        --size N --child (internal: one size, in the process bench:growth forks for it)
  */
 import { fork } from 'node:child_process';
@@ -34,7 +35,7 @@ import { startBenchBroker } from './support/broker.js';
 import { growthChartSpecs, GROWTH_CURVES, runNote, shownFlags, writeSvg, type GrowthDimension, type GrowthRunJson } from './support/charts/index.js';
 import { measureConversations } from './support/growth-conversations.js';
 import { measureTools, measureWorkspaces, TOOLS_PER_WORKSPACE, type GrowthRow } from './support/growth-in-process.js';
-import { benchFlags, commonOptions } from './support/options.js';
+import { agentNodeFlags, benchFlags, commonOptions } from './support/options.js';
 import { loadAverage, loadAverage1, machineInfo, waitForLowLoad } from './support/proc.js';
 import { log, withCleanup, writeJson } from './support/run.js';
 import { num, numberFlag, table } from './support/stats.js';
@@ -113,7 +114,7 @@ async function conversations(sizes: number[], common: ReturnType<typeof commonOp
   const rows: GrowthRow[] = [];
   for (const size of sizes) {
     log(`conversations: ${num(size)} in flight on ${kind} (load average ${loadAverage()})`);
-    const setup = { build, address: broker, kind, workload, client, logDir, warmupSeconds: common.warmupSeconds, durationSeconds: common.durationSeconds, cpuProfile: flags.has('cpu-prof'), log };
+    const setup = { build, address: broker, kind, workload, client, logDir, warmupSeconds: common.warmupSeconds, durationSeconds: common.durationSeconds, nodeFlags: agentNodeFlags(flags, logDir), cpuProfile: flags.has('cpu-prof'), log };
     rows.push(await measureConversations(setup, size));
   }
   return rows;

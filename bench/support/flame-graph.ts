@@ -214,11 +214,6 @@ export async function writeFlameGraph(profilePath: string, svgPath: string, titl
   return profile;
 }
 
-/** The node flags that make an agent process write its V8 CPU profile into `dir` (a benchmark's `--cpu-prof`). */
-export function cpuProfileFlags(dir: string): string[] {
-  return ['--cpu-prof', '--cpu-prof-dir', dir];
-}
-
 /**
  * The flame graph of the profile that process `pid` wrote into `dir` (`--cpu-prof-dir`), as `<svgName>` in the
  * same directory; the SVG's path, or undefined when there is no such profile.

@@ -18,7 +18,7 @@
 import { join } from 'node:path';
 import { AgentProcess } from './agent-process.js';
 import type { AgentBuild } from './build.js';
-import { cpuProfileFlags, writeFlameGraphOf } from './flame-graph.js';
+import { writeFlameGraphOf } from './flame-graph.js';
 import { CpuMeter, loadAverage1, threadCpuBetween, threadCpuSeconds } from './proc.js';
 import { sleep, summarize } from './stats.js';
 import { ConversationClient, type ConversationRecord, type Workload } from './workload.js';
@@ -61,7 +61,9 @@ export interface ConversationsSetup {
   logDir: string;
   warmupSeconds: number;
   durationSeconds: number;
-  /** The agent writes a V8 CPU profile of the whole size into `logDir`, drawn as a flame graph beside it. */
+  /** More node flags for the agent (options.ts `agentNodeFlags`). */
+  nodeFlags?: string[];
+  /** The agent writes a V8 CPU profile of the whole size into `logDir` (`--cpu-prof` among `nodeFlags`): drawn as a flame graph beside it. */
   cpuProfile?: boolean;
   log: (line: string) => void;
 }
@@ -91,7 +93,7 @@ export async function measureConversations(setup: ConversationsSetup, inFlight: 
     concurrency: inFlight,
     configQueues: workload.configQueues,
     logFile: join(setup.logDir, `agent-${kind}-c${inFlight}.log`),
-    nodeFlags: ['--expose-gc', ...(setup.cpuProfile ? cpuProfileFlags(setup.logDir) : [])],
+    nodeFlags: ['--expose-gc', ...(setup.nodeFlags ?? [])],
   });
   try {
     await agent.waitReady();
