@@ -20,6 +20,9 @@
  *        --charts <folder> (one SVG per curve; npm run bench:chart redraws them from --json)
  *        conversations: --transport native|websocket  --duration 10 (s, measured)
  *        --warmup 5 (s; at least one turn-over of what is in flight)
+ *        --cpu-prof (the agent writes a V8 CPU profile per size next to its log, drawn as flame-<transport>-c<n>.svg;
+ *        add --keep-logs)  --trace-gc (the agent logs every garbage collection)
+ *        --node-flags="<flags>" (with "=": more node/V8 flags for the agent)
  *        --size N --child (internal: one size, in the process bench:growth forks for it)
  */
 import { fork } from 'node:child_process';
@@ -32,7 +35,7 @@ import { startBenchBroker } from './support/broker.js';
 import { growthChartSpecs, GROWTH_CURVES, runNote, shownFlags, writeSvg, type GrowthDimension, type GrowthRunJson } from './support/charts/index.js';
 import { measureConversations } from './support/growth-conversations.js';
 import { measureTools, measureWorkspaces, TOOLS_PER_WORKSPACE, type GrowthRow } from './support/growth-in-process.js';
-import { benchFlags, commonOptions } from './support/options.js';
+import { agentNodeFlags, benchFlags, commonOptions } from './support/options.js';
 import { loadAverage, loadAverage1, machineInfo, waitForLowLoad } from './support/proc.js';
 import { log, withCleanup, writeJson } from './support/run.js';
 import { num, numberFlag, table } from './support/stats.js';
@@ -111,7 +114,7 @@ async function conversations(sizes: number[], common: ReturnType<typeof commonOp
   const rows: GrowthRow[] = [];
   for (const size of sizes) {
     log(`conversations: ${num(size)} in flight on ${kind} (load average ${loadAverage()})`);
-    const setup = { build, address: broker, kind, workload, client, logDir, warmupSeconds: common.warmupSeconds, durationSeconds: common.durationSeconds, log };
+    const setup = { build, address: broker, kind, workload, client, logDir, warmupSeconds: common.warmupSeconds, durationSeconds: common.durationSeconds, nodeFlags: agentNodeFlags(flags, logDir), cpuProfile: flags.has('cpu-prof'), log };
     rows.push(await measureConversations(setup, size));
   }
   return rows;
@@ -173,7 +176,9 @@ const MEASURES: Record<GrowthDimension, [string, string, (v: number) => string][
     ['failedNoReply', '… no reply from the prompt or tool service in 30 s', (v) => num(v, 0)],
     ['failedOverloaded', '… refused by the agent (--max-queued)', (v) => num(v, 0)],
     ['failedGatewayTimeout', '… no final message within the gateway\'s 300 s', (v) => num(v, 0)],
+    ['iterationsPerSecond', 'iterations/s (the agent\'s count)', (v) => num(v, 1)],
     ['cpuMsPerIteration', 'agent CPU per iteration', (v) => `${num(v, 3)} ms`],
+    ['eventLoopMsPerIteration', '… of it on the event loop', (v) => `${num(v, 3)} ms`],
     ['heapBytes', 'heap used after GC, over idle', (v) => `${num(v / 1048576, 1)} MiB`],
     ['heapPerConversationBytes', '… per conversation', (v) => `${num(v / 1024, 2)} KiB`],
     ['rssBytes', 'RSS, over idle', (v) => `${num(v / 1048576, 1)} MiB`],

@@ -76,7 +76,7 @@ import { readBrokerTraffic, trafficBetween, type BrokerTraffic, type TopicTraffi
 import { coreShare, CpuMeter, loadAverage, processMemory, threadCpuBetween, threadCpuSeconds, waitForLowLoad, type CpuReading } from './support/proc.js';
 import { header, log, withCleanup, writeJson } from './support/run.js';
 import { measureWindow } from './support/window.js';
-import { benchFlags, commonOptions } from './support/options.js';
+import { agentNodeFlags, benchFlags, commonOptions } from './support/options.js';
 import { mib, ms, num, numberFlag, slope, sleep, summarize, table, type Summary } from './support/stats.js';
 import {
   ConversationClient,
@@ -264,7 +264,7 @@ async function startAgent(ctx: Context, concurrency: number, extra: { nodeFlags?
 async function measureConcurrency(ctx: Context, floor: FloorClient, echoPid: number, concurrency: number): Promise<ConcurrencyResult> {
   const loadStart = loadAverage();
   log(`concurrency ${concurrency}: starting the agent (load average ${loadStart})`);
-  const agent = await startAgent(ctx, concurrency, CPU_PROFILE ? { nodeFlags: ['--cpu-prof', '--cpu-prof-dir', ctx.logDir] } : {});
+  const agent = await startAgent(ctx, concurrency, { nodeFlags: agentNodeFlags(flags, ctx.logDir) });
   const pids = { agent: agent.pid, broker: ctx.bus.pid(), generator: process.pid, echo: echoPid };
   try {
     // The agent's own CPU with no traffic at all.

@@ -59,7 +59,7 @@
  *          with an integer CPU request gets under the kubelet's static CPU manager policy)
  *        --in-process-only (only the reload path in this process, no broker: bench/reload-in-process.ts)
  */
-import { benchFlags } from './support/options.js';
+import { agentNodeFlags, benchFlags } from './support/options.js';
 import { createReadStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
@@ -107,10 +107,6 @@ const MAX_LOAD = numberFlag(flags, 'max-load', 1.5);
 const TRANSPORT = flags.get('transport') ?? 'websocket';
 if (TRANSPORT !== 'websocket' && TRANSPORT !== 'native') throw new Error(`--transport: unknown transport "${TRANSPORT}" (websocket, native)`);
 const JSON_OUT = flags.get('json');
-const CPU_PROFILE = flags.has('cpu-prof');
-/** The agent prints every garbage collection (node --trace-gc) into its log, to set GC pauses against the blocks. */
-const TRACE_GC = flags.has('trace-gc');
-const NODE_FLAGS = (flags.get('node-flags') ?? '').split(' ').filter((flag) => flag !== '');
 /** The agent's log grows by ~120 KB per iteration with 10 000 tools (the audit line); removed unless asked. */
 const KEEP_LOGS = flags.has('keep-logs');
 /** Only the reload path in this process (bench/reload-in-process.ts): no broker, no agent process. */
@@ -238,7 +234,7 @@ await withCleanup(async (defer) => {
     ...(cpuSplit ? { cpus: cpuSplit.agent } : {}),
     ...(AGENT_GROUP_NICE === undefined ? {} : { groupNice: AGENT_GROUP_NICE }),
     env: { TG_BENCH_ELD_RESOLUTION_MS: '1', TG_BENCH_BLOCK_THRESHOLD_MS: String(BLOCK_THRESHOLD_MS) },
-    nodeFlags: [...(CPU_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', logDir] : []), ...(TRACE_GC ? ['--trace-gc'] : []), ...NODE_FLAGS],
+    nodeFlags: agentNodeFlags(flags, logDir),
   });
   defer(() => agent.stop());
   await agent.waitReady(120_000);

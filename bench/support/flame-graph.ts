@@ -6,6 +6,9 @@
  *
  *   npm run bench:flame -- <profile.cpuprofile> <out.svg> [title]
  *
+ * It also prints the profile's top entries by self time (each function summed over its call paths), as shares of the
+ * busy time: the garbage collector is the `(garbage collector)` entry.
+ *
  * Frames under MIN_SHARE of the busy time are folded into their caller, so the picture stays readable and small.
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -92,6 +95,36 @@ export function flameFrames(profile: CpuProfile): { frames: Frame[]; busyMs: num
   return { frames, busyMs: busy / 1000 };
 }
 
+/** One function's self time summed over every call path it appears on, and its share of the busy time. */
+export interface SelfTimeEntry {
+  name: string;
+  selfMs: number;
+  share: number;
+}
+
+/** The `count` functions with the most self time (idle left out), largest first. */
+export function topSelfTime(profile: CpuProfile, count = 15): SelfTimeEntry[] {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map<string, number>();
+  let busy = 0;
+  for (let i = 0; i < profile.samples.length; i++) {
+    const frame = byId.get(profile.samples[i]!)?.callFrame;
+    if (!frame || frame.functionName === '(idle)') continue;
+    const us = profile.timeDeltas[i + 1] ?? 0;
+    busy += us;
+    self.set(label(frame), (self.get(label(frame)) ?? 0) + us);
+  }
+  return [...self]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, count)
+    .map(([name, us]) => ({ name, selfMs: us / 1000, share: busy > 0 ? us / busy : 0 }));
+}
+
+/** The top entries as lines of text: share, milliseconds, name. */
+export function selfTimeLines(entries: readonly SelfTimeEntry[]): string[] {
+  return entries.map((e) => `${(e.share * 100).toFixed(1).padStart(5)} %  ${e.selfMs.toFixed(0).padStart(7)} ms  ${e.name}`);
+}
+
 /** The SVG text of the flame graph. */
 export async function flameGraphSvg(profile: CpuProfile, title: string): Promise<string> {
   const { frames, busyMs } = flameFrames(profile);
@@ -175,9 +208,10 @@ function depthOf(frames: readonly Frame[]): number {
 }
 
 /** Writes the flame graph of one `.cpuprofile` file. */
-export async function writeFlameGraph(profilePath: string, svgPath: string, title = basename(profilePath)): Promise<void> {
+export async function writeFlameGraph(profilePath: string, svgPath: string, title = basename(profilePath)): Promise<CpuProfile> {
   const profile = JSON.parse(readFileSync(profilePath, 'utf8')) as CpuProfile;
   writeFileSync(svgPath, await flameGraphSvg(profile, title));
+  return profile;
 }
 
 /**
@@ -198,6 +232,6 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     console.error('usage: npm run bench:flame -- <profile.cpuprofile> <out.svg> [title]');
     process.exit(2);
   }
-  await writeFlameGraph(profilePath, svgPath, title);
-  console.log(`wrote ${svgPath}`);
+  const profile = await writeFlameGraph(profilePath, svgPath, title);
+  console.log(`wrote ${svgPath}\n\ntop by self time (share of the busy time):\n${selfTimeLines(topSelfTime(profile)).join('\n')}`);
 }

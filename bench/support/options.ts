@@ -101,6 +101,19 @@ export function commonOptions(flags: Map<string, string>, defaults: { durationSe
   };
 }
 
+/**
+ * The node flags a benchmark gives the agent process from its own command line (each benchmark's usage lists the
+ * ones it takes): `--cpu-prof` (a V8 CPU profile into `logDir`, bench/support/flame-graph.ts draws it),
+ * `--trace-gc` (every garbage collection in the agent's log) and `--node-flags="<flags>"` (any others).
+ */
+export function agentNodeFlags(flags: Map<string, string>, logDir: string): string[] {
+  return [
+    ...(flags.has('cpu-prof') ? ['--cpu-prof', '--cpu-prof-dir', logDir] : []),
+    ...(flags.has('trace-gc') ? ['--trace-gc'] : []),
+    ...(flags.get('node-flags') ?? '').split(' ').filter((flag) => flag !== ''),
+  ];
+}
+
 /** Sum of a metric's series in a `/metrics` text whose labels include every one of `labels`. */
 export function metricSum(metrics: string, name: string, labels: Record<string, string> = {}): number {
   let total = 0;

@@ -130,7 +130,10 @@ export const GROWTH_CURVES: Record<GrowthDimension, { xTitle: string; curves: Gr
         name: 'cpu-per-iteration',
         title: 'Agent CPU per iteration against conversations in flight',
         yTitle: 'ms per iteration',
-        series: [{ field: 'cpuMsPerIteration', label: 'agent CPU' }],
+        series: [
+          { field: 'cpuMsPerIteration', label: 'agent CPU' },
+          { field: 'eventLoopMsPerIteration', label: 'event loop' },
+        ],
       },
     ],
   },
