@@ -79,4 +79,12 @@ describe('group load rules', () => {
     expect(withdrawnGroups([rule], ['research', 'default'], new Date(), false, load)).toEqual([{ group: 'research', reason: 'load' }]);
     expect(serviceOfTarget('graph-rag-request')).toBe('graph-rag');
   });
+
+  it('judge a busy service on its latest 1 000 calls, however many it has had', () => {
+    const load = new DownstreamLoad(() => 1_000_000);
+    for (let i = 0; i < 2_500; i++) load.record('prompt', 1, true);
+    for (let i = 0; i < 700; i++) load.record('prompt', 3, false);
+    // The latest 1 000: 300 failed calls of 1 s, then 700 good ones of 3 s.
+    expect(load.recent('prompt', 60_000)).toEqual({ calls: 1_000, errorRate: 0.3, meanSeconds: 2.4 });
+  });
 });
