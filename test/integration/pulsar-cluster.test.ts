@@ -14,7 +14,7 @@ import { queueToTopic } from '../../src/bus/topics.js';
 import { clusterTestsSkipped, servesThroughNodeLoss } from '../support/cluster-serving.js';
 import { createTestTransport, testTransports } from '../support/transports.js';
 import { pino } from 'pino';
-import { consumerNamesReader } from '../../src/bus/pulsar/consumer-names.js';
+import { topicClientsReader } from '../../src/bus/pulsar/topic-clients.js';
 
 // The cluster runs from Maven Central jars, as the Kafka nodes do: the same Java and Maven.
 const missing = kafkaUnavailable();
@@ -41,7 +41,7 @@ describe.skipIf(clusterTestsSkipped(missing) !== undefined)('a Pulsar cluster lo
           serviceUrl: pulsar.serviceUrl,
           webSocketUrl: pulsar.webSocketUrl,
           logger: logger ?? pino({ level: 'silent' }),
-          ...(side === 'replica' ? { webSocket: { consumerNames: consumerNamesReader({ adminUrl: brokerAdminUrl() }) } } : {}),
+          ...(side === 'replica' ? { webSocket: { topicClients: topicClientsReader({ adminUrl: brokerAdminUrl() }) } } : {}),
         }),
       async loseNode(workspace) {
         const flowTopics = agentFlowTopics(workspace, 'default');

@@ -11,7 +11,7 @@ import type { Transport } from '../transport.js';
 import { nativeTransport } from './native/index.js';
 import { brokerAdminUrlFor, type PulsarLink } from './pulsar-link.js';
 import { SubscriberPresence } from './subscriber-presence.js';
-import { consumerNamesReader } from './consumer-names.js';
+import { topicClientsReader } from './topic-clients.js';
 import { webSocketTransport } from './websocket/index.js';
 
 export { brokerAdminUrlFor, webSocketUrlFor } from './pulsar-link.js';
@@ -57,7 +57,7 @@ async function createPulsarTransport(chosen: PulsarSettings, logger: PulsarLink[
     token,
     logger,
     ...(adminUrl ? { subscribers: new SubscriberPresence({ adminUrl, ...(token ? { token } : {}), logger: logger.child({ component: 'subscriber-presence' }) }) } : {}),
-    ...(adminUrl ? { consumerNames: consumerNamesReader({ adminUrl, token }) } : {}),
+    ...(adminUrl ? { topicClients: topicClientsReader({ adminUrl, token }) } : {}),
   };
   let why: string;
   if (chosen.transport === 'websocket') {

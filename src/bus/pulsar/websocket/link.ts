@@ -3,6 +3,7 @@
  * reconnects retry with exponential backoff and jitter until `close()`. It pings the broker to keep the session
  * alive and drops a socket whose peer stopped answering. The producer and consumer each own one.
  */
+import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import WebSocket from 'ws';
 import { ConnectError, NotConnectedError, TransportClosedError, TransportError } from '../../errors.js';
@@ -17,11 +18,11 @@ export interface LinkSettings extends UpgradeSettings {
   readonly connectAttempts: number;
   /** A link changed state; `lost` when an open connection dropped, `reopened` when it was dropped on purpose (`reopen`). */
   readonly onLinkChange: (lost?: string, reopened?: boolean) => void;
-  /** Something suggests a topic moved behind an open socket (a send left unacknowledged): consumer-heal.ts. */
+  /** Something suggests a topic moved behind an open socket (a send left unacknowledged): socket-heal.ts. */
   readonly onMoved?: (why: string) => void;
-  /** The broker acknowledged a send on `topic` (consumer-heal.ts). */
+  /** The broker acknowledged a send on `topic` (socket-heal.ts). */
   readonly onSent?: (topic: string) => void;
-  /** A consumer of `topic` was given a message (consumer-heal.ts). */
+  /** A consumer of `topic` was given a message (socket-heal.ts). */
   readonly onDelivered?: (topic: string) => void;
   /** Resolves when a publish may go out (connection-status.ts: the settle after a reconnect). */
   readonly settled: (maxWaitMs: number, topic?: string) => Promise<boolean>;
@@ -55,12 +56,20 @@ export class Link {
   private openedAt = 0;
   /** The socket is being dropped by `reopen`. */
   private reopening = false;
+  /** performance.now() of the last frame received on the current socket. */
+  private lastFrameAt = -Infinity;
+  private readonly namePrefix = `tg-agent-${randomBytes(6).toString('hex')}`;
+  private sockets = 0;
+  private name = '';
 
   constructor(
     /** e.g. `producer for persistent://...` */
     readonly label: string,
-    /** The URL, or a function giving it for each connect (a consumer names each socket's subscriber anew). */
-    private readonly url: string | (() => string),
+    /**
+     * The URL, or a function giving it for each connect from a name of the socket's own (`tg-agent-<random>-<n>`),
+     * under which the broker's stats list the client behind it (socket-heal.ts).
+     */
+    private readonly url: string | ((socketName: string) => string),
     private readonly settings: LinkSettings,
     private readonly handlers: LinkHandlers,
   ) {
@@ -160,6 +169,16 @@ export class Link {
     return this.state === 'open' ? performance.now() - this.openedAt : undefined;
   }
 
+  /** The name the current (or last) socket was opened under; empty for a link with a fixed URL. */
+  get socketName(): string {
+    return this.name;
+  }
+
+  /** performance.now() of the last frame the broker sent on the current socket; -Infinity: none. */
+  heardAt(): number {
+    return this.lastFrameAt;
+  }
+
   /** Drops an open socket so that the link reconnects (a new session at the broker), as if the connection was lost. */
   reopen(why: string): void {
     if (this.state !== 'open' || !this.socket) return;
@@ -207,7 +226,11 @@ export class Link {
   private lastUrl = '';
 
   private connectOnce(): Promise<WebSocket> {
-    this.lastUrl = typeof this.url === 'string' ? this.url : this.url();
+    if (typeof this.url === 'string') this.lastUrl = this.url;
+    else {
+      this.name = `${this.namePrefix}-${++this.sockets}`;
+      this.lastUrl = this.url(this.name);
+    }
     return openWebSocket(
       this.lastUrl,
       this.settings,
@@ -228,6 +251,7 @@ export class Link {
     this.state = 'open';
     this.socket = ws;
     this.openedAt = performance.now();
+    this.lastFrameAt = -Infinity;
     this.reconnects.succeeded();
     this.lastError = undefined;
     ws.removeAllListeners('error');
@@ -237,6 +261,7 @@ export class Link {
     });
     ws.on('message', (data, isBinary) => {
       this.missedPongs = 0;
+      this.lastFrameAt = performance.now();
       if (isBinary) {
         logger.warn({ link: this.label }, 'ignoring a binary frame');
         return;

@@ -16,8 +16,8 @@ import { InvalidUseError } from '../../../errors/index.js';
 import { ConnectError, TransportClosedError } from '../../errors.js';
 import type { Consumer, Producer, ProducerOptions, Properties, SubscribeOptions, Transport, TransportStatus } from '../../transport.js';
 import { WebSocketConsumer } from './consumer.js';
-import { ConsumerHeal, type ConsumerHealOptions } from './consumer-heal.js';
-import type { ConsumerNamesReader } from '../consumer-names.js';
+import { SocketHeal, type SocketHealOptions } from './socket-heal.js';
+import type { TopicClientsReader } from '../topic-clients.js';
 import type { LinkSettings } from './link.js';
 import { type ProducerLimits, WebSocketProducer } from './producer.js';
 
@@ -48,7 +48,8 @@ export interface WebSocketTransportOptions {
   sendTimeoutMs?: number;
   /**
    * How long a written message waits for the broker's acknowledgement before its send fails (retriable: it may
-   * or may not have been published) and the producer's socket is reopened. Default 10000 ms.
+   * or may not have been published) and the producer's socket is reopened. Default 10000 ms. With `topicClients`,
+   * a producer the broker lacks after a move is reopened sooner (socket-heal.ts).
    */
   ackTimeoutMs?: number;
   /** Timeout of one WebSocket upgrade. Default 10000 ms. */
@@ -56,13 +57,13 @@ export interface WebSocketTransportOptions {
   /** After a reconnect, asks whether a non-persistent topic has a subscriber again before publishing to it. */
   subscribers?: SubscriberCheck;
   /**
-   * The consumer names the broker has on a topic's subscriptions (its admin API): with it, a consumer whose socket
-   * is open while the broker has no consumer of its is reopened, for a while after a topic may have moved
-   * (consumer-heal.ts). Without it, nothing is checked.
+   * The consumer and producer names the broker has on a topic (its admin API): with it, a consumer or producer whose
+   * socket is open while the broker has no client of its name behind it is reopened, for a while after a topic may
+   * have moved (socket-heal.ts). Without it, nothing is checked.
    */
-  consumerNames?: ConsumerNamesReader;
-  /** The consumer heal's timings (consumer-heal.ts). */
-  heal?: Pick<ConsumerHealOptions, 'windowMs' | 'pollMs' | 'graceMs' | 'echoMs'>;
+  topicClients?: TopicClientsReader;
+  /** The socket heal's timings (socket-heal.ts). */
+  heal?: Pick<SocketHealOptions, 'windowMs' | 'pollMs' | 'graceMs' | 'echoMs'>;
 }
 
 const DEFAULTS = {
@@ -96,7 +97,7 @@ export class WebSocketTransport extends StatusReporting implements Transport {
   private readonly producers = new Set<WebSocketProducer>();
   private readonly consumers = new Set<WebSocketConsumer>();
   protected readonly connection: ConnectionStatus;
-  private readonly heal: ConsumerHeal | undefined;
+  private readonly heal: SocketHeal | undefined;
   private closed = false;
 
   constructor(options: WebSocketTransportOptions = {}) {
@@ -124,8 +125,8 @@ export class WebSocketTransport extends StatusReporting implements Transport {
       onDelivered: (topic) => this.heal?.delivered(topic),
       settled: (maxWaitMs, topic) => this.connection.settled(maxWaitMs, topic),
     };
-    this.heal = options.consumerNames
-      ? new ConsumerHeal({ ...options.heal, read: options.consumerNames, logger: settings.logger.child({ component: 'consumer-heal' }) })
+    this.heal = options.topicClients
+      ? new SocketHeal({ ...options.heal, read: options.topicClients, logger: settings.logger.child({ component: 'socket-heal' }) })
       : undefined;
     this.connection = new ConnectionStatus(options.reconnect?.settleMs, options.subscribers);
     if (settings.maxDelayMs < settings.initialDelayMs) {
@@ -147,10 +148,13 @@ export class WebSocketTransport extends StatusReporting implements Transport {
 
   async createProducer(topic: string, options: ProducerOptions = {}): Promise<Producer> {
     this.assertOpen();
-    const url = `${this.baseUrl}/ws/v2/producer/${topicPath(topic)}`;
-    const producer = new WebSocketProducer(topic, url, this.settings, this.limits, options.awaitSubscriber ?? false, () =>
-      this.producers.delete(producer),
-    );
+    const base = `${this.baseUrl}/ws/v2/producer/${topicPath(topic)}`;
+    const url = (producerName: string): string => `${base}?producerName=${encodeURIComponent(producerName)}`;
+    const producer = new WebSocketProducer(topic, url, this.settings, this.limits, options.awaitSubscriber ?? false, () => {
+      this.producers.delete(producer);
+      unwatch?.();
+    });
+    const unwatch = this.heal?.add(producer);
     this.producers.add(producer);
     try {
       await producer.start();
