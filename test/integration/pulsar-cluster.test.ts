@@ -34,8 +34,11 @@ describe.skipIf(clusterTestsSkipped(missing) !== undefined)('a Pulsar cluster lo
   it.each(testTransports())('keeps serving on %s: fresh conversations are answered, none twice', async (kind) => {
     for (const node of pulsar.nodes) if (!node.running) await node.start();
     await servesThroughNodeLoss({
-      target: { transport: kind, serviceUrl: pulsar.serviceUrl, webSocketUrl: pulsar.webSocketUrl, brokerAdminUrl: brokerAdminUrl() },
-      // The second replica's WebSocket consumers heal as the app's do; the gateway stand-in's do not (it waits, below).
+      // The stand-ins' WebSocket consumers and producers heal as the agents' do (TrustGraph's own services speak the
+      // binary protocol, with no WebSocket service in front of them): a prompt service whose producer the WebSocket
+      // service lost would hold every reply past the agents' 10 s prompt timeout.
+      target: { transport: kind, serviceUrl: pulsar.serviceUrl, webSocketUrl: pulsar.webSocketUrl, brokerAdminUrl: brokerAdminUrl(), transportOptions: { topicClients: topicClientsReader({ adminUrl: brokerAdminUrl() }) } },
+      // The second replica's heal as the app's do; the gateway's do not (the cluster serves again once they are back).
       connect: (logger, side) =>
         createTestTransport(kind, {
           serviceUrl: pulsar.serviceUrl,

@@ -81,8 +81,9 @@ export class Link {
     return this.state === 'closed';
   }
 
+  /** The open socket; undefined while there is none, or while it closes (`reopen`: a write would fail). */
   get current(): WebSocket | undefined {
-    return this.state === 'open' ? this.socket : undefined;
+    return this.state === 'open' && this.socket?.readyState === WebSocket.OPEN ? this.socket : undefined;
   }
 
   /** First connect: bounded attempts; a non-retriable refusal fails at once. */
