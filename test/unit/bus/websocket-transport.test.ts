@@ -451,6 +451,8 @@ describe('WebSocketTransport (against a scripted broker)', () => {
     expect(producerNameOf(second)).not.toBe(producerNameOf(first));
     await expect(producer.send({ payload: Buffer.from('after') })).resolves.toBeUndefined();
     expect(second.frames.map((f) => Buffer.from(String(f.payload), 'base64').toString())).toEqual(['after']);
+    // A producer's socket carries no replies: its reopening begins no new epoch, which would give up every call.
+    expect(transport.status()).toMatchObject({ connected: true, epoch: 0 });
 
     // A producer the broker has is left alone, even with a send waiting on it.
     broker.autoAck = false;

@@ -16,8 +16,11 @@ export interface LinkSettings extends UpgradeSettings {
   readonly initialDelayMs: number;
   readonly maxDelayMs: number;
   readonly connectAttempts: number;
-  /** A link changed state; `lost` when an open connection dropped, `reopened` when it was dropped on purpose (`reopen`). */
-  readonly onLinkChange: (lost?: string, reopened?: boolean) => void;
+  /**
+   * A link changed state; `lost` when an open connection dropped, `reopened` when it was dropped on purpose (`reopen`),
+   * `delivers` whether the link carries deliveries (a consumer's) or only sends (a producer's).
+   */
+  readonly onLinkChange: (lost?: string, reopened?: boolean, delivers?: boolean) => void;
   /** Something suggests a topic moved behind an open socket (a send left unacknowledged): socket-heal.ts. */
   readonly onMoved?: (why: string) => void;
   /** The broker acknowledged a send on `topic` (socket-heal.ts). */
@@ -29,6 +32,8 @@ export interface LinkSettings extends UpgradeSettings {
 }
 
 export interface LinkHandlers {
+  /** The link carries deliveries (a consumer's), not only sends and their acknowledgements (a producer's). */
+  readonly delivers: boolean;
   onOpen(ws: WebSocket): void;
   /** Each text frame, as a string; or, with `onTextBytes`, as the bytes received (decoding them is the handler's). */
   onText?(text: string): void;
@@ -293,7 +298,7 @@ export class Link {
     this.state = 'reconnecting';
     this.settings.logger.warn({ link: this.label, code, reason }, 'websocket closed, reconnecting');
     this.handlers.onDown(new TransportError(`${this.label}: ${why}`, { retriable: true }));
-    this.settings.onLinkChange(`${this.label}: ${why}`, reopened);
+    this.settings.onLinkChange(`${this.label}: ${why}`, reopened, this.handlers.delivers);
     this.scheduleReconnect();
   }
 

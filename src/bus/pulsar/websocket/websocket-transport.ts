@@ -115,8 +115,12 @@ export class WebSocketTransport extends StatusReporting implements Transport {
       maxDelayMs: positive('reconnect.maxDelayMs', options.reconnect?.maxDelayMs ?? DEFAULTS.maxDelayMs),
       connectAttempts: positiveInteger('connectAttempts', options.connectAttempts ?? DEFAULTS.connectAttempts),
       handshakeTimeoutMs: positive('handshakeTimeoutMs', options.handshakeTimeoutMs ?? DEFAULTS.handshakeTimeoutMs),
-      onLinkChange: (lost, reopened) => {
-        this.refresh(lost);
+      onLinkChange: (lost, reopened, delivers) => {
+        // A new epoch gives up every call waiting for a reply (request-client.ts). A producer's socket carries no
+        // reply: losing it fails only its own unacknowledged sends (which the publish policy handles), so a producer
+        // reopened on its own (the heal, the ack timeout) leaves the calls be; a broker that goes drops the
+        // consumers' sockets too, and they begin the new epoch.
+        this.refresh(delivers === false && reopened ? undefined : lost);
         // A link we dropped on purpose is no news of a move: the reopen's cause already said so, or was the heal's.
         if (lost !== undefined && !reopened) this.heal?.moved(lost);
       },
