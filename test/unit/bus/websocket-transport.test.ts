@@ -454,6 +454,13 @@ describe('WebSocketTransport (against a scripted broker)', () => {
     // A producer's socket carries no replies: its reopening begins no new epoch, which would give up every call.
     expect(transport.status()).toMatchObject({ connected: true, epoch: 0 });
 
+    // An idle producer the broker lacks is left to the service's own reconnect (the watch still runs): reopening
+    // each idle one too would queue their creations at the service ahead of those that are needed.
+    lostBehindSocket.add(producerNameOf(second));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(broker.sessions.filter((s) => s.url.startsWith('/ws/v2/producer/'))).toHaveLength(2);
+    lostBehindSocket.delete(producerNameOf(second));
+
     // A producer the broker has is left alone, even with a send waiting on it.
     broker.autoAck = false;
     const waiting = producer.send({ payload: Buffer.from('slow') });

@@ -54,6 +54,10 @@ export class WebSocketConsumer implements Consumer, HealTarget {
     return this.link;
   }
 
+  waiting(): boolean {
+    return true;
+  }
+
   reopen(why: string): void {
     this.link.reopen(why);
   }

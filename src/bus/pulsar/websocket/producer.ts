@@ -87,6 +87,12 @@ export class WebSocketProducer implements Producer, HealTarget {
     return this.link;
   }
 
+  /** A send has waited for its acknowledgement long enough to be a sign of a move. */
+  waiting(): boolean {
+    const oldest = this.pending.values().next();
+    return !oldest.done && Date.now() - oldest.value.sentAt >= this.moveSignMs;
+  }
+
   /** Fails the sends pending on the open socket (they may or may not have been published) and reopens it. */
   reopen(why: string): void {
     if (this.link.openForMs() === undefined) return;

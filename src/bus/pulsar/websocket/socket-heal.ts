@@ -14,8 +14,10 @@
  * producer's send unacknowledged for a while, a link of ours lost, a send of ours on a topic we also consume after
  * which none of our consumers of it heard anything for `echoMs`: the agent's `next` requests go to its own request
  * topic, and a move can leave the broker acknowledging them with nobody subscribed), and only for `windowMs` after
- * the last such signal does the watch look, every `pollMs`, at the topics of its open sockets. A socket is reopened
- * only when the stats say so (the topic or the subscription without its name) and the broker sent nothing on it
+ * the last such signal does the watch look, every `pollMs`, at the topics of its open sockets: every consumer's, and
+ * each producer's that has a send waiting (an idle producer is left to the service's own reconnect: the service
+ * creates its clients one after another, and reopening every idle producer queued them ahead of the consumers and
+ * producers that were needed). A socket is reopened only when the stats say so (the topic or the subscription without its name) and the broker sent nothing on it
  * since the stats were asked for; stats that cannot be read (the topic has no running owner yet, the admin API is
  * away) leave it alone.
  */
@@ -39,6 +41,11 @@ export interface HealTarget {
   /** A consumer's subscription; undefined for a producer. */
   readonly subscription: string | undefined;
   readonly socket: HealSocket;
+  /**
+   * Whether it needs the broker's client now: a consumer always (a delivery may come at any time), a producer while
+   * a send of its has waited for its acknowledgement (an idle one is left to the service's own reconnect).
+   */
+  waiting(): boolean;
   /** Drops the open socket so that the link reconnects. */
   reopen(why: string): void;
 }
@@ -136,7 +143,7 @@ export class SocketHeal {
       const graceMs = this.options.graceMs ?? DEFAULTS.graceMs;
       const byTopic = new Map<string, HealTarget[]>();
       for (const target of this.targets) {
-        if ((target.socket.openForMs() ?? -1) < graceMs) continue;
+        if ((target.socket.openForMs() ?? -1) < graceMs || !target.waiting()) continue;
         byTopic.set(target.topic, [...(byTopic.get(target.topic) ?? []), target]);
       }
       for (const [topic, targets] of byTopic) {
