@@ -11,7 +11,7 @@ import { RabbitMqTransport } from '../../src/bus/rabbitmq/rabbitmq-transport.js'
 import { kafkaBrokers } from '../../src/bus/kafka/topology.js';
 import type { Transport } from '../../src/bus/transport.js';
 import { WebSocketTransport } from '../../src/bus/pulsar/websocket/websocket-transport.js';
-import { consumerNamesReader } from '../../src/bus/pulsar/consumer-names.js';
+import { topicClientsReader } from '../../src/bus/pulsar/topic-clients.js';
 
 /**
  * `kafka`, `rabbitmq`: TrustGraph's Kafka and RabbitMQ backends, each on a broker of its own (only when asked
@@ -28,7 +28,7 @@ export interface BenchBrokerAddress {
   rabbitmqUrl?: string;
   /**
    * The Pulsar brokers' admin API (comma-separated on a cluster): with it the WebSocket stand-ins and gateway reopen
-   * a consumer the WebSocket service lost behind its socket, as the agent does (consumer-heal.ts). TrustGraph's own
+   * a consumer or producer the WebSocket service lost behind its socket, as the agent does (socket-heal.ts). TrustGraph's own
    * services and gateway speak the binary protocol, which no WebSocket service stands in front of.
    */
   adminUrl?: string;
@@ -54,7 +54,7 @@ export async function createBenchTransport(kind: BenchTransportKind, broker: Ben
     return new RabbitMqTransport({ url: broker.rabbitmqUrl });
   }
   if (kind === 'native') return NativeTransport.create({ serviceUrl: broker.serviceUrl });
-  return new WebSocketTransport({ url: broker.webSocketUrl, ...(broker.adminUrl ? { consumerNames: consumerNamesReader({ adminUrl: broker.adminUrl }) } : {}) });
+  return new WebSocketTransport({ url: broker.webSocketUrl, ...(broker.adminUrl ? { topicClients: topicClientsReader({ adminUrl: broker.adminUrl }) } : {}) });
 }
 
 /** The agent's command-line options that put it on this transport and broker. */

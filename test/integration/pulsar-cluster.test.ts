@@ -14,7 +14,7 @@ import { queueToTopic } from '../../src/bus/topics.js';
 import { clusterTestsSkipped, servesThroughNodeLoss } from '../support/cluster-serving.js';
 import { createTestTransport, testTransports } from '../support/transports.js';
 import { pino } from 'pino';
-import { consumerNamesReader } from '../../src/bus/pulsar/consumer-names.js';
+import { topicClientsReader } from '../../src/bus/pulsar/topic-clients.js';
 
 // The cluster runs from Maven Central jars, as the Kafka nodes do: the same Java and Maven.
 const missing = jarNodesUnavailable();
@@ -34,14 +34,17 @@ describe.skipIf(clusterTestsSkipped(missing) !== undefined)('a Pulsar cluster lo
   it.each(testTransports())('keeps serving on %s: fresh conversations are answered, none twice', async (kind) => {
     for (const node of pulsar.nodes) if (!node.running) await node.start();
     await servesThroughNodeLoss({
-      target: { transport: kind, serviceUrl: pulsar.serviceUrl, webSocketUrl: pulsar.webSocketUrl, brokerAdminUrl: brokerAdminUrl() },
-      // The second replica's WebSocket consumers heal as the app's do; the gateway stand-in's do not (it waits, below).
+      // The stand-ins' WebSocket consumers and producers heal as the agents' do (TrustGraph's own services speak the
+      // binary protocol, with no WebSocket service in front of them): a prompt service whose producer the WebSocket
+      // service lost would hold every reply past the agents' 10 s prompt timeout.
+      target: { transport: kind, serviceUrl: pulsar.serviceUrl, webSocketUrl: pulsar.webSocketUrl, brokerAdminUrl: brokerAdminUrl(), transportOptions: { topicClients: topicClientsReader({ adminUrl: brokerAdminUrl() }) } },
+      // The second replica's heal as the app's do; the gateway's do not (the cluster serves again once they are back).
       connect: (logger, side) =>
         createTestTransport(kind, {
           serviceUrl: pulsar.serviceUrl,
           webSocketUrl: pulsar.webSocketUrl,
           logger: logger ?? pino({ level: 'silent' }),
-          ...(side === 'replica' ? { webSocket: { consumerNames: consumerNamesReader({ adminUrl: brokerAdminUrl() }) } } : {}),
+          ...(side === 'replica' ? { webSocket: { topicClients: topicClientsReader({ adminUrl: brokerAdminUrl() }) } } : {}),
         }),
       async loseNode(workspace) {
         const flowTopics = agentFlowTopics(workspace, 'default');

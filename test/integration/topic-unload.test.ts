@@ -39,7 +39,7 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
  * socket of the agent closed and no send unacknowledged, and the next request on that topic delivered 1.8 s later.
  * What fits (the broker's log of that run was not kept): the WebSocket service had its producer on the reloaded
  * topic before its consumer was back, and the non-persistent topic dropped what it carried meanwhile; the agent's consumers heal only a consumer that stays
- * away (src/bus/pulsar/websocket/consumer-heal.ts), not that window, which no WebSocket client can see. So that
+ * away (src/bus/pulsar/websocket/socket-heal.ts), not that window, which no WebSocket client can see. So that
  * variant runs only with TG_TEST_WEBSOCKET_MOVES=1.
  */
 const runs = (kind: string): boolean => kind !== 'websocket' || process.env.TG_TEST_WEBSOCKET_MOVES === '1';

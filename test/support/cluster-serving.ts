@@ -26,7 +26,7 @@ export function clusterTestsSkipped(missing: string | undefined): string | undef
 
 export interface ClusterUnderTest {
   /** Where the harness (replica A, the stand-ins) runs: its transport kind and the cluster's address. */
-  target: Pick<AgentHarnessOptions, 'transport' | 'kafkaBootstrapServers' | 'rabbitmqUrl' | 'serviceUrl' | 'webSocketUrl' | 'brokerAdminUrl'>;
+  target: Pick<AgentHarnessOptions, 'transport' | 'kafkaBootstrapServers' | 'rabbitmqUrl' | 'serviceUrl' | 'webSocketUrl' | 'brokerAdminUrl' | 'transportOptions'>;
   /** A transport of its own on the cluster (replica B, the gateway). */
   connect(logger?: Logger, side?: 'replica' | 'gateway'): Transport;
   /** Kills the node the agents depend on most (`workspace`'s request topic or queue); resolves once the cluster serves again. */

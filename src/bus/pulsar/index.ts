@@ -11,7 +11,7 @@ import type { Transport } from '../transport.js';
 import { nativeTransport } from './native/index.js';
 import { brokerAdminUrlFor, type PulsarLink } from './pulsar-link.js';
 import { SubscriberPresence } from './subscriber-presence.js';
-import { consumerNamesReader } from './consumer-names.js';
+import { topicClientsReader } from './topic-clients.js';
 import { webSocketTransport } from './websocket/index.js';
 
 export { brokerAdminUrlFor, webSocketUrlFor } from './pulsar-link.js';
@@ -39,7 +39,7 @@ export const pulsarBackend = defineBackend({
     { key: 'pulsarApiKey', flag: 'pulsar-api-key', env: 'PULSAR_API_KEY', secret: 'value', help: 'Pulsar token for authentication' },
     ...nativeTransport.options,
     ...webSocketTransport.options,
-    { key: 'brokerAdminUrl', flag: 'broker-admin-url', env: 'TG_AGENT_BROKER_ADMIN_URL', secret: 'url', help: "broker admin API read for its drop statistics every 30 s, after a reconnect for a topic's subscribers, and on WebSocket after a topic moved for the agent's own consumers; on a cluster a comma-separated list, asked in turn (default http://<host>:8080 for each host of --pulsar-host; none = off)" },
+    { key: 'brokerAdminUrl', flag: 'broker-admin-url', env: 'TG_AGENT_BROKER_ADMIN_URL', secret: 'url', help: "broker admin API read for its drop statistics every 30 s, after a reconnect for a topic's subscribers, and on WebSocket after a topic moved for the agent's own consumers and producers; on a cluster a comma-separated list, asked in turn (default http://<host>:8080 for each host of --pulsar-host; none = off)" },
     { key: 'brokerAdminUrl', flag: 'pulsar-admin-url', env: 'PULSAR_ADMIN_URL', secret: 'url', help: "TrustGraph's name for --broker-admin-url" },
   ],
   create: (chosen, { logger }) => createPulsarTransport(chosen, logger),
@@ -57,7 +57,7 @@ async function createPulsarTransport(chosen: PulsarSettings, logger: PulsarLink[
     token,
     logger,
     ...(adminUrl ? { subscribers: new SubscriberPresence({ adminUrl, ...(token ? { token } : {}), logger: logger.child({ component: 'subscriber-presence' }) }) } : {}),
-    ...(adminUrl ? { consumerNames: consumerNamesReader({ adminUrl, token }) } : {}),
+    ...(adminUrl ? { topicClients: topicClientsReader({ adminUrl, token }) } : {}),
   };
   let why: string;
   if (chosen.transport === 'websocket') {

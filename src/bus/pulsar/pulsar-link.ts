@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { SubscriberCheck } from '../connection-status.js';
-import type { ConsumerNamesReader } from './consumer-names.js';
+import type { TopicClientsReader } from './topic-clients.js';
 import { serviceUrlAddresses } from './service-url-reachable.js';
 
 export interface PulsarLink {
@@ -15,8 +15,8 @@ export interface PulsarLink {
   readonly token: string | undefined;
   /** Who reads a non-persistent topic, asked after a reconnect before publishing to it; absent without the admin API. */
   readonly subscribers?: SubscriberCheck;
-  /** The consumer names the broker has on a topic's subscriptions (the admin API); absent without it. */
-  readonly consumerNames?: ConsumerNamesReader;
+  /** The consumer and producer names the broker has on a topic (the admin API); absent without it. */
+  readonly topicClients?: TopicClientsReader;
   readonly logger: Logger;
   /** Why this transport was chosen, for the start's log line. */
   readonly why: string;

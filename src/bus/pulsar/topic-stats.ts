@@ -14,6 +14,7 @@ import { AdminApiError } from '../errors.js';
 /** The parts of Pulsar's topic stats that tg-agent reads. */
 export interface TopicStats {
   subscriptions?: Record<string, { msgDropRate?: unknown; consumers?: { availablePermits?: number; consumerName?: string }[] }>;
+  publishers?: { producerName?: string }[];
 }
 
 export interface TopicStatsAnswer {

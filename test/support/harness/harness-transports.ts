@@ -8,7 +8,7 @@ import { TEST_RABBITMQ_MAX_MESSAGE_BYTES } from '../../../dev/rabbitmq-broker.js
 import type { Transport } from '../../../src/bus/transport.js';
 import { brokerUrls } from '../transport-contract.js';
 import { createTestTransport } from '../transports.js';
-import { consumerNamesReader } from '../../../src/bus/pulsar/consumer-names.js';
+import { topicClientsReader } from '../../../src/bus/pulsar/topic-clients.js';
 import type { AgentHarnessOptions, HarnessTransport } from './harness-types.js';
 
 /** The stand-ins' and the agent's transports of a `kind`; in memory both are one bus. */
@@ -47,6 +47,6 @@ export function harnessTransports(kind: HarnessTransport, options: AgentHarnessO
   return {
     standIns: make('stand-ins', options.transportOptions, options.nativeTransportOptions),
     // As the app makes it (src/bus/pulsar/index.ts): the agent's WebSocket consumers read at the broker's admin API.
-    agent: make('agent', { consumerNames: consumerNamesReader({ adminUrl: options.brokerAdminUrl ?? webSocketUrl.replace(/^ws/, 'http') }), ...options.agentTransportOptions }, options.agentNativeTransportOptions),
+    agent: make('agent', { topicClients: topicClientsReader({ adminUrl: options.brokerAdminUrl ?? webSocketUrl.replace(/^ws/, 'http') }), ...options.agentTransportOptions }, options.agentNativeTransportOptions),
   };
 }

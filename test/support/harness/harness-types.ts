@@ -67,7 +67,7 @@ export interface AgentHarnessOptions extends FlowBehaviour {
   serviceUrl?: string;
   /**
    * The brokers' admin API (one URL, or a comma-separated list on a cluster), as `--broker-admin-url`: the agent's
-   * WebSocket transport reads its consumers there (consumer-heal.ts). Default: the WebSocket URL's host, as the app derives it.
+   * WebSocket transport reads its consumers and producers there (socket-heal.ts). Default: the WebSocket URL's host, as the app derives it.
    */
   brokerAdminUrl?: string;
   /** The RabbitMQ broker's AMQP URL; needed for the `rabbitmq` transport only. */

@@ -16,6 +16,7 @@ import {
 } from '../../../src/bus/errors.js';
 import { WebSocketTransport, type WebSocketTransportOptions } from '../../../src/bus/pulsar/websocket/websocket-transport.js';
 import type { IncomingMessage } from '../../../src/bus/transport.js';
+import type { TopicClients } from '../../../src/bus/pulsar/topic-clients.js';
 
 interface Session {
   ws: WebSocket;
@@ -23,6 +24,9 @@ interface Session {
   headers: HttpRequest['headers'];
   frames: Array<Record<string, unknown>>;
 }
+
+const consumerNameOf = (session: Session): string => new URL(session.url, 'http://x').searchParams.get('consumerName') ?? '';
+const producerNameOf = (session: Session): string => new URL(session.url, 'http://x').searchParams.get('producerName') ?? '';
 
 /** A stand-in for the broker: answers upgrades as scripted, acks publishes unless told otherwise. */
 class FakeBroker {
@@ -74,6 +78,11 @@ class FakeBroker {
   async listen(): Promise<string> {
     await new Promise<void>((resolve) => this.http.listen(0, '127.0.0.1', resolve));
     return `ws://127.0.0.1:${(this.http.address() as AddressInfo).port}`;
+  }
+
+  /** The open sessions on one endpoint (`producer`, `consumer`). */
+  open(endpoint: 'producer' | 'consumer'): Session[] {
+    return this.sessions.filter((s) => s.url.startsWith(`/ws/v2/${endpoint}/`) && s.ws.readyState === WebSocket.OPEN);
   }
 
   last(): Session {
@@ -129,7 +138,7 @@ describe('WebSocketTransport (against a scripted broker)', () => {
       handler: () => undefined,
     });
     expect(broker.upgrades).toHaveLength(2);
-    expect(broker.upgrades[0]).toBe('/ws/v2/producer/non-persistent/tg/request/agent%3Aws-x%3Aflow-y');
+    expect(broker.upgrades[0]).toMatch(/^\/ws\/v2\/producer\/non-persistent\/tg\/request\/agent%3Aws-x%3Aflow-y\?producerName=tg-agent-[0-9a-f]{12}-1$/);
     expect(broker.upgrades[1]).toMatch(
       new RegExp(
         '^/ws/v2/consumer/persistent/tg/flow/agent%3Aws-x%3Aflow-y/agent-manager--ws-x--flow-y--request' +
@@ -335,27 +344,26 @@ describe('WebSocketTransport (against a scripted broker)', () => {
     // consumer the WebSocket service lost behind the open socket (it reconnects on a backoff of its own).
     const lostBehindSocket = new Set<string>();
     let readable = true;
-    const nameOf = (session: Session): string => new URL(session.url, 'http://x').searchParams.get('consumerName') ?? '';
     const looks: string[] = [];
-    const consumerNames = (topic: string): Promise<Map<string, readonly string[]> | undefined> => {
+    const topicClients = (topic: string): Promise<TopicClients | undefined> => {
       looks.push(topic);
       if (!readable) return Promise.resolve(undefined);
-      const open = broker.sessions.filter((s) => s.url.startsWith('/ws/v2/consumer/') && s.ws.readyState === WebSocket.OPEN);
-      return Promise.resolve(new Map([['sub', open.map(nameOf).filter((name) => !lostBehindSocket.has(name))]]));
+      const subscribed = broker.open('consumer').map(consumerNameOf).filter((name) => !lostBehindSocket.has(name));
+      return Promise.resolve({ subscriptions: new Map([['sub', subscribed]]), publishers: broker.open('producer').map(producerNameOf) });
     };
     transport = new WebSocketTransport({
       ...fast,
       reconnect: { ...fast.reconnect, settleMs: 20 },
       url,
       ackTimeoutMs: 150,
-      consumerNames,
+      topicClients,
       heal: { windowMs: 5_000, pollMs: 30, graceMs: 30 },
     });
     const seen: string[] = [];
     await subscribeAcking('sub', 'Shared', seen);
     const consumerSessions = (): Session[] => broker.sessions.filter((s) => s.url.startsWith('/ws/v2/consumer/'));
     const first = consumerSessions()[0]!;
-    lostBehindSocket.add(nameOf(first));
+    lostBehindSocket.add(consumerNameOf(first));
 
     // Nothing moved yet: the stats are not read, the socket is left alone.
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -374,7 +382,7 @@ describe('WebSocketTransport (against a scripted broker)', () => {
     readable = true;
     await vi.waitFor(() => expect(consumerSessions()).toHaveLength(2));
     const second = consumerSessions()[1]!;
-    expect(nameOf(second)).not.toBe(nameOf(first));
+    expect(consumerNameOf(second)).not.toBe(consumerNameOf(first));
     expect(first.ws.readyState).not.toBe(WebSocket.OPEN);
     second.ws.send(JSON.stringify({ messageId: 'bWlkLTE=', payload: Buffer.from('after the heal').toString('base64'), properties: {} }));
     await vi.waitFor(() => expect(seen).toEqual(['after the heal']));
@@ -386,14 +394,13 @@ describe('WebSocketTransport (against a scripted broker)', () => {
 
   it('takes a send of its own on a topic it consumes, after which nothing arrives, as a sign of a move', async () => {
     await transport.close();
-    const nameOf = (session: Session): string => new URL(session.url, 'http://x').searchParams.get('consumerName') ?? '';
     // The WebSocket service lost every consumer behind its socket: the broker acknowledges sends, nobody gets them.
     const lostBehindSocket = new Set<string>();
-    const consumerNames = (): Promise<Map<string, readonly string[]>> => {
-      const open = broker.sessions.filter((s) => s.url.startsWith('/ws/v2/consumer/') && s.ws.readyState === WebSocket.OPEN);
-      return Promise.resolve(new Map([['own', open.map(nameOf).filter((name) => !lostBehindSocket.has(name))]]));
+    const topicClients = (): Promise<TopicClients> => {
+      const subscribed = broker.open('consumer').map(consumerNameOf).filter((name) => !lostBehindSocket.has(name));
+      return Promise.resolve({ subscriptions: new Map([['own', subscribed]]), publishers: broker.open('producer').map(producerNameOf) });
     };
-    transport = new WebSocketTransport({ ...fast, url, consumerNames, heal: { windowMs: 5_000, pollMs: 30, graceMs: 30, echoMs: 150 } });
+    transport = new WebSocketTransport({ ...fast, url, topicClients, heal: { windowMs: 5_000, pollMs: 30, graceMs: 30, echoMs: 150 } });
     const seen: string[] = [];
     await subscribeAcking('own', 'Shared', seen);
     const consumerSessions = (): Session[] => broker.sessions.filter((s) => s.url.startsWith('/ws/v2/consumer/'));
@@ -403,14 +410,64 @@ describe('WebSocketTransport (against a scripted broker)', () => {
     await producer.send({ payload: Buffer.from('next 1') });
     consumerSessions()[0]!.ws.send(JSON.stringify({ messageId: 'bWlkLTE=', payload: Buffer.from('next 1').toString('base64'), properties: {} }));
     await vi.waitFor(() => expect(seen).toEqual(['next 1']));
-    lostBehindSocket.add(nameOf(consumerSessions()[0]!));
+    lostBehindSocket.add(consumerNameOf(consumerSessions()[0]!));
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(consumerSessions()).toHaveLength(1);
 
     // Not heard back within the echo time: the consumer the broker lacks is reopened.
     await producer.send({ payload: Buffer.from('next 2') });
     await vi.waitFor(() => expect(consumerSessions()).toHaveLength(2));
-    expect(nameOf(consumerSessions()[1]!)).not.toBe(nameOf(consumerSessions()[0]!));
+    expect(consumerNameOf(consumerSessions()[1]!)).not.toBe(consumerNameOf(consumerSessions()[0]!));
+  });
+
+  it('reopens a producer whose socket is open while the broker has no producer of its name, failing the send held on it, and sends on the new one', async () => {
+    await transport.close();
+    // The broker's publishers: the producer names of the open producer sessions, less those whose producer the
+    // WebSocket service lost behind the open socket (it reconnects on a backoff of its own, holding what was sent).
+    const lostBehindSocket = new Set<string>();
+    const topicClients = (): Promise<TopicClients> =>
+      Promise.resolve({ subscriptions: new Map(), publishers: broker.open('producer').map(producerNameOf).filter((name) => !lostBehindSocket.has(name)) });
+    // An ack timeout longer than the test: only the heal can reopen the socket here.
+    transport = new WebSocketTransport({ ...fast, reconnect: { ...fast.reconnect, settleMs: 20 }, url, ackTimeoutMs: 60_000, topicClients, heal: { windowMs: 5_000, pollMs: 30, graceMs: 30 } });
+    const producer = await transport.createProducer('persistent://tg/flow/t');
+    const first = broker.last();
+    expect(producerNameOf(first)).toMatch(/^tg-agent-[0-9a-f]{12}-1$/);
+    await expect(producer.send({ payload: Buffer.from('before') })).resolves.toBeUndefined();
+
+    // The topic moves: the service's producer is gone, our socket stays open, and a send waits unacknowledged.
+    lostBehindSocket.add(producerNameOf(first));
+    broker.autoAck = false;
+    const error = await producer.send({ payload: Buffer.from('held') }).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    // Failed as maybe published (the publish policy decides whether to send it again), by the heal, not the ack timeout.
+    expect(error).toMatchObject({ code: 'TG_TRANSPORT_SEND_UNACKNOWLEDGED', retriable: true });
+    expect(String(error)).toMatch(new RegExp(`the broker has no producer ${producerNameOf(first)} on persistent://tg/flow/t while its socket is open`));
+    broker.autoAck = true;
+    await vi.waitFor(() => expect(broker.open('producer').filter((s) => s !== first)).toHaveLength(1));
+    const second = broker.open('producer').find((s) => s !== first)!;
+    expect(first.ws.readyState).not.toBe(WebSocket.OPEN);
+    expect(producerNameOf(second)).not.toBe(producerNameOf(first));
+    await expect(producer.send({ payload: Buffer.from('after') })).resolves.toBeUndefined();
+    expect(second.frames.map((f) => Buffer.from(String(f.payload), 'base64').toString())).toEqual(['after']);
+    // A producer's socket carries no replies: its reopening begins no new epoch, which would give up every call.
+    expect(transport.status()).toMatchObject({ connected: true, epoch: 0 });
+
+    // An idle producer the broker lacks is left to the service's own reconnect (the watch still runs): reopening
+    // each idle one too would queue their creations at the service ahead of those that are needed.
+    lostBehindSocket.add(producerNameOf(second));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(broker.sessions.filter((s) => s.url.startsWith('/ws/v2/producer/'))).toHaveLength(2);
+    lostBehindSocket.delete(producerNameOf(second));
+
+    // A producer the broker has is left alone, even with a send waiting on it.
+    broker.autoAck = false;
+    const waiting = producer.send({ payload: Buffer.from('slow') });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(broker.sessions.filter((s) => s.url.startsWith('/ws/v2/producer/'))).toHaveLength(2);
+    second.ws.send(JSON.stringify({ result: 'ok', messageId: 'CAAQAA==', context: second.frames.at(-1)!.context }));
+    await expect(waiting).resolves.toBeUndefined();
   });
 
   it('holds a send while another link of the transport is down, and fails it as never written after the send timeout', async () => {

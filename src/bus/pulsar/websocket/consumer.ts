@@ -2,9 +2,8 @@
  * A consumer over the WebSocket API: each message frame becomes an IncomingMessage whose ack/nack go back on the
  * link's current socket. After a reconnect it subscribes again under the same subscription name. Each socket
  * subscribes under a consumer name of its own, so that the broker's stats can say whether the WebSocket service
- * has a consumer behind it (consumer-heal.ts).
+ * has a consumer behind it (socket-heal.ts).
  */
-import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { deliver } from '../../deliver.js';
 import type { Consumer, IncomingMessage, SubscribeOptions } from '../../transport.js';
@@ -12,15 +11,12 @@ import type { DecodedFrame, MessageFrame } from './frame.js';
 import { FrameDecoder } from './frame-decoder.js';
 import { Link, type LinkSettings } from './link.js';
 import { sendCoalesced } from './coalesced-writes.js';
-import type { HealTarget } from './consumer-heal.js';
+import type { HealSocket, HealTarget } from './socket-heal.js';
 
 export class WebSocketConsumer implements Consumer, HealTarget {
   readonly topic: string;
   readonly subscription: string;
   private readonly link: Link;
-  private readonly namePrefix = `tg-agent-${randomBytes(6).toString('hex')}`;
-  private sockets = 0;
-  private socketName = '';
   private readonly logger: Logger;
   private readonly frames: FrameDecoder;
   private readonly onDelivered: ((topic: string) => void) | undefined;
@@ -38,11 +34,8 @@ export class WebSocketConsumer implements Consumer, HealTarget {
     this.logger = settings.logger;
     this.onDelivered = settings.onDelivered;
     this.frames = new FrameDecoder(settings.logger, (frame) => this.onFrame(frame));
-    const nextUrl = (): string => {
-      this.socketName = `${this.namePrefix}-${++this.sockets}`;
-      return url(this.socketName);
-    };
-    this.link = new Link(`consumer ${options.subscription} on ${options.topic}`, nextUrl, settings, {
+    this.link = new Link(`consumer ${options.subscription} on ${options.topic}`, url, settings, {
+      delivers: true,
       onOpen: () => undefined,
       onTextBytes: (bytes) => this.frames.push(bytes),
       onDown: () => undefined,
@@ -57,13 +50,12 @@ export class WebSocketConsumer implements Consumer, HealTarget {
     return this.link.downDetail();
   }
 
-  /** The name the current (or last) socket subscribed under. */
-  get consumerName(): string {
-    return this.socketName;
+  get socket(): HealSocket {
+    return this.link;
   }
 
-  openForMs(): number | undefined {
-    return this.link.openForMs();
+  waiting(): boolean {
+    return true;
   }
 
   reopen(why: string): void {

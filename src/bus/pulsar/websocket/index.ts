@@ -23,7 +23,7 @@ export const webSocketTransport = defineBackend({
       logger: link.logger,
       ...(link.token ? { token: link.token } : {}),
       ...(link.subscribers ? { subscribers: link.subscribers } : {}),
-      ...(link.consumerNames ? { consumerNames: link.consumerNames } : {}),
+      ...(link.topicClients ? { topicClients: link.topicClients } : {}),
     });
     logTransportStart(link.logger, 'websocket', url, link.why);
     await refuseUnlessAccepted(await checkWebSocketCredentials({ webSocketUrl: url, token: link.token }), url, link.token, link.logger, () => transport.close());

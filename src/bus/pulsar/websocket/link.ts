@@ -3,6 +3,7 @@
  * reconnects retry with exponential backoff and jitter until `close()`. It pings the broker to keep the session
  * alive and drops a socket whose peer stopped answering. The producer and consumer each own one.
  */
+import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import WebSocket from 'ws';
 import { ConnectError, NotConnectedError, TransportClosedError, TransportError } from '../../errors.js';
@@ -15,19 +16,24 @@ export interface LinkSettings extends UpgradeSettings {
   readonly initialDelayMs: number;
   readonly maxDelayMs: number;
   readonly connectAttempts: number;
-  /** A link changed state; `lost` when an open connection dropped, `reopened` when it was dropped on purpose (`reopen`). */
-  readonly onLinkChange: (lost?: string, reopened?: boolean) => void;
-  /** Something suggests a topic moved behind an open socket (a send left unacknowledged): consumer-heal.ts. */
+  /**
+   * A link changed state; `lost` when an open connection dropped, `reopened` when it was dropped on purpose (`reopen`),
+   * `delivers` whether the link carries deliveries (a consumer's) or only sends (a producer's).
+   */
+  readonly onLinkChange: (lost?: string, reopened?: boolean, delivers?: boolean) => void;
+  /** Something suggests a topic moved behind an open socket (a send left unacknowledged): socket-heal.ts. */
   readonly onMoved?: (why: string) => void;
-  /** The broker acknowledged a send on `topic` (consumer-heal.ts). */
+  /** The broker acknowledged a send on `topic` (socket-heal.ts). */
   readonly onSent?: (topic: string) => void;
-  /** A consumer of `topic` was given a message (consumer-heal.ts). */
+  /** A consumer of `topic` was given a message (socket-heal.ts). */
   readonly onDelivered?: (topic: string) => void;
   /** Resolves when a publish may go out (connection-status.ts: the settle after a reconnect). */
   readonly settled: (maxWaitMs: number, topic?: string) => Promise<boolean>;
 }
 
 export interface LinkHandlers {
+  /** The link carries deliveries (a consumer's), not only sends and their acknowledgements (a producer's). */
+  readonly delivers: boolean;
   onOpen(ws: WebSocket): void;
   /** Each text frame, as a string; or, with `onTextBytes`, as the bytes received (decoding them is the handler's). */
   onText?(text: string): void;
@@ -55,12 +61,20 @@ export class Link {
   private openedAt = 0;
   /** The socket is being dropped by `reopen`. */
   private reopening = false;
+  /** performance.now() of the last frame received on the current socket. */
+  private lastFrameAt = -Infinity;
+  private readonly namePrefix = `tg-agent-${randomBytes(6).toString('hex')}`;
+  private sockets = 0;
+  private name = '';
 
   constructor(
     /** e.g. `producer for persistent://...` */
     readonly label: string,
-    /** The URL, or a function giving it for each connect (a consumer names each socket's subscriber anew). */
-    private readonly url: string | (() => string),
+    /**
+     * The URL, or a function giving it for each connect from a name of the socket's own (`tg-agent-<random>-<n>`),
+     * under which the broker's stats list the client behind it (socket-heal.ts).
+     */
+    private readonly url: string | ((socketName: string) => string),
     private readonly settings: LinkSettings,
     private readonly handlers: LinkHandlers,
   ) {
@@ -72,8 +86,9 @@ export class Link {
     return this.state === 'closed';
   }
 
+  /** The open socket; undefined while there is none, or while it closes (`reopen`: a write would fail). */
   get current(): WebSocket | undefined {
-    return this.state === 'open' ? this.socket : undefined;
+    return this.state === 'open' && this.socket?.readyState === WebSocket.OPEN ? this.socket : undefined;
   }
 
   /** First connect: bounded attempts; a non-retriable refusal fails at once. */
@@ -160,6 +175,16 @@ export class Link {
     return this.state === 'open' ? performance.now() - this.openedAt : undefined;
   }
 
+  /** The name the current (or last) socket was opened under; empty for a link with a fixed URL. */
+  get socketName(): string {
+    return this.name;
+  }
+
+  /** performance.now() of the last frame the broker sent on the current socket; -Infinity: none. */
+  heardAt(): number {
+    return this.lastFrameAt;
+  }
+
   /** Drops an open socket so that the link reconnects (a new session at the broker), as if the connection was lost. */
   reopen(why: string): void {
     if (this.state !== 'open' || !this.socket) return;
@@ -207,7 +232,11 @@ export class Link {
   private lastUrl = '';
 
   private connectOnce(): Promise<WebSocket> {
-    this.lastUrl = typeof this.url === 'string' ? this.url : this.url();
+    if (typeof this.url === 'string') this.lastUrl = this.url;
+    else {
+      this.name = `${this.namePrefix}-${++this.sockets}`;
+      this.lastUrl = this.url(this.name);
+    }
     return openWebSocket(
       this.lastUrl,
       this.settings,
@@ -228,6 +257,7 @@ export class Link {
     this.state = 'open';
     this.socket = ws;
     this.openedAt = performance.now();
+    this.lastFrameAt = -Infinity;
     this.reconnects.succeeded();
     this.lastError = undefined;
     ws.removeAllListeners('error');
@@ -237,6 +267,7 @@ export class Link {
     });
     ws.on('message', (data, isBinary) => {
       this.missedPongs = 0;
+      this.lastFrameAt = performance.now();
       if (isBinary) {
         logger.warn({ link: this.label }, 'ignoring a binary frame');
         return;
@@ -267,7 +298,7 @@ export class Link {
     this.state = 'reconnecting';
     this.settings.logger.warn({ link: this.label, code, reason }, 'websocket closed, reconnecting');
     this.handlers.onDown(new TransportError(`${this.label}: ${why}`, { retriable: true }));
-    this.settings.onLinkChange(`${this.label}: ${why}`, reopened);
+    this.settings.onLinkChange(`${this.label}: ${why}`, reopened, this.handlers.delivers);
     this.scheduleReconnect();
   }
 

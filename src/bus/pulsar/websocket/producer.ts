@@ -3,25 +3,37 @@
  * wait (up to `sendTimeoutMs`) for a reconnecting link; sends not yet acknowledged when the connection drops fail
  * with a retriable error, since they may or may not have been published.
  *
- * A send the broker has not acknowledged after `ackTimeoutMs` fails the same way, and the socket is reopened: the
- * broker's WebSocket service publishes through a producer of its own, which reconnects behind our open socket
- * when the topic moves, and has been seen to hold a send for minutes after a move. A new socket gets a new
- * producer there, looked up afresh.
+ * The broker's WebSocket service publishes through a producer of its own, which reconnects behind our open socket
+ * when the topic moves (on a backoff that grows to a minute), and has been seen to hold a send for minutes after a
+ * move. A new socket gets a new producer there, looked up afresh. Each socket registers under a producer name of its
+ * own (`producerName`): a send unacknowledged for `MOVE_SIGN_MS` is taken as a sign that the topic may have moved,
+ * and the socket heal (socket-heal.ts) reopens the socket once the topic's stats lack that name. Where nothing
+ * else reopens it, a send the broker has not acknowledged after `ackTimeoutMs` fails the same way, and the socket
+ * is reopened.
  */
 import type { Logger } from 'pino';
 import { FrameTooLargeError, NotConnectedError, ProducerSendError, TransportClosedError, TransportError, UnacknowledgedSendError } from '../../errors.js';
 import type { OutgoingMessage, Producer } from '../../transport.js';
 import { Link, type LinkSettings } from './link.js';
 import { sendCoalesced } from './coalesced-writes.js';
+import type { HealSocket, HealTarget } from './socket-heal.js';
 
 /** `{"payload":"` */
 const FRAME_HEAD_BYTES = 12;
+/**
+ * A send unacknowledged this long is a sign that its topic may have moved (at most half the ack timeout): the socket
+ * heal then reads the topic's stats. A healthy broker acknowledges in milliseconds, a busy one in a second or two;
+ * a sign costs a few stats reads, never a send.
+ */
+const MOVE_SIGN_MS = 2_000;
 
 interface PendingSend {
   resolve(): void;
   reject(err: Error): void;
   /** Date.now() when the frame was written. */
   readonly sentAt: number;
+  /** Its wait was reported as a sign of a move. */
+  signalled?: boolean;
 }
 
 export interface ProducerLimits {
@@ -33,28 +45,33 @@ export interface ProducerLimits {
   readonly ackTimeoutMs: number;
 }
 
-export class WebSocketProducer implements Producer {
+export class WebSocketProducer implements Producer, HealTarget {
+  readonly subscription = undefined;
   private readonly link: Link;
   private readonly pending = new Map<string, PendingSend>();
   private nextContext = 0;
   private closed = false;
   private readonly ackWatch: NodeJS.Timeout;
+  private readonly moveSignMs: number;
 
   constructor(
     readonly topic: string,
-    url: string,
+    /** The producer endpoint's URL for a socket registering under `producerName`. */
+    url: (producerName: string) => string,
     private readonly settings: LinkSettings,
     private readonly limits: ProducerLimits,
     private readonly awaitSubscriber: boolean,
     private readonly onClosed: () => void,
   ) {
     this.link = new Link(`producer for ${topic}`, url, settings, {
+      delivers: false,
       onOpen: () => undefined,
       onText: (text) => this.onAck(text, settings.logger),
       onDown: (error) => this.failPending(error),
     });
+    this.moveSignMs = Math.min(MOVE_SIGN_MS, limits.ackTimeoutMs / 2);
     // One timer per producer, not one per send: the oldest pending send is the first in the map.
-    this.ackWatch = setInterval(() => this.checkOldestAck(), Math.max(50, Math.floor(limits.ackTimeoutMs / 4)));
+    this.ackWatch = setInterval(() => this.checkOldestAck(), Math.max(25, Math.floor(this.moveSignMs / 2)));
     this.ackWatch.unref();
   }
 
@@ -64,6 +81,23 @@ export class WebSocketProducer implements Producer {
 
   downDetail(): string | undefined {
     return this.link.downDetail();
+  }
+
+  get socket(): HealSocket {
+    return this.link;
+  }
+
+  /** A send has waited for its acknowledgement long enough to be a sign of a move. */
+  waiting(): boolean {
+    const oldest = this.pending.values().next();
+    return !oldest.done && Date.now() - oldest.value.sentAt >= this.moveSignMs;
+  }
+
+  /** Fails the sends pending on the open socket (they may or may not have been published) and reopens it. */
+  reopen(why: string): void {
+    if (this.link.openForMs() === undefined) return;
+    this.failPending(new TransportError(`${this.link.label}: ${why}`, { retriable: true }));
+    this.link.reopen(why);
   }
 
   async send(message: OutgoingMessage): Promise<void> {
@@ -136,11 +170,14 @@ export class WebSocketProducer implements Producer {
     if (oldest.done) return;
     const waitedMs = Date.now() - oldest.value.sentAt;
     const { ackTimeoutMs } = this.limits;
+    if (waitedMs >= this.moveSignMs && !oldest.value.signalled) {
+      oldest.value.signalled = true;
+      this.settings.onMoved?.(`${this.link.label}: a send unacknowledged for ${waitedMs} ms`);
+    }
     if (waitedMs < ackTimeoutMs) return;
     const why = `no acknowledgement from the broker within ${ackTimeoutMs} ms`;
     this.settings.logger.warn({ link: this.link.label, pending: this.pending.size, waitedMs }, `${why}: reopening the producer`);
-    this.failPending(new TransportError(`${this.link.label}: ${why}`, { retriable: true }));
-    this.link.reopen(why);
+    this.reopen(why);
     this.settings.onMoved?.(`${this.link.label}: ${why}`);
   }
 

@@ -16,8 +16,8 @@ import { InvalidUseError } from '../../../errors/index.js';
 import { ConnectError, TransportClosedError } from '../../errors.js';
 import type { Consumer, Producer, ProducerOptions, Properties, SubscribeOptions, Transport, TransportStatus } from '../../transport.js';
 import { WebSocketConsumer } from './consumer.js';
-import { ConsumerHeal, type ConsumerHealOptions } from './consumer-heal.js';
-import type { ConsumerNamesReader } from '../consumer-names.js';
+import { SocketHeal, type SocketHealOptions } from './socket-heal.js';
+import type { TopicClientsReader } from '../topic-clients.js';
 import type { LinkSettings } from './link.js';
 import { type ProducerLimits, WebSocketProducer } from './producer.js';
 
@@ -48,7 +48,8 @@ export interface WebSocketTransportOptions {
   sendTimeoutMs?: number;
   /**
    * How long a written message waits for the broker's acknowledgement before its send fails (retriable: it may
-   * or may not have been published) and the producer's socket is reopened. Default 10000 ms.
+   * or may not have been published) and the producer's socket is reopened. Default 10000 ms. With `topicClients`,
+   * a producer the broker lacks after a move is reopened sooner (socket-heal.ts).
    */
   ackTimeoutMs?: number;
   /** Timeout of one WebSocket upgrade. Default 10000 ms. */
@@ -56,13 +57,13 @@ export interface WebSocketTransportOptions {
   /** After a reconnect, asks whether a non-persistent topic has a subscriber again before publishing to it. */
   subscribers?: SubscriberCheck;
   /**
-   * The consumer names the broker has on a topic's subscriptions (its admin API): with it, a consumer whose socket
-   * is open while the broker has no consumer of its is reopened, for a while after a topic may have moved
-   * (consumer-heal.ts). Without it, nothing is checked.
+   * The consumer and producer names the broker has on a topic (its admin API): with it, a consumer or producer whose
+   * socket is open while the broker has no client of its name behind it is reopened, for a while after a topic may
+   * have moved (socket-heal.ts). Without it, nothing is checked.
    */
-  consumerNames?: ConsumerNamesReader;
-  /** The consumer heal's timings (consumer-heal.ts). */
-  heal?: Pick<ConsumerHealOptions, 'windowMs' | 'pollMs' | 'graceMs' | 'echoMs'>;
+  topicClients?: TopicClientsReader;
+  /** The socket heal's timings (socket-heal.ts). */
+  heal?: Pick<SocketHealOptions, 'windowMs' | 'pollMs' | 'graceMs' | 'echoMs'>;
 }
 
 const DEFAULTS = {
@@ -96,7 +97,7 @@ export class WebSocketTransport extends StatusReporting implements Transport {
   private readonly producers = new Set<WebSocketProducer>();
   private readonly consumers = new Set<WebSocketConsumer>();
   protected readonly connection: ConnectionStatus;
-  private readonly heal: ConsumerHeal | undefined;
+  private readonly heal: SocketHeal | undefined;
   private closed = false;
 
   constructor(options: WebSocketTransportOptions = {}) {
@@ -114,8 +115,12 @@ export class WebSocketTransport extends StatusReporting implements Transport {
       maxDelayMs: positive('reconnect.maxDelayMs', options.reconnect?.maxDelayMs ?? DEFAULTS.maxDelayMs),
       connectAttempts: positiveInteger('connectAttempts', options.connectAttempts ?? DEFAULTS.connectAttempts),
       handshakeTimeoutMs: positive('handshakeTimeoutMs', options.handshakeTimeoutMs ?? DEFAULTS.handshakeTimeoutMs),
-      onLinkChange: (lost, reopened) => {
-        this.refresh(lost);
+      onLinkChange: (lost, reopened, delivers) => {
+        // A new epoch gives up every call waiting for a reply (request-client.ts). A producer's socket carries no
+        // reply: losing it fails only its own unacknowledged sends (which the publish policy handles), so a producer
+        // reopened on its own (the heal, the ack timeout) leaves the calls be; a broker that goes drops the
+        // consumers' sockets too, and they begin the new epoch.
+        this.refresh(delivers === false && reopened ? undefined : lost);
         // A link we dropped on purpose is no news of a move: the reopen's cause already said so, or was the heal's.
         if (lost !== undefined && !reopened) this.heal?.moved(lost);
       },
@@ -124,8 +129,8 @@ export class WebSocketTransport extends StatusReporting implements Transport {
       onDelivered: (topic) => this.heal?.delivered(topic),
       settled: (maxWaitMs, topic) => this.connection.settled(maxWaitMs, topic),
     };
-    this.heal = options.consumerNames
-      ? new ConsumerHeal({ ...options.heal, read: options.consumerNames, logger: settings.logger.child({ component: 'consumer-heal' }) })
+    this.heal = options.topicClients
+      ? new SocketHeal({ ...options.heal, read: options.topicClients, logger: settings.logger.child({ component: 'socket-heal' }) })
       : undefined;
     this.connection = new ConnectionStatus(options.reconnect?.settleMs, options.subscribers);
     if (settings.maxDelayMs < settings.initialDelayMs) {
@@ -147,10 +152,13 @@ export class WebSocketTransport extends StatusReporting implements Transport {
 
   async createProducer(topic: string, options: ProducerOptions = {}): Promise<Producer> {
     this.assertOpen();
-    const url = `${this.baseUrl}/ws/v2/producer/${topicPath(topic)}`;
-    const producer = new WebSocketProducer(topic, url, this.settings, this.limits, options.awaitSubscriber ?? false, () =>
-      this.producers.delete(producer),
-    );
+    const base = `${this.baseUrl}/ws/v2/producer/${topicPath(topic)}`;
+    const url = (producerName: string): string => `${base}?producerName=${encodeURIComponent(producerName)}`;
+    const producer = new WebSocketProducer(topic, url, this.settings, this.limits, options.awaitSubscriber ?? false, () => {
+      this.producers.delete(producer);
+      unwatch?.();
+    });
+    const unwatch = this.heal?.add(producer);
     this.producers.add(producer);
     try {
       await producer.start();

@@ -1,0 +1,192 @@
+/**
+ * Sockets that are open while the broker has no client of theirs behind them: reopened, for a while after
+ * something moved.
+ *
+ * The broker's WebSocket service holds one consumer or producer of its own client behind each of our sockets.
+ * When the topic moves (a broker lost, a bundle unloaded), that client is disconnected and reconnects on the Java
+ * client's backoff, which grows to a minute; our socket stays open meanwhile. Behind a consumer socket nothing
+ * arrives, and a non-persistent topic drops what the subscription would have been given; behind a producer socket
+ * a send waits unacknowledged, and so does every later one. A new socket makes the service subscribe, or create
+ * its producer, at once. Each socket registers under a name of its own (`consumerName`, `producerName`), so the
+ * topic's admin stats say whether the broker has it.
+ *
+ * Nobody polls thousands of idle topics for this: the transport calls `moved()` on what suggests a move (a
+ * producer's send unacknowledged for a while, a link of ours lost, a send of ours on a topic we also consume after
+ * which none of our consumers of it heard anything for `echoMs`: the agent's `next` requests go to its own request
+ * topic, and a move can leave the broker acknowledging them with nobody subscribed), and only for `windowMs` after
+ * the last such signal does the watch look, every `pollMs`, at the topics of its open sockets: every consumer's, and
+ * each producer's that has a send waiting (an idle producer is left to the service's own reconnect: the service
+ * creates its clients one after another, and reopening every idle producer queued them ahead of the consumers and
+ * producers that were needed). A socket is reopened only when the stats say so (the topic or the subscription without its name) and the broker sent nothing on it
+ * since the stats were asked for; stats that cannot be read (the topic has no running owner yet, the admin API is
+ * away) leave it alone.
+ */
+import type { Logger } from 'pino';
+import { errorMessage } from '../../../errors/index.js';
+import type { TopicClients, TopicClientsReader } from '../topic-clients.js';
+
+/** What the watch needs of a consumer's or a producer's socket (link.ts). */
+export interface HealSocket {
+  /** The name the current socket registered its client under at the broker. */
+  readonly socketName: string;
+  /** How long the current socket has been open; undefined while none is. */
+  openForMs(): number | undefined;
+  /** performance.now() of the last frame the broker sent on the current socket (-Infinity: none). */
+  heardAt(): number;
+}
+
+/** What the watch needs of a consumer or a producer. */
+export interface HealTarget {
+  readonly topic: string;
+  /** A consumer's subscription; undefined for a producer. */
+  readonly subscription: string | undefined;
+  readonly socket: HealSocket;
+  /**
+   * Whether it needs the broker's client now: a consumer always (a delivery may come at any time), a producer while
+   * a send of its has waited for its acknowledgement (an idle one is left to the service's own reconnect).
+   */
+  waiting(): boolean;
+  /** Drops the open socket so that the link reconnects. */
+  reopen(why: string): void;
+}
+
+export interface SocketHealOptions {
+  readonly read: TopicClientsReader;
+  readonly logger: Logger;
+  /** How long after the last movement signal the watch looks. Default 180 s (the service's backoff reaches a minute). */
+  readonly windowMs?: number;
+  /** Between two looks. Default 2 s. */
+  readonly pollMs?: number;
+  /** A socket open for less than this is not judged (its client may not show in the stats yet). Default 3 s. */
+  readonly graceMs?: number;
+  /** How long after a send of ours on a topic we consume one of our consumers of it should hear something. Default 5 s. */
+  readonly echoMs?: number;
+}
+
+const DEFAULTS = { windowMs: 180_000, pollMs: 2_000, graceMs: 3_000, echoMs: 5_000 } as const;
+
+export class SocketHeal {
+  private readonly targets = new Set<HealTarget>();
+  /** How many of the targets consume each topic. */
+  private readonly consumed = new Map<string, number>();
+  /** Per topic, the wait for a delivery after a send of ours there. */
+  private readonly awaitingEcho = new Map<string, NodeJS.Timeout>();
+  private watchUntil = -Infinity;
+  private timer: NodeJS.Timeout | undefined;
+  private looking = false;
+  private stopped = false;
+  private lastProblem: string | undefined;
+
+  constructor(private readonly options: SocketHealOptions) {}
+
+  add(target: HealTarget): () => void {
+    this.targets.add(target);
+    const consumes = target.subscription !== undefined;
+    if (consumes) this.consumed.set(target.topic, (this.consumed.get(target.topic) ?? 0) + 1);
+    return () => {
+      if (!this.targets.delete(target) || !consumes) return;
+      const left = (this.consumed.get(target.topic) ?? 1) - 1;
+      if (left > 0) this.consumed.set(target.topic, left);
+      else this.consumed.delete(target.topic);
+    };
+  }
+
+  /** The broker acknowledged a send of ours on `topic`: where we consume it too, something should arrive soon. */
+  sent(topic: string): void {
+    if (this.stopped || !this.consumed.has(topic) || this.awaitingEcho.has(topic)) return;
+    const echoMs = this.options.echoMs ?? DEFAULTS.echoMs;
+    const timer = setTimeout(() => {
+      this.awaitingEcho.delete(topic);
+      this.moved(`nothing delivered on ${topic} within ${echoMs} ms of a send of ours there`);
+    }, echoMs);
+    timer.unref();
+    this.awaitingEcho.set(topic, timer);
+  }
+
+  /** One of our consumers of `topic` was given a message. */
+  delivered(topic: string): void {
+    const timer = this.awaitingEcho.get(topic);
+    if (timer === undefined) return;
+    clearTimeout(timer);
+    this.awaitingEcho.delete(topic);
+  }
+
+  /** Something suggests a topic moved: watch the sockets for the next window. */
+  moved(why: string): void {
+    if (this.stopped) return;
+    const windowMs = this.options.windowMs ?? DEFAULTS.windowMs;
+    if (this.timer === undefined) this.options.logger.info({ why, windowMs }, 'a topic may have moved: checking that the broker has the client behind each open socket');
+    this.watchUntil = performance.now() + windowMs;
+    if (this.timer !== undefined) return;
+    this.timer = setInterval(() => void this.lookOnce(), this.options.pollMs ?? DEFAULTS.pollMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearInterval(this.timer);
+    this.timer = undefined;
+    for (const timer of this.awaitingEcho.values()) clearTimeout(timer);
+    this.awaitingEcho.clear();
+  }
+
+  /** One look at every open socket's topic; sockets the broker has no client behind are reopened. */
+  async lookOnce(): Promise<void> {
+    if (performance.now() > this.watchUntil) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+      return;
+    }
+    if (this.looking) return;
+    this.looking = true;
+    try {
+      const graceMs = this.options.graceMs ?? DEFAULTS.graceMs;
+      const byTopic = new Map<string, HealTarget[]>();
+      for (const target of this.targets) {
+        if ((target.socket.openForMs() ?? -1) < graceMs || !target.waiting()) continue;
+        byTopic.set(target.topic, [...(byTopic.get(target.topic) ?? []), target]);
+      }
+      for (const [topic, targets] of byTopic) {
+        if (this.stopped) return;
+        const askedAt = performance.now();
+        const clients = await this.read(topic);
+        if (clients) for (const target of targets) this.judge(target, clients, askedAt, graceMs);
+      }
+    } finally {
+      this.looking = false;
+    }
+  }
+
+  private judge(target: HealTarget, clients: TopicClients, askedAt: number, graceMs: number): void {
+    // Opened again while the stats were read: not judged on stats older than the socket.
+    const { topic, subscription, socket } = target;
+    if ((socket.openForMs() ?? -1) < graceMs) return;
+    // The broker sent something on it since: its client is there (a producer's acknowledgements resumed, say),
+    // and reopening a producer then could fail a send the broker has just taken.
+    if (socket.heardAt() >= askedAt) return;
+    const clientName = socket.socketName;
+    const present = subscription === undefined ? clients.publishers.includes(clientName) : clients.subscriptions.get(subscription)?.includes(clientName);
+    if (present) return;
+    const why =
+      subscription === undefined
+        ? `the broker has no producer ${clientName} on ${topic} while its socket is open`
+        : `the broker has no consumer ${clientName} on subscription ${subscription} while its socket is open`;
+    this.options.logger.warn({ topic, ...(subscription === undefined ? { producer: clientName } : { subscription, consumer: clientName }) }, `${why}: reopening it`);
+    target.reopen(why);
+  }
+
+  private async read(topic: string): Promise<TopicClients | undefined> {
+    try {
+      const clients = await this.options.read(topic);
+      this.lastProblem = undefined;
+      return clients;
+    } catch (error) {
+      const problem = errorMessage(error);
+      if (problem !== this.lastProblem) {
+        this.options.logger.warn({ topic }, `Cannot ask the broker whether it has our consumers and producers (--broker-admin-url): ${problem}`);
+        this.lastProblem = problem;
+      }
+      return undefined;
+    }
+  }
+}
