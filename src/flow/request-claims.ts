@@ -52,6 +52,8 @@ export class RequestClaims {
   private consumer: Consumer | undefined;
   /** Key → the resolvers of the asks waiting for an answer about it. */
   private readonly waiting = new Map<string, Set<(holder: string) => void>>();
+  /** Told of every other replica's ask (next-watch.ts: an ask says its replica received the request). */
+  private readonly askListeners = new Set<(key: string) => void>();
   private readonly waitMs: number;
 
   constructor(private readonly parts: RequestClaimsParts) {
@@ -80,12 +82,18 @@ export class RequestClaims {
     await Promise.allSettled([consumer?.close({ unsubscribe: true }), producer?.close()]);
   }
 
+  /** Calls `listener` with the key of every ask another replica makes; returns the function that stops it. */
+  onAsked(listener: (key: string) => void): () => void {
+    this.askListeners.add(listener);
+    return () => this.askListeners.delete(listener);
+  }
+
   /**
    * The replica that runs `key` or ended it lately, or undefined when none answered within the wait (or this
-   * replica cannot ask: not started, or the claims topic failed).
+   * replica cannot ask: not started, or the claims topic failed), or once `signal` aborts.
    */
-  async holderOf(key: string): Promise<string | undefined> {
-    if (!this.producer) return undefined;
+  async holderOf(key: string, signal?: AbortSignal): Promise<string | undefined> {
+    if (!this.producer || signal?.aborted) return undefined;
     let resolveHolder!: (holder: string) => void;
     const answered = new Promise<string>((resolve) => (resolveHolder = resolve));
     let resolvers = this.waiting.get(key);
@@ -93,9 +101,11 @@ export class RequestClaims {
     resolvers.add(resolveHolder);
     const started = Date.now();
     let timer: NodeJS.Timeout | undefined;
+    const abandon = (): void => resolveHolder('');
+    signal?.addEventListener('abort', abandon, { once: true });
     const asking = new Promise<undefined>((resolve) => {
       const ask = (): void => {
-        if (Date.now() - started >= this.waitMs) return resolve(undefined);
+        if (Date.now() - started >= this.waitMs || signal?.aborted) return resolve(undefined);
         this.send({ ask: key });
         timer = setTimeout(ask, Math.min(ASK_EVERY_MS, this.waitMs - (Date.now() - started)));
       };
@@ -106,6 +116,7 @@ export class RequestClaims {
       return holder || undefined;
     } finally {
       clearTimeout(timer);
+      signal?.removeEventListener('abort', abandon);
       resolvers.delete(resolveHolder);
       if (resolvers.size === 0) this.waiting.delete(key);
     }
@@ -128,6 +139,7 @@ export class RequestClaims {
     }
     if ('ask' in claim) {
       if (this.parts.recent.has(claim.ask)) this.send({ have: claim.ask });
+      for (const listener of this.askListeners) listener(claim.ask);
       return;
     }
     for (const resolve of this.waiting.get(claim.have) ?? []) resolve(from);
