@@ -88,16 +88,7 @@ export function iterationOutput(flow: FlowOutput, id: string, dialog: DialogStat
         flow.telemetry.next('kept');
         return;
       }
-      await publisher.whenConnected();
-      const ticket = flow.watchNext?.(payload, nextProperties);
-      try {
-        await publisher.publish(producers.next, { payload, properties: nextProperties }, 'marked');
-      } catch (error) {
-        ticket?.failed();
-        throw error;
-      }
-      ticket?.published();
-      flow.telemetry.next('published');
+      await publishNext(flow, payload, nextProperties);
     },
     ...(producers.aggregation
       ? {
@@ -128,4 +119,18 @@ export function iterationOutput(flow: FlowOutput, id: string, dialog: DialogStat
         }
       : {}),
   };
+}
+
+/** Publishes a `next` on the bus, watched (where the flow watches them) until a replica is known to have taken it. */
+async function publishNext(flow: FlowOutput, payload: Buffer, properties: Properties): Promise<void> {
+  await flow.publisher.whenConnected();
+  const ticket = flow.watchNext?.(payload, properties);
+  try {
+    await flow.publisher.publish(flow.producers.next, { payload, properties }, 'marked');
+  } catch (error) {
+    ticket?.failed();
+    throw error;
+  }
+  ticket?.published();
+  flow.telemetry.next('published');
 }
