@@ -216,7 +216,7 @@ export class FlowRuntime {
    */
   private watchesNext(): boolean {
     const next = this.topic('next');
-    return next !== undefined && next.startsWith('non-persistent://') && !this.deps.transport.retainsMessages;
+    return next !== undefined && next.startsWith('non-persistent://') && !this.deps.transport.retainsMessages && this.deps.nextWatchMs !== 0;
   }
 
   /** Runs here a `next` the bus dropped (next-watch.ts), remembered as a request from the bus would be. */

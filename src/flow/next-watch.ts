@@ -26,7 +26,7 @@ import type { Properties } from '../bus/index.js';
  * over in milliseconds, and a replica busy enough to lag by a second still begins the request (records its key)
  * on arrival, before it waits for a slot; a move's window of lost messages lasts about two seconds. So the common
  * case never asks, and a dropped `next` runs here within this plus the claims wait (5 s): seconds, not the
- * gateway's ten minutes.
+ * gateway's ten minutes (`--next-watch`).
  */
 export const DEFAULT_NEXT_WATCH_MS = 2000;
 /** How long a `next` run here is remembered, so that a copy delivered late is left: as RecentRequests remembers. */

@@ -227,7 +227,7 @@ export interface FlowRuntimeDeps {
    * can drop a non-persistent message (a burst, a restart); while the flow stops, nexts go to the bus.
    */
   nextOnBus?: boolean;
-  /** How long a published `next` may go untaken before the other replicas are asked about it (next-watch.ts); default 2000 ms. */
+  /** How long a published `next` may go untaken before the other replicas are asked about it (next-watch.ts); default 2000 ms; 0: not watched. */
   nextWatchMs?: number;
   /**
    * The supervisor's aggregation topic (`{tenant}`, `{namespace}`, `{topic}` of the request topic filled in;

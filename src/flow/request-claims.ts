@@ -12,6 +12,10 @@
  *
  * Only redelivered requests no replica here remembers cost anything: the wait (`waitMs`, 5 s by default). Every
  * other request goes on at once, and the topic carries nothing while the broker keeps its acks.
+ *
+ * The replica that published a `next` on the bus asks too, about one it did not receive itself (next-watch.ts):
+ * an answer says another replica took it, no answer that the broker dropped it; and an ask of another replica
+ * about it says that replica received it (`onAsked`).
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
