@@ -34,6 +34,8 @@ const RECOVERED_REMEMBER_MS = 60_000;
 
 export interface NextWatchParts {
   afterMs: number;
+  /** True when this replica runs `key` or ran it lately (any of its flows: a flow restarting hands its nexts to its successor). */
+  heldHere: (key: string) => boolean;
   /** The replica that holds `key`, asked on the claims topic; absent: nobody is asked. */
   holderOf?: (key: string, signal: AbortSignal) => Promise<string | undefined>;
   /** Runs a `next` no replica took, here. */
@@ -75,6 +77,8 @@ export class NextWatch {
     this.watched.set(key, entry);
     return {
       published: () => {
+        // Received already (a single replica's common case): no timer for it.
+        if (this.watched.get(key) !== entry) return;
         entry.due = Date.now() + (this.hurried ? 0 : this.parts.afterMs);
         this.sweep();
       },
@@ -133,7 +137,10 @@ export class NextWatch {
     }
     const now = Date.now();
     for (const [key, entry] of this.watched) {
-      if (entry.due <= now && !entry.asking) void this.ask(key, entry);
+      if (entry.due > now) continue;
+      // The claims topic does not carry a replica's asks to itself: what another flow of this replica took is seen here.
+      if (this.parts.heldHere(key)) this.taken(key);
+      else if (!entry.asking) void this.ask(key, entry);
     }
   }
 
