@@ -9,8 +9,8 @@
  *
  * A watched `next` is taken when this replica receives it (`received`), or when another replica asks the claims
  * topic about it (it received a copy marked as possibly a second one, and runs it or leaves it as another's). One
- * not taken `afterMs` after its publish is asked about once on the claims topic (request-claims.ts): a replica
- * that runs it or ran it answers. None within the claims wait: it was dropped, and `run` runs it here, as a kept
+ * not taken `afterMs` after its publish is asked about on the claims topic (request-claims.ts: every second, up
+ * to its wait, until a replica that runs it or ran it answers; the first ask is answered in the common case). None within the claims wait: it was dropped, and `run` runs it here, as a kept
  * `next` runs. A copy that reaches this replica later is left (`wasRecovered`).
  *
  * What it costs: a Map entry per `next` in transit (its key was computed for the claims anyway), one timer per
