@@ -233,6 +233,7 @@ export class FlowRuntime {
     const watch = new NextWatch({
       afterMs: this.deps.nextWatchMs ?? DEFAULT_NEXT_WATCH_MS,
       heldHere: (key) => this.recent.has(key),
+      status: () => this.deps.transport.status(),
       ...(claims ? { holderOf: (key: string, signal: AbortSignal) => claims.holderOf(key, signal) } : {}),
       run: (payload, properties) => this.recoverNext(handler(), payload, properties),
       logger: this.logger,

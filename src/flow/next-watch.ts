@@ -19,7 +19,7 @@
  * itself within `afterMs` asks nobody.
  */
 import type { Logger } from 'pino';
-import type { Properties } from '../bus/index.js';
+import type { Properties, TransportStatus } from '../bus/index.js';
 
 /**
  * How long after its publish a `next` may be untaken before anyone is asked about it. The broker hands a message
@@ -31,6 +31,11 @@ import type { Properties } from '../bus/index.js';
 export const DEFAULT_NEXT_WATCH_MS = 2000;
 /** How long a `next` run here is remembered, so that a copy delivered late is left: as RecentRequests remembers. */
 const RECOVERED_REMEMBER_MS = 60_000;
+/**
+ * How long the asks about one `next` go on while the broker connection is not steady: a claims wait across a lost
+ * connection proves nothing (an ask or its answer may be lost with it). Within the minute its holder remembers it.
+ */
+const STEADY_WAIT_WITHIN_MS = 40_000;
 
 export interface NextWatchParts {
   afterMs: number;
@@ -38,6 +43,8 @@ export interface NextWatchParts {
   heldHere: (key: string) => boolean;
   /** The replica that holds `key`, asked on the claims topic; absent: nobody is asked. */
   holderOf?: (key: string, signal: AbortSignal) => Promise<string | undefined>;
+  /** The transport's status: a claims wait counts only if the connection stayed up, in one epoch, throughout. */
+  status: () => TransportStatus;
   /** Runs a `next` no replica took, here. */
   run: (payload: Buffer, properties: Properties) => void;
   logger: Logger;
@@ -144,15 +151,33 @@ export class NextWatch {
     }
   }
 
-  /** Asks who holds `key`; none, and still not taken here: it was dropped, and runs here. */
+  /** Asks who holds `key`; none over a steady connection, and still not taken here: it was dropped, and runs here. */
   private async ask(key: string, entry: Watched): Promise<void> {
-    entry.asking = new AbortController();
-    const holder = await this.parts.holderOf?.(key, entry.asking.signal).catch(() => undefined);
+    const signal = (entry.asking = new AbortController()).signal;
+    const giveUpAt = Date.now() + STEADY_WAIT_WITHIN_MS;
+    let holder: string | undefined;
+    let steady = false;
+    while (!steady && !signal.aborted) {
+      const before = this.parts.status();
+      holder = await this.parts.holderOf?.(key, signal).catch(() => undefined);
+      const after = this.parts.status();
+      steady = holder !== undefined || !this.parts.holderOf || (before.connected && after.connected && before.epoch === after.epoch);
+      if (!steady && Date.now() > giveUpAt) break;
+      if (!steady) await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
     if (this.watched.get(key) !== entry) return;
     this.watched.delete(key);
     const id = entry.properties.id;
     if (holder !== undefined) {
       this.parts.logger.debug({ id, holder }, 'A next request of this replica was taken by another replica');
+      return;
+    }
+    if (!steady) {
+      this.parts.logger.warn(
+        { id },
+        `Cannot tell whether a replica took the next request of conversation ${id ?? '(no id)'}: the broker connection was not ` +
+          `steady for a whole claims wait within ${STEADY_WAIT_WITHIN_MS / 1000} s; it is not run here (it would run twice if one did)`,
+      );
       return;
     }
     this.parts.logger.warn(
