@@ -234,7 +234,7 @@ export class FlowRuntime {
       afterMs: this.deps.nextWatchMs ?? DEFAULT_NEXT_WATCH_MS,
       heldHere: (key) => this.recent.has(key),
       status: () => this.deps.transport.status(),
-      ...(claims ? { holderOf: (key: string, signal: AbortSignal) => claims.holderOf(key, signal) } : {}),
+      ...(claims ? { holderOf: (key: string, signal: AbortSignal) => claims.ask(key, signal) } : {}),
       run: (payload, properties) => this.recoverNext(handler(), payload, properties),
       logger: this.logger,
     });

@@ -41,8 +41,8 @@ export interface NextWatchParts {
   afterMs: number;
   /** True when this replica runs `key` or ran it lately (any of its flows: a flow restarting hands its nexts to its successor). */
   heldHere: (key: string) => boolean;
-  /** The replica that holds `key`, asked on the claims topic; absent: nobody is asked. */
-  holderOf?: (key: string, signal: AbortSignal) => Promise<string | undefined>;
+  /** The replica that holds `key`, asked on the claims topic, and whether an ask of ours came back; absent: nobody is asked. */
+  holderOf?: (key: string, signal: AbortSignal) => Promise<{ holder?: string; heard: boolean }>;
   /** The transport's status: a claims wait counts only if the connection stayed up, in one epoch, throughout. */
   status: () => TransportStatus;
   /** Runs a `next` no replica took, here. */
@@ -159,9 +159,11 @@ export class NextWatch {
     let steady = false;
     while (!steady && !signal.aborted) {
       const before = this.parts.status();
-      holder = await this.parts.holderOf?.(key, signal).catch(() => undefined);
+      const answer = await this.parts.holderOf?.(key, signal).catch(() => undefined);
+      holder = answer?.holder;
       const after = this.parts.status();
-      steady = holder !== undefined || !this.parts.holderOf || (before.connected && after.connected && before.epoch === after.epoch);
+      const heard = answer?.heard === true;
+      steady = holder !== undefined || !this.parts.holderOf || (heard && before.connected && after.connected && before.epoch === after.epoch);
       if (!steady && Date.now() > giveUpAt) break;
       if (!steady) await new Promise((resolve) => setTimeout(resolve, 1000));
     }

@@ -58,6 +58,8 @@ export class RequestClaims {
   private readonly waiting = new Map<string, Set<(holder: string) => void>>();
   /** Told of every other replica's ask (next-watch.ts: an ask says its replica received the request). */
   private readonly askListeners = new Set<(key: string) => void>();
+  /** Key → the callbacks of the waits told when this replica's own ask about it comes back on the topic. */
+  private readonly echoes = new Map<string, Set<() => void>>();
   private readonly waitMs: number;
 
   constructor(private readonly parts: RequestClaimsParts) {
@@ -97,6 +99,29 @@ export class RequestClaims {
    * replica cannot ask: not started, or the claims topic failed), or once `signal` aborts.
    */
   async holderOf(key: string, signal?: AbortSignal): Promise<string | undefined> {
+    return (await this.ask(key, signal)).holder;
+  }
+
+  /**
+   * As `holderOf`, and whether one of this replica's own asks came back to it on the topic during the wait: without
+   * that, a wait with no answer says nothing (on WebSocket the broker's WebSocket service can lose both unseen).
+   */
+  async ask(key: string, signal?: AbortSignal): Promise<{ holder?: string; heard: boolean }> {
+    let heard = false;
+    const echo = (): void => void (heard = true);
+    let echoes = this.echoes.get(key);
+    if (!echoes) this.echoes.set(key, (echoes = new Set()));
+    echoes.add(echo);
+    try {
+      const holder = await this.waitForHolder(key, signal);
+      return { ...(holder !== undefined ? { holder } : {}), heard };
+    } finally {
+      echoes.delete(echo);
+      if (echoes.size === 0) this.echoes.delete(key);
+    }
+  }
+
+  private async waitForHolder(key: string, signal?: AbortSignal): Promise<string | undefined> {
     if (!this.producer || signal?.aborted) return undefined;
     let resolveHolder!: (holder: string) => void;
     const answered = new Promise<string>((resolve) => (resolveHolder = resolve));
@@ -135,8 +160,12 @@ export class RequestClaims {
   private async onMessage(message: IncomingMessage): Promise<void> {
     await message.ack().catch(() => undefined);
     const from = message.properties.from;
-    if (from === undefined || from === this.replica) return;
+    if (from === undefined) return;
     const claim = parseClaim(message.payload);
+    if (from === this.replica) {
+      if (claim && 'ask' in claim) for (const echo of this.echoes.get(claim.ask) ?? []) echo();
+      return;
+    }
     if (!claim) {
       this.parts.logger.warn({ from }, 'A message on the request claims topic is neither an ask nor an answer: ignored');
       return;
