@@ -48,6 +48,7 @@ interface Subscription {
 
 export class RabbitMqTransport extends StatusReporting implements Transport {
   readonly kind = 'rabbitmq';
+  readonly retainsMessages = true;
   private readonly logger: Logger;
   private readonly url: string;
   readonly maxMessageBytes: number;
