@@ -44,12 +44,6 @@ export async function okPromptAndGateway(
     responseQueue: topics['prompt-response']!,
     script: () => 'Thought: easy\nFinal Answer: ok',
   });
-  await subscribeGateway(bus, topics, onResponse);
-  return prompt;
-}
-
-/** The gateway's side: every agent response of the flow, decoded, with its request id. */
-export async function subscribeGateway(bus: MemoryTransport, topics: Record<string, string>, onResponse: (id: string, response: AgentResponse) => void): Promise<void> {
   await bus.subscribe({
     topic: queueToTopic(topics.response!),
     subscription: 'gateway',
@@ -59,4 +53,5 @@ export async function subscribeGateway(bus: MemoryTransport, topics: Record<stri
       onResponse(message.properties.id ?? 'unknown', agentResponseCodec.decode(message.payload));
     },
   });
+  return prompt;
 }

@@ -15,14 +15,14 @@ import { FlowRuntime } from '../../../src/flow/flow-runtime.js';
 import type { NextEvent } from '../../../src/flow/ports.js';
 import { RecentRequests } from '../../../src/flow/recent-requests.js';
 import { claimsTopic, RequestClaims } from '../../../src/flow/request-claims.js';
-import { agentRequestCodec, makeAgentRequest, type AgentResponse } from '../../../src/wire/index.js';
+import { agentRequestCodec, agentResponseCodec, makeAgentRequest, type AgentResponse } from '../../../src/wire/index.js';
 import { agentFlowTopics, uniqueWorkspace } from '../../../dev/flow-config.js';
 import { startGraphRag } from '../../../dev/stand-ins/graph-rag.js';
 import { startPromptService } from '../../../dev/stand-ins/prompt-service.js';
 import { noTelemetry } from '../../../src/observability/no-telemetry.js';
 import { waitUntil } from '../../support/agent-harness.js';
 import { capturingLogger } from '../../support/log-capture.js';
-import { subscribeGateway, testFlowDeps } from './fixtures.js';
+import { testFlowDeps } from './fixtures.js';
 
 const WATCH_MS = 200;
 const CLAIM_WAIT_MS = 400;
@@ -74,7 +74,16 @@ async function start(replicas: number, logger = pino({ level: 'silent' }), retai
   });
   const graphRag = await startGraphRag({ transport: bus, requestQueue: topics['graph-rag-request']!, responseQueue: topics['graph-rag-response']! });
   const responses = new Map<string, AgentResponse[]>();
-  await subscribeGateway(bus, topics, (id, response) => responses.set(id, [...(responses.get(id) ?? []), response]));
+  await bus.subscribe({
+    topic: queueToTopic(topics.response!),
+    subscription: 'gateway',
+    subscriptionType: 'Exclusive',
+    handler: async (message) => {
+      await message.ack();
+      const id = message.properties.id ?? 'unknown';
+      responses.set(id, [...(responses.get(id) ?? []), agentResponseCodec.decode(message.payload)]);
+    },
+  });
   const claimsOn = claimsTopic('tg', 'agent-manager');
   const asks: string[] = [];
   await bus.subscribe({
