@@ -52,7 +52,7 @@ export interface ConfigFailure {
 }
 
 export type ServiceSettings = Partial<
-  Pick<Settings, 'brokerPingTimeoutSeconds' | 'slotsHeldSeconds' | 'maxQueued' | 'maxQueuedBytes' | 'requestConsumers' | 'nextOnBus' | 'nextWatchSeconds' | 'undeclaredArguments' | 'aggregationTopic' | 'aggregationTimeoutSeconds'>
+  Pick<Settings, 'brokerPingTimeoutSeconds' | 'slotsHeldSeconds' | 'maxQueued' | 'maxQueuedBytes' | 'requestConsumers' | 'nextOnBus' | 'undeclaredArguments' | 'aggregationTopic' | 'aggregationTimeoutSeconds'>
 > &
   Pick<
   Settings,
@@ -142,11 +142,11 @@ export class AgentService {
         ...(settings.maxQueuedBytes !== undefined ? { maxQueuedBytes: settings.maxQueuedBytes } : {}),
         ...(settings.requestConsumers !== undefined ? { requestConsumers: settings.requestConsumers } : {}),
         ...(settings.nextOnBus ? { nextOnBus: true } : {}),
-        ...(settings.nextWatchSeconds !== undefined ? { nextWatchMs: settings.nextWatchSeconds * 1000 } : {}),
         toolServices: this.toolServices,
         ...(hedging ? { hedging } : {}),
         callSlots: this.callSlots,
-        recent, claims: this.claims,
+        recent,
+        claims: this.claims,
         telemetry,
         ...(hooks.gate ? { gate: hooks.gate } : {}),
         ...(settings.librarianTimeoutSeconds !== undefined ? { librarianTimeoutMs: settings.librarianTimeoutSeconds * 1000 } : {}),

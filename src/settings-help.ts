@@ -32,7 +32,7 @@ export const HELP_SECTIONS: readonly { readonly title: string; readonly flags: r
   {
     title: 'Reliability and load',
     flags: [
-      'concurrency', 'max-queued', 'max-queued-bytes', 'max-request-bytes', 'request-consumers', 'next-on-bus', 'next-watch', 'aggregation-topic',
+      'concurrency', 'max-queued', 'max-queued-bytes', 'max-request-bytes', 'request-consumers', 'next-on-bus', 'aggregation-topic',
       'aggregation-timeout', 'broker-ping-timeout', 'slots-held-timeout', 'shutdown-grace',
       'hedge-budget', 'hedge-quantile', 'hedge-factor', 'hedge-floor', 'hedge-ceiling',
     ],

@@ -129,8 +129,6 @@ export const SettingsSchema = z.object({
   requestConsumers: positiveInt(1, 64).optional(),
   /** Publish each iteration's `next` request on the request queue, as TrustGraph's agent does, instead of keeping it. */
   nextOnBus: booleanish.default(false),
-  /** Seconds a `next` published on a Pulsar bus may go untaken before the replicas are asked about it; 0: not watched. */
-  nextWatchSeconds: z.coerce.number().min(0).max(60).default(2),
   /** Not ready while a probe message has waited this many seconds for the broker's acknowledgement. */
   brokerPingTimeoutSeconds: z.coerce.number().positive().max(3_600).default(5),
   /** Not ready while every concurrency slot has been held this many seconds. */
@@ -204,7 +202,6 @@ export const OPTIONS: readonly OptionSpec<SettingsKey>[] = [
   { key: 'maxQueuedBytes', flag: 'max-queued-bytes', env: 'TG_AGENT_MAX_QUEUED_BYTES', help: 'bytes of requests waiting for a slot beyond which a new one gets an "overloaded" error response (default 268435456: 256 MiB)' },
   { key: 'requestConsumers', flag: 'request-consumers', env: 'TG_AGENT_REQUEST_CONSUMERS', help: 'consumers per flow on its request subscription (default: as many as the transport needs for a 4000-message window: 4 on websocket, 1 on native)' },
   { key: 'nextOnBus', flag: 'next-on-bus', env: 'TG_AGENT_NEXT_ON_BUS', boolean: true, help: "publish each iteration's next request on the request queue for any replica to take, as TrustGraph's agent does (default off: the replica that ran the iteration runs the next one, so the broker cannot drop it)" },
-  { key: 'nextWatchSeconds', flag: 'next-watch', env: 'TG_AGENT_NEXT_WATCH', help: 'seconds a next request published on a Pulsar bus may go untaken before the replicas are asked whether one took it; none did: the broker dropped it and this replica runs it (default 2; 0 turns the watch off, as a fleet with TrustGraph\'s own agents on the same subscription needs)' },
   { key: 'brokerPingTimeoutSeconds', flag: 'broker-ping-timeout', env: 'TG_AGENT_BROKER_PING_TIMEOUT', help: 'seconds a probe message may wait for the broker before /readyz reports it unresponsive (default 5)' },
   { key: 'slotsHeldSeconds', flag: 'slots-held-timeout', env: 'TG_AGENT_SLOTS_HELD_TIMEOUT', help: 'seconds every concurrency slot may be held before /readyz reports the agent stuck (default 120)' },
   { key: 'shutdownGraceSeconds', flag: 'shutdown-grace', env: 'TG_AGENT_SHUTDOWN_GRACE', help: 'seconds to finish in-flight iterations on SIGTERM (default 30)' },

@@ -96,12 +96,6 @@ export interface Transport {
   readonly kind: string;
   /** The largest receiver queue one consumer may have (the WebSocket API caps it); undefined: no cap. */
   readonly maxReceiverQueueSize?: number;
-  /**
-   * True where a message the broker acknowledged waits for a consumer of its subscription even on a topic Pulsar
-   * would call non-persistent (Kafka's log, RabbitMQ's queues): it is delivered, late perhaps, never dropped.
-   * Absent: Pulsar's rule, a non-persistent topic drops what no consumer takes at once.
-   */
-  readonly retainsMessages?: boolean;
   createProducer(topic: string, options?: ProducerOptions): Promise<Producer>;
   /**
    * The largest payload one message with these properties can carry (the WebSocket API's text frame limit

@@ -43,10 +43,6 @@ import type { FlowRuntimeDeps } from './ports.js';
 import type { FlowService } from '../wire/index.js';
 import { DEFAULT_PUBLISH_RETRY_MS, PublishPolicy, RESENT_PROPERTY } from './publish-policy.js';
 import { RequestHandler } from './request-handler.js';
-import { DEFAULT_NEXT_WATCH_MS, NextWatch } from './next-watch.js';
-
-/** How a request reached `handled`: from the bus, kept (this replica's own `next`), or recovered (one the bus dropped, next-watch.ts). */
-type Route = 'bus' | 'kept' | 'recovered';
 
 /**
  * Messages the broker may push to a flow's request subscription before the agent has taken them, at least: a
@@ -78,9 +74,6 @@ export class FlowRuntime {
   private readonly recent: RecentRequests;
   private stopping = false;
   private keptCount = 0;
-  /** The `next` requests this flow published, until each is known taken (absent where the bus keeps what it acknowledged). */
-  private nextWatch: NextWatch | undefined;
-  private unwatchAsks: (() => void) | undefined;
 
   private constructor(
     readonly definition: FlowDefinition,
@@ -116,11 +109,7 @@ export class FlowRuntime {
         .splice(0)
         .map((c) => c.close().catch((error: unknown) => this.logger.warn({ err: error }, 'Closing a request consumer failed'))),
     );
-    // Nothing reaches this replica now: its nexts in transit are asked about at once, and run here if no replica has them.
-    this.nextWatch?.hurry();
-    while (this.inFlight > 0 || (this.nextWatch?.size ?? 0) > 0) await new Promise((r) => setTimeout(r, 20));
-    this.unwatchAsks?.();
-    this.nextWatch?.close();
+    while (this.inFlight > 0) await new Promise((r) => setTimeout(r, 20));
     await this.fanIn?.close().catch((error: unknown) => this.logger.warn({ err: error }, 'Closing the aggregation consumer failed'));
     const unsaved = (await this.documents?.stop(DOCUMENT_DRAIN_MS)) ?? 0;
     if (unsaved > 0) {
@@ -134,17 +123,15 @@ export class FlowRuntime {
     this.logger.info('Flow stopped');
   }
 
-  private async handled(handler: RequestHandler, message: IncomingMessage, route: Route = 'bus'): Promise<void> {
+  private async handled(handler: RequestHandler, message: IncomingMessage, kept = false): Promise<void> {
     const id = message.properties.id;
-    const key = id === undefined || route === 'kept' ? undefined : RecentRequests.keyOf(id, message.payload);
-    if (key !== undefined) this.nextWatch?.taken(key);
+    const key = id === undefined || kept ? undefined : RecentRequests.keyOf(id, message.payload);
     // Delivered again by the broker, or sent again after a send the broker did not confirm: perhaps a second copy.
     const again = message.redeliveryCount > 0 || message.properties[RESENT_PROPERTY] !== undefined;
     if (key !== undefined && again && (await this.leftAsTaken(id!, key, message))) return;
-    if (key !== undefined && !again && (this.recent.isRunning(key) || (route === 'bus' && this.nextWatch?.wasRecovered(key)))) {
-      // A copy neither marked nor redelivered (a client's or a broker client's second send, or a dropped next
-      // delivered after all once it ran here): the first is running or ran.
-      this.logger.info({ id }, 'Agent request received while an identical one (same id, same bytes) runs or ran here; the copy is left');
+    if (key !== undefined && !again && this.recent.isRunning(key)) {
+      // A copy neither marked nor redelivered (a client's or a broker client's second send): the first is running.
+      this.logger.info({ id }, 'Agent request received while an identical one (same id, same bytes) runs here; the copy is left');
       await message.ack().catch(() => undefined);
       return;
     }
@@ -152,7 +139,7 @@ export class FlowRuntime {
     if (key !== undefined) this.recent.begin(key);
     let givenBack = false;
     try {
-      givenBack = !(await handler.handle(message, route !== 'bus'));
+      givenBack = !(await handler.handle(message, kept));
     } finally {
       // One given back to the broker is meant to be delivered again.
       if (key !== undefined) this.recent.end(key, !givenBack);
@@ -198,48 +185,18 @@ export class FlowRuntime {
    */
   private keepNext(handler: RequestHandler, payload: Buffer, properties: Properties): boolean {
     if (this.stopping) return false;
-    this.runHere(handler, payload, properties, 'kept');
-    return true;
-  }
-
-  /** Hands a request made on this replica to `handled` as a message of the request topic, with nothing to acknowledge. */
-  private runHere(handler: RequestHandler, payload: Buffer, properties: Properties, route: Exclude<Route, 'bus'>): void {
     const noop = async (): Promise<void> => {};
-    const message: IncomingMessage = { messageId: `${route}-${++this.keptCount}`, topic: this.topic('request')!, payload, properties, redeliveryCount: 0, ack: noop, nack: noop };
-    this.handled(handler, message, route).catch((error: unknown) => this.logger.error({ err: error, id: properties.id }, `A ${route} next request failed`));
-  }
-
-  /**
-   * Where a published `next` can be dropped after the broker acknowledged it: a Pulsar non-persistent topic. Kafka
-   * and RabbitMQ keep what they acknowledged until a consumer takes it, late perhaps (after a rebalance), and a
-   * watch would then run it a second time: there nothing is watched.
-   */
-  private watchesNext(): boolean {
-    const next = this.topic('next');
-    return next !== undefined && next.startsWith('non-persistent://') && !this.deps.transport.retainsMessages && this.deps.nextWatchMs !== 0;
-  }
-
-  /** Runs here a `next` the bus dropped (next-watch.ts), remembered as a request from the bus would be. */
-  private recoverNext(handler: RequestHandler, payload: Buffer, properties: Properties): void {
-    // Taken here after all, in a way the watch did not see: nothing was dropped.
-    if (this.recent.has(RecentRequests.keyOf(properties.id!, payload))) return;
-    this.deps.telemetry.next('recovered');
-    this.runHere(handler, payload, properties, 'recovered');
-  }
-
-  private startNextWatch(handler: () => RequestHandler): NextWatch | undefined {
-    if (!this.watchesNext()) return undefined;
-    const { claims } = this.deps;
-    const watch = new NextWatch({
-      afterMs: this.deps.nextWatchMs ?? DEFAULT_NEXT_WATCH_MS,
-      heldHere: (key) => this.recent.has(key),
-      status: () => this.deps.transport.status(),
-      ...(claims ? { holderOf: (key: string, signal: AbortSignal) => claims.ask(key, signal) } : {}),
-      run: (payload, properties) => this.recoverNext(handler(), payload, properties),
-      logger: this.logger,
-    });
-    this.unwatchAsks = claims?.onAsked((key) => watch.taken(key));
-    return watch;
+    const message: IncomingMessage = {
+      messageId: `kept-${++this.keptCount}`,
+      topic: this.topic('request')!,
+      payload,
+      properties,
+      redeliveryCount: 0,
+      ack: noop,
+      nack: noop,
+    };
+    this.handled(handler, message, true).catch((error: unknown) => this.logger.error({ err: error, id: properties.id }, 'A kept next request failed'));
+    return true;
   }
 
   private topic(name: string): string | undefined {
@@ -337,7 +294,6 @@ export class FlowRuntime {
     this.documents = documents;
 
     const { gate, telemetry } = this.deps;
-    const nextWatch = (this.nextWatch = this.startNextWatch(() => handler));
     const output = {
       definition: this.definition,
       transport: this.deps.transport,
@@ -349,7 +305,6 @@ export class FlowRuntime {
       ...(documents ? { documents } : {}),
       ...(this.deps.maxRequestBytes === undefined ? {} : { maxRequestBytes: this.deps.maxRequestBytes }),
       ...(this.keepsNext() ? { keepNext: (payload: Buffer, properties: Properties) => this.keepNext(handler, payload, properties) } : {}),
-      ...(nextWatch ? { watchNext: (payload: Buffer, properties: Properties) => nextWatch.watch(RecentRequests.keyOf(properties.id!, payload), payload, properties) } : {}),
     };
     const handler: RequestHandler = new RequestHandler({ ...output, deps: this.deps, prompt, tools });
 

@@ -22,7 +22,6 @@ import {
 import { agentRequestCodec, triplesCodec, type AgentRequest, type AgentResponse } from '../wire/index.js';
 import { settle, track, type DialogState } from './dialog.js';
 import { offCriticalPath } from './off-critical-path.js';
-import type { NextTicket } from './next-watch.js';
 import type { FlowTelemetry, RequestGate } from './ports.js';
 import { FINAL_MESSAGE_RETRY_MS, type PublishPolicy } from './publish-policy.js';
 
@@ -41,8 +40,6 @@ export interface FlowOutput {
   maxRequestBytes?: number;
   /** Runs a `next` request on this replica instead of publishing it; false when it must go to the bus. */
   keepNext?: (payload: Buffer, properties: Properties) => boolean;
-  /** Watches a `next` published on the bus until a replica is known to have taken it (next-watch.ts). */
-  watchNext?: (payload: Buffer, properties: Properties) => NextTicket;
 }
 
 /** The output of one request; without `request` (refused before decoding) only `respond` and `next` work. */
@@ -88,7 +85,9 @@ export function iterationOutput(flow: FlowOutput, id: string, dialog: DialogStat
         flow.telemetry.next('kept');
         return;
       }
-      await publishNext(flow, payload, nextProperties);
+      await publisher.whenConnected();
+      await publisher.publish(producers.next, { payload, properties: nextProperties }, 'marked');
+      flow.telemetry.next('published');
     },
     ...(producers.aggregation
       ? {
@@ -119,18 +118,4 @@ export function iterationOutput(flow: FlowOutput, id: string, dialog: DialogStat
         }
       : {}),
   };
-}
-
-/** Publishes a `next` on the bus, watched (where the flow watches them) until a replica is known to have taken it. */
-async function publishNext(flow: FlowOutput, payload: Buffer, properties: Properties): Promise<void> {
-  await flow.publisher.whenConnected();
-  const ticket = flow.watchNext?.(payload, properties);
-  try {
-    await flow.publisher.publish(flow.producers.next, { payload, properties }, 'marked');
-  } catch (error) {
-    ticket?.failed();
-    throw error;
-  }
-  ticket?.published();
-  flow.telemetry.next('published');
 }

@@ -20,11 +20,8 @@ import type { RecentRequests } from './recent-requests.js';
 import type { RequestClaims } from './request-claims.js';
 
 /** Why a request was refused before it ran. */
-/**
- * `published` / `received`: a `next` message through the broker; `kept`: one run on the replica that made it;
- * `recovered`: one published that no replica took, run by the replica that published it (next-watch.ts).
- */
-export type NextEvent = 'published' | 'received' | 'kept' | 'recovered';
+/** `published` / `received`: a `next` message through the broker; `kept`: one run on the replica that made it. */
+export type NextEvent = 'published' | 'received' | 'kept';
 
 export interface Refusal {
   kind: 'group-policy' | 'unknown-group' | 'initial-state' | 'pattern' | 'signature' | 'invalid-state';
@@ -227,8 +224,6 @@ export interface FlowRuntimeDeps {
    * can drop a non-persistent message (a burst, a restart); while the flow stops, nexts go to the bus.
    */
   nextOnBus?: boolean;
-  /** How long a published `next` may go untaken before the other replicas are asked about it (next-watch.ts); default 2000 ms; 0: not watched. */
-  nextWatchMs?: number;
   /**
    * The supervisor's aggregation topic (`{tenant}`, `{namespace}`, `{topic}` of the request topic filled in;
    * default DEFAULT_AGGREGATION_TOPIC) and how long a fan-out may wait for its subagents (default 300 s).

@@ -12,10 +12,6 @@
  *
  * Only redelivered requests no replica here remembers cost anything: the wait (`waitMs`, 5 s by default). Every
  * other request goes on at once, and the topic carries nothing while the broker keeps its acks.
- *
- * The replica that published a `next` on the bus asks too, about one it did not receive itself (next-watch.ts):
- * an answer says another replica took it, no answer that the broker dropped it; and an ask of another replica
- * about it says that replica received it (`onAsked`).
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -56,10 +52,6 @@ export class RequestClaims {
   private consumer: Consumer | undefined;
   /** Key → the resolvers of the asks waiting for an answer about it. */
   private readonly waiting = new Map<string, Set<(holder: string) => void>>();
-  /** Told of every other replica's ask (next-watch.ts: an ask says its replica received the request). */
-  private readonly askListeners = new Set<(key: string) => void>();
-  /** Key → the callbacks of the waits told when this replica's own ask about it comes back on the topic. */
-  private readonly echoes = new Map<string, Set<() => void>>();
   private readonly waitMs: number;
 
   constructor(private readonly parts: RequestClaimsParts) {
@@ -88,41 +80,12 @@ export class RequestClaims {
     await Promise.allSettled([consumer?.close({ unsubscribe: true }), producer?.close()]);
   }
 
-  /** Calls `listener` with the key of every ask another replica makes; returns the function that stops it. */
-  onAsked(listener: (key: string) => void): () => void {
-    this.askListeners.add(listener);
-    return () => this.askListeners.delete(listener);
-  }
-
   /**
    * The replica that runs `key` or ended it lately, or undefined when none answered within the wait (or this
-   * replica cannot ask: not started, or the claims topic failed), or once `signal` aborts.
+   * replica cannot ask: not started, or the claims topic failed).
    */
-  async holderOf(key: string, signal?: AbortSignal): Promise<string | undefined> {
-    return (await this.ask(key, signal)).holder;
-  }
-
-  /**
-   * As `holderOf`, and whether one of this replica's own asks came back to it on the topic during the wait: without
-   * that, a wait with no answer says nothing (on WebSocket the broker's WebSocket service can lose both unseen).
-   */
-  async ask(key: string, signal?: AbortSignal): Promise<{ holder?: string; heard: boolean }> {
-    let heard = false;
-    const echo = (): void => void (heard = true);
-    let echoes = this.echoes.get(key);
-    if (!echoes) this.echoes.set(key, (echoes = new Set()));
-    echoes.add(echo);
-    try {
-      const holder = await this.waitForHolder(key, signal);
-      return { ...(holder !== undefined ? { holder } : {}), heard };
-    } finally {
-      echoes.delete(echo);
-      if (echoes.size === 0) this.echoes.delete(key);
-    }
-  }
-
-  private async waitForHolder(key: string, signal?: AbortSignal): Promise<string | undefined> {
-    if (!this.producer || signal?.aborted) return undefined;
+  async holderOf(key: string): Promise<string | undefined> {
+    if (!this.producer) return undefined;
     let resolveHolder!: (holder: string) => void;
     const answered = new Promise<string>((resolve) => (resolveHolder = resolve));
     let resolvers = this.waiting.get(key);
@@ -130,11 +93,9 @@ export class RequestClaims {
     resolvers.add(resolveHolder);
     const started = Date.now();
     let timer: NodeJS.Timeout | undefined;
-    const abandon = (): void => resolveHolder('');
-    signal?.addEventListener('abort', abandon, { once: true });
     const asking = new Promise<undefined>((resolve) => {
       const ask = (): void => {
-        if (Date.now() - started >= this.waitMs || signal?.aborted) return resolve(undefined);
+        if (Date.now() - started >= this.waitMs) return resolve(undefined);
         this.send({ ask: key });
         timer = setTimeout(ask, Math.min(ASK_EVERY_MS, this.waitMs - (Date.now() - started)));
       };
@@ -145,7 +106,6 @@ export class RequestClaims {
       return holder || undefined;
     } finally {
       clearTimeout(timer);
-      signal?.removeEventListener('abort', abandon);
       resolvers.delete(resolveHolder);
       if (resolvers.size === 0) this.waiting.delete(key);
     }
@@ -160,19 +120,14 @@ export class RequestClaims {
   private async onMessage(message: IncomingMessage): Promise<void> {
     await message.ack().catch(() => undefined);
     const from = message.properties.from;
-    if (from === undefined) return;
+    if (from === undefined || from === this.replica) return;
     const claim = parseClaim(message.payload);
-    if (from === this.replica) {
-      if (claim && 'ask' in claim) for (const echo of this.echoes.get(claim.ask) ?? []) echo();
-      return;
-    }
     if (!claim) {
       this.parts.logger.warn({ from }, 'A message on the request claims topic is neither an ask nor an answer: ignored');
       return;
     }
     if ('ask' in claim) {
       if (this.parts.recent.has(claim.ask)) this.send({ have: claim.ask });
-      for (const listener of this.askListeners) listener(claim.ask);
       return;
     }
     for (const resolve of this.waiting.get(claim.have) ?? []) resolve(from);

@@ -63,7 +63,7 @@ export class AgentMetrics {
   readonly producerMessages: Counter<'processor' | 'producer'> = new Counter({ name: 'tg_producer_messages_total', help: 'Messages published', labelNames: ['processor', 'producer'], registers: this.registers });
   readonly nextMessages: Counter<'processor' | 'event'> = new Counter({
     name: 'tg_agent_next_messages_total',
-    help: 'next messages published and received through the broker (summed over replicas, published minus received is what the broker lost, plus those in transit), kept on the replica that made them, and recovered: published, taken by no replica, and run by the replica that published it',
+    help: 'next messages published and received through the broker (summed over replicas, published minus received is what the broker lost, plus those in transit), and kept on the replica that made them',
     labelNames: ['processor', 'event'],
     registers: this.registers,
   });

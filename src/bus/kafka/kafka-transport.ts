@@ -62,7 +62,6 @@ const PROBE = 'probe';
 
 export class KafkaTransport extends StatusReporting implements Transport {
   readonly kind = 'kafka';
-  readonly retainsMessages = true;
   private readonly logger: Logger;
   /** The client of the producer and the admin requests; each subscription makes its own (subscription.ts). */
   private readonly kafka: Kafka;

@@ -48,7 +48,6 @@ interface Subscription {
 
 export class RabbitMqTransport extends StatusReporting implements Transport {
   readonly kind = 'rabbitmq';
-  readonly retainsMessages = true;
   private readonly logger: Logger;
   private readonly url: string;
   readonly maxMessageBytes: number;
