@@ -21,7 +21,7 @@ import { startAgentHarness, waitUntil } from '../support/agent-harness.js';
 import { startGatewayClient } from '../support/gateway-client.js';
 import { freshAnswered, keepInFlight, lookupConversation } from '../support/conversations-in-flight.js';
 import { capturingLogger } from '../support/log-capture.js';
-import { createTestTransport, testTransports } from '../support/transports.js';
+import { createTestTransport, movesTestRuns, testTransports } from '../support/transports.js';
 
 const IN_FLIGHT = 8;
 const FRESH = 16;
@@ -40,12 +40,11 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
  * What fits (the broker's log of that run was not kept): the WebSocket service had its producer on the reloaded
  * topic before its consumer was back, and the non-persistent topic dropped what it carried meanwhile; the agent's consumers heal only a consumer that stays
  * away (src/bus/pulsar/websocket/socket-heal.ts), not that window, which no WebSocket client can see. So that
- * variant runs only with TG_TEST_WEBSOCKET_MOVES=1.
+ * variant runs only with TG_TEST_WEBSOCKET_MOVES=1 (movesTestRuns).
  */
-const runs = (kind: string): boolean => kind !== 'websocket' || process.env.TG_TEST_WEBSOCKET_MOVES === '1';
 
 describe.each(testTransports())('topics unloaded on one broker under load [%s]', (kind) => {
-  it.runIf(runs(kind))('every conversation an agent began ends, none twice, fresh ones are answered', async () => {
+  it.runIf(movesTestRuns(kind))('every conversation an agent began ends, none twice, fresh ones are answered', async () => {
     const adminUrl = inject('pulsarWebServiceUrl');
     const capture = capturingLogger();
     const conversation = lookupConversation('moved');
