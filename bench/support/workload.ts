@@ -112,8 +112,9 @@ export interface HopTap {
 }
 
 /**
- * Send, waiting for room when a burst of thousands of messages has filled the producer's queue of pending
- * sends (ProducerQueueIsFull on the native client), as a real service's publish retries, instead of losing it.
+ * Send, and send again on a failure the transport calls retriable (a burst of thousands of messages that found no
+ * room among the producer's sends in flight within the send timeout, a reconnect), as a real service's publish
+ * retries, instead of losing it.
  */
 function sendWhenRoom(producer: Producer, message: OutgoingMessage): Promise<void> {
   return retry(() => producer.send(message), {

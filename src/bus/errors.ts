@@ -139,11 +139,36 @@ export class TransportUnavailableError extends TransportError {
  * message may or may not have been published). Retriable.
  */
 export class NotConnectedError extends TransportError {
-  override readonly name = 'NotConnectedError';
-  override readonly code = 'TG_TRANSPORT_NOT_CONNECTED';
+  override readonly name: string = 'NotConnectedError';
+  override readonly code: string = 'TG_TRANSPORT_NOT_CONNECTED';
 
-  constructor(message: string) {
-    super(message, { retriable: true });
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, { retriable: true, cause: options?.cause });
+  }
+}
+
+/**
+ * `send` found no room among a producer's sends in flight (the native client takes at most `limit` at once):
+ * it waited up to the send timeout for one and gave up, or the client refused it as full. Never written, so a
+ * NotConnectedError: sending it again cannot publish it twice. Retriable.
+ */
+export class ProducerQueueFullError extends NotConnectedError {
+  override readonly name = 'ProducerQueueFullError';
+  override readonly code = 'TG_TRANSPORT_PRODUCER_QUEUE_FULL';
+
+  constructor(
+    readonly topic: string,
+    /** Sends in flight at most on one producer. */
+    readonly limit: number,
+    /** What happened to this send, e.g. how long it waited. */
+    detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `send on ${topic} was never written: ${detail}; the producer takes at most ${limit} sends in flight and the ` +
+        `broker acknowledged them slower than they came. Sending it again cannot publish it twice`,
+      options,
+    );
   }
 }
 

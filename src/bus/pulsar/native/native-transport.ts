@@ -109,6 +109,13 @@ const DEFAULT_OPERATION_TIMEOUT_SECONDS = 10;
  */
 const STUCK_AFTER_ATTEMPT_MS = 4000;
 const STUCK_OTHERS_UP_MS = 8000;
+/**
+ * Sends one producer hands the C++ client at once (its `maxPendingMessages`, the client's default made
+ * explicit); more wait in the producer for a place (producer.ts). More would let a burst on one topic out
+ * sooner only while the broker keeps up, and would leave more sends in the client to fail and send again
+ * when a connection drops.
+ */
+export const MAX_PENDING_SENDS = 1000;
 /** A creation attempt of our own may take this much longer than the client's operation timeout. */
 const ATTEMPT_MARGIN_MS = 1000;
 /** How long the first connection waits for the broker's port to open. */
@@ -199,12 +206,20 @@ export class NativeTransport extends StatusReporting implements Transport {
         // own, and fewer bytes keep a busy reader's connection writable; a non-persistent topic drops what a
         // connection with more than 64 KiB waiting in the broker cannot take (docs/reliability.md).
         create: () =>
-          this.client.createProducer({ topic, batchingEnabled: false, chunkingEnabled: false, compressionType: 'LZ4', sendTimeoutMs: this.sendTimeoutMs }),
+          this.client.createProducer({
+            topic,
+            batchingEnabled: false,
+            chunkingEnabled: false,
+            compressionType: 'LZ4',
+            sendTimeoutMs: this.sendTimeoutMs,
+            maxPendingMessages: MAX_PENDING_SENDS,
+          }),
         attemptTimeoutMs: this.attemptTimeoutMs(),
         connection: this.connection,
         alsoNeeds: this.neededBy(options),
         awaitSubscriber: options.awaitSubscriber ?? false,
         sendTimeoutMs: this.sendTimeoutMs,
+        maxPendingSends: MAX_PENDING_SENDS,
         maxMessageBytes: this.maxMessageBytes,
         tooLarge: (t, size) => this.tooLarge(t, size),
         logger: this.logger,

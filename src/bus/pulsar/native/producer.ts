@@ -8,11 +8,25 @@
  * (`AlreadyClosed`), so the publish policy sends them again on a new producer, after the settle
  * (connection-status.ts) that gives the subscribers time to come back. A message the broker took just before
  * it died may then arrive twice, which is why a final message is "at least once" during a broker fault.
+ *
+ * The C++ producer holds at most `maxPendingSends` sends without a receipt and fails any send beyond that at
+ * once (`ProducerQueueIsFull`); its `blockIfQueueFull` would block the calling thread, which is the event loop.
+ * So a send takes one of `maxPendingSends` places here first and waits for one, in order, when all are taken:
+ * a burst of thousands of publishes on one topic (conversations in flight on one replica) goes out as the
+ * broker acknowledges, and a send that finds no place within the send timeout fails as never written.
  */
 import type { Logger } from 'pino';
 import { errorMessage } from '../../../errors/index.js';
 import type { ConnectionStatus, PublishLink } from '../../connection-status.js';
-import { FrameTooLargeError, NotConnectedError, TransportClosedError, TransportError, UnacknowledgedSendError } from '../../errors.js';
+import { CallSlots, type SlotTicket } from '../../call-slots.js';
+import {
+  FrameTooLargeError,
+  NotConnectedError,
+  ProducerQueueFullError,
+  TransportClosedError,
+  TransportError,
+  UnacknowledgedSendError,
+} from '../../errors.js';
 import { createUntilUp } from './create-until-up.js';
 import type { OutgoingMessage, Producer } from '../../transport.js';
 import type { NativeProducer } from './pulsar-client-module.js';
@@ -33,6 +47,8 @@ export interface NativeProducerParts {
   /** After a reconnect, wait for the topic to have a subscriber (connection-status.ts). */
   awaitSubscriber: boolean;
   sendTimeoutMs: number;
+  /** The C++ producer's `maxPendingMessages`: sends handed to it at once at most; the others wait here. */
+  maxPendingSends: number;
   maxMessageBytes: number;
   tooLarge(topic: string, size: number): FrameTooLargeError;
   logger: Logger;
@@ -47,6 +63,8 @@ export class RecyclingNativeProducer implements Producer {
   /** The C++ producer in use; undefined while a new one is being created. */
   private live: NativeProducer | undefined;
   private inFlight = 0;
+  /** The places among the sends the C++ producer holds (see above). */
+  private readonly room: CallSlots;
   private closed = false;
   /** Aborted by `close`: ends the creation of a replacement at once. */
   private readonly closing = new AbortController();
@@ -60,6 +78,7 @@ export class RecyclingNativeProducer implements Producer {
     this.current = Promise.resolve(first);
     this.live = first;
     this.link = new LinkState(this.name, () => this.live?.isConnected() ?? false);
+    this.room = new CallSlots({ limit: parts.maxPendingSends, service: this.name, advice: 'its sends wait for a receipt of the broker' });
   }
 
   static async open(parts: NativeProducerParts): Promise<RecyclingNativeProducer> {
@@ -69,6 +88,7 @@ export class RecyclingNativeProducer implements Producer {
   async send(message: OutgoingMessage): Promise<void> {
     const { topic, connection, sendTimeoutMs } = this.parts;
     if (this.closed) throw new TransportClosedError(`producer for ${topic}`);
+    const startedAt = performance.now();
     const size = message.payload.length;
     if (size > this.parts.maxMessageBytes) throw this.parts.tooLarge(topic, size);
     // A send made during an outage would wait in the C++ client too (see above): it is not handed over until
@@ -78,25 +98,53 @@ export class RecyclingNativeProducer implements Producer {
       const down = links.filter((link) => !link.up()).map((link) => link.name);
       throw new NotConnectedError(`producer for ${topic} is not connected after ${sendTimeoutMs} ms (${down.length > 0 ? `reconnecting: ${down.join('; ')}` : 'reconnecting'})`);
     }
-    const native = await this.current;
-    this.inFlight++;
+    const place = await this.placeInFlight(sendTimeoutMs - (performance.now() - startedAt));
     try {
-      await native.send({
-        discardMessageId: true,
-        data: message.payload,
-        properties: message.properties ?? {},
-        ...(message.key !== undefined ? { partitionKey: message.key } : {}),
-      });
-    } catch (err) {
-      const text = errorMessage(err);
-      if (/MessageTooBig/i.test(text)) throw this.parts.tooLarge(topic, size);
-      if (/AlreadyClosed/i.test(text) && !this.closed) {
-        throw new UnacknowledgedSendError(`send on ${topic} failed: the broker connection was lost before it acknowledged the message, which may or may not have been published`, { cause: err });
+      const native = await this.current;
+      this.inFlight++;
+      try {
+        await native.send({
+          discardMessageId: true,
+          data: message.payload,
+          properties: message.properties ?? {},
+          ...(message.key !== undefined ? { partitionKey: message.key } : {}),
+        });
+      } catch (err) {
+        const text = errorMessage(err);
+        if (/MessageTooBig/i.test(text)) throw this.parts.tooLarge(topic, size);
+        // Refused before it was written: the C++ client's queue or its memory for pending messages was full.
+        if (/ProducerQueueIsFull|MemoryBufferIsFull/i.test(text)) {
+          throw new ProducerQueueFullError(topic, this.room.limit, `the Pulsar client refused it (${text})`, { cause: err });
+        }
+        if (/AlreadyClosed/i.test(text) && !this.closed) {
+          throw new UnacknowledgedSendError(`send on ${topic} failed: the broker connection was lost before it acknowledged the message, which may or may not have been published`, { cause: err });
+        }
+        throw new TransportError(`send on ${topic} failed: ${text}`, { retriable: true, cause: err });
+      } finally {
+        this.inFlight--;
       }
-      throw new TransportError(`send on ${topic} failed: ${text}`, { retriable: true, cause: err });
     } finally {
-      this.inFlight--;
+      place.release();
     }
+  }
+
+  /**
+   * One of the places among the sends in flight, at once or when an earlier send ends; a send that gets none
+   * within `waitMs` (what is left of its send timeout) fails as never written.
+   */
+  private async placeInFlight(waitMs: number): Promise<SlotTicket> {
+    let granted!: () => void;
+    const turn = new Promise<true>((resolve) => (granted = () => resolve(true)));
+    const place = this.room.enter(() => granted());
+    if (place.held) return place;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), Math.max(0, waitMs))));
+    await Promise.race([turn, timedOut]);
+    clearTimeout(timer);
+    if (place.held) return place;
+    place.release();
+    const { topic, sendTimeoutMs } = this.parts;
+    throw new ProducerQueueFullError(topic, this.room.limit, `it found no place within the send timeout (${sendTimeoutMs} ms; ${this.room.queued} more sends wait)`);
   }
 
   /**

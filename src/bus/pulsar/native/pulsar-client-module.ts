@@ -52,6 +52,8 @@ export interface NativeProducerConfig {
   topic: string;
   batchingEnabled?: boolean;
   sendTimeoutMs?: number;
+  /** Sends without a receipt at most; the C++ client fails one beyond it (`ProducerQueueIsFull`). Default 1000. */
+  maxPendingMessages?: number;
   chunkingEnabled?: boolean;
   compressionType?: 'None' | 'Zlib' | 'LZ4' | 'ZSTD' | 'SNAPPY';
 }
