@@ -470,13 +470,95 @@ describe('WebSocketTransport (against a scripted broker)', () => {
     await expect(waiting).resolves.toBeUndefined();
   });
 
-  it('holds a send while another link of the transport is down, and fails it as never written after the send timeout', async () => {
+  it('checks a producer idle through a move before its next send, and reopens it first when the broker lacks it', async () => {
+    await transport.close();
+    const lostBehindSocket = new Set<string>();
+    const looks: string[] = [];
+    const topicClients = (topic: string): Promise<TopicClients> => {
+      looks.push(topic);
+      return Promise.resolve({ subscriptions: new Map(), publishers: broker.open('producer').map(producerNameOf).filter((name) => !lostBehindSocket.has(name)) });
+    };
+    // An ack timeout longer than the test: a send held on a socket with no producer behind it would not fail here.
+    transport = new WebSocketTransport({ ...fast, reconnect: { ...fast.reconnect, settleMs: 20 }, url, ackTimeoutMs: 60_000, topicClients, heal: { windowMs: 5_000, pollMs: 5_000, graceMs: 30 } });
+    const tool = await transport.createProducer('persistent://tg/flow/mcp-tool');
+    const toolSocket = broker.last();
+    const prompt = await transport.createProducer('persistent://tg/flow/prompt');
+    const promptSocket = broker.last();
+    await transport.subscribe({ topic: 'persistent://tg/flow/t', subscription: 'sub', subscriptionType: 'Shared', handler: async (m) => m.ack() });
+    await new Promise((resolve) => setTimeout(resolve, 60));
+
+    // Nothing moved: a send goes at once, with no stats read.
+    await tool.send({ payload: Buffer.from('before') });
+    expect(looks).toEqual([]);
+
+    // A broker lost: its consumer's socket drops (a sign of a move), and the service lost the tool's producer behind
+    // its open socket while it was idle.
+    lostBehindSocket.add(producerNameOf(toolSocket));
+    broker.open('consumer')[0]!.ws.terminate();
+    await vi.waitFor(() => expect(broker.open('consumer')).toHaveLength(1));
+    await new Promise((resolve) => setTimeout(resolve, 60));
+
+    // The next send is written on a new socket, never on the one the broker has no producer behind, and succeeds.
+    await expect(tool.send({ payload: Buffer.from('after the move') })).resolves.toBeUndefined();
+    expect(looks).toEqual(['persistent://tg/flow/mcp-tool']);
+    expect(toolSocket.ws.readyState).not.toBe(WebSocket.OPEN);
+    expect(toolSocket.frames.map((f) => Buffer.from(String(f.payload), 'base64').toString())).toEqual(['before']);
+    const reopened = broker.open('producer').find((s) => s.url.includes('mcp-tool'))!;
+    expect(producerNameOf(reopened)).not.toBe(producerNameOf(toolSocket));
+    expect(reopened.frames.map((f) => Buffer.from(String(f.payload), 'base64').toString())).toEqual(['after the move']);
+
+    // A producer the broker has is checked once and sends on its socket; its later sends are not checked again.
+    await Promise.all([prompt.send({ payload: Buffer.from('p1') }), prompt.send({ payload: Buffer.from('p2') })]);
+    await prompt.send({ payload: Buffer.from('p3') });
+    expect(looks).toEqual(['persistent://tg/flow/mcp-tool', 'persistent://tg/flow/prompt']);
+    expect(promptSocket.ws.readyState).toBe(WebSocket.OPEN);
+    expect(promptSocket.frames.map((f) => Buffer.from(String(f.payload), 'base64').toString())).toEqual(['p1', 'p2', 'p3']);
+  });
+
+  it('holds a send while its reply subscription is down, and fails it as never written after the send timeout; a link it does not need holds nothing', async () => {
+    await transport.close();
+    // With a subscriber check (the broker's admin API), which stands in for the other side's return.
+    const subscribers = { waitFor: () => Promise.resolve() };
+    transport = new WebSocketTransport({ ...fast, reconnect: { ...fast.reconnect, settleMs: 50 }, url, sendTimeoutMs: 200, subscribers });
+    const replies = await subscribeAcking('replies', 'Exclusive', []);
+    const repliesSession = broker.last();
+    const call = await transport.createProducer('persistent://tg/flow/call', { replies });
+    const callSession = broker.last();
+    const other = await transport.subscribe({ topic: 'persistent://tg/flow/elsewhere', subscription: 'other', subscriptionType: 'Exclusive', handler: async (m) => m.ack() });
+    const otherSession = broker.last();
+    const answer = await transport.createProducer('persistent://tg/flow/answer');
+    const answerSession = broker.last();
+    expect(other).toBeDefined();
+
+    // Both consumers' links drop and cannot come back yet; the producers' own links stay open.
+    let away = true;
+    broker.refuse = (u) => (away && u.startsWith('/ws/v2/consumer/') ? 503 : undefined);
+    repliesSession.ws.terminate();
+    otherSession.ws.terminate();
+    // Each lost link begins an epoch.
+    await vi.waitFor(() => expect(transport.status()).toMatchObject({ connected: false, epoch: 2 }));
+
+    // A call waits for the subscription its replies come back on, and fails as never written.
+    const error = await call.send({ payload: Buffer.from('too early') }).then(() => undefined, (err: unknown) => err);
+    expect(error).toMatchObject({ code: 'TG_TRANSPORT_NOT_CONNECTED', retriable: true });
+    expect(String(error)).toMatch(/reconnecting: consumer replies on persistent:\/\/tg\/flow\/t/);
+    expect(callSession.frames).toEqual([]);
+    // A publish that needs neither consumer goes out while they are away.
+    await expect(answer.send({ payload: Buffer.from('answer') })).resolves.toBeUndefined();
+    expect(answerSession.frames).toHaveLength(1);
+
+    away = false;
+    await vi.waitFor(() => expect(transport.status().connected).toBe(true));
+    await expect(call.send({ payload: Buffer.from('now') })).resolves.toBeUndefined();
+    expect(callSession.frames).toHaveLength(1);
+  });
+
+  it('without a subscriber check, holds a send while any link of the transport is down', async () => {
     await transport.close();
     transport = new WebSocketTransport({ ...fast, reconnect: { ...fast.reconnect, settleMs: 50 }, url, sendTimeoutMs: 200 });
     const producer = await transport.createProducer('persistent://tg/flow/out');
     const producerSession = broker.last();
     await subscribeAcking('other', 'Exclusive', []);
-    // The consumer's link drops and cannot come back yet; the producer's own link stays open.
     let away = true;
     broker.refuse = (u) => (away && u.startsWith('/ws/v2/consumer/') ? 503 : undefined);
     broker.last().ws.terminate();

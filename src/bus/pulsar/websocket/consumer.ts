@@ -12,6 +12,7 @@ import { FrameDecoder } from './frame-decoder.js';
 import { Link, type LinkSettings } from './link.js';
 import { sendCoalesced } from './coalesced-writes.js';
 import type { HealSocket, HealTarget } from './socket-heal.js';
+import type { PublishLink } from '../../connection-status.js';
 
 export class WebSocketConsumer implements Consumer, HealTarget {
   readonly topic: string;
@@ -51,6 +52,11 @@ export class WebSocketConsumer implements Consumer, HealTarget {
   }
 
   get socket(): HealSocket {
+    return this.link;
+  }
+
+  /** Its connection, as a publish whose replies come back on it waits for it (connection-status.ts). */
+  get publishLink(): PublishLink {
     return this.link;
   }
 

@@ -9,6 +9,8 @@ import WebSocket from 'ws';
 import { ConnectError, NotConnectedError, TransportClosedError, TransportError } from '../../errors.js';
 import { type Backoff, exponentialBackoff, retry, RetryTimer } from '../../../retry/index.js';
 import { isRetriableFailure, openWebSocket, toFailure, type UpgradeSettings } from './upgrade.js';
+import type { HealTarget } from './socket-heal.js';
+import type { PublishLink } from '../../connection-status.js';
 
 export interface LinkSettings extends UpgradeSettings {
   readonly logger: Logger;
@@ -23,12 +25,20 @@ export interface LinkSettings extends UpgradeSettings {
   readonly onLinkChange: (lost?: string, reopened?: boolean, delivers?: boolean) => void;
   /** Something suggests a topic moved behind an open socket (a send left unacknowledged): socket-heal.ts. */
   readonly onMoved?: (why: string) => void;
+  /**
+   * Before a producer writes a send: what to wait for first (socket-heal.ts: after a move, the check that the broker
+   * has a producer behind a socket idle through it); undefined: nothing.
+   */
+  readonly beforeSend?: (producer: HealTarget) => Promise<void> | undefined;
   /** The broker acknowledged a send on `topic` (socket-heal.ts). */
   readonly onSent?: (topic: string) => void;
   /** A consumer of `topic` was given a message (socket-heal.ts). */
   readonly onDelivered?: (topic: string) => void;
-  /** Resolves when a publish may go out (connection-status.ts: the settle after a reconnect). */
-  readonly settled: (maxWaitMs: number, topic?: string) => Promise<boolean>;
+  /**
+   * Resolves when a publish may go out (connection-status.ts: the settle after a reconnect): the `links` it needs up
+   * and settled where the transport checks for subscribers, the whole transport otherwise.
+   */
+  readonly settled: (maxWaitMs: number, topic: string | undefined, links: readonly PublishLink[]) => Promise<boolean>;
 }
 
 export interface LinkHandlers {
@@ -44,7 +54,7 @@ export interface LinkHandlers {
 
 type LinkState = 'idle' | 'connecting' | 'open' | 'reconnecting' | 'closed';
 
-export class Link {
+export class Link implements PublishLink {
   private state: LinkState = 'idle';
   private socket: WebSocket | undefined;
   private pingTimer: NodeJS.Timeout | undefined;
@@ -59,13 +69,15 @@ export class Link {
   private closedPromise: Promise<void> | undefined;
   /** performance.now() when the current socket opened. */
   private openedAt = 0;
+  /** performance.now() when a socket opened after an earlier one had closed; -Infinity: not yet. */
+  private backAt = -Infinity;
   /** The socket is being dropped by `reopen`. */
   private reopening = false;
   /** performance.now() of the last frame received on the current socket. */
   private lastFrameAt = -Infinity;
   private readonly namePrefix = `tg-agent-${randomBytes(6).toString('hex')}`;
   private sockets = 0;
-  private name = '';
+  private socketNameNow = '';
 
   constructor(
     /** e.g. `producer for persistent://...` */
@@ -80,6 +92,21 @@ export class Link {
   ) {
     this.backoff = exponentialBackoff({ initialMs: settings.initialDelayMs, maxMs: settings.maxDelayMs, jitter: 'equal' });
     this.reconnects = new RetryTimer(this.backoff, { keepAlive: true });
+  }
+
+  /** As a publish waiting for it names it (connection-status.ts). */
+  get name(): string {
+    return this.label;
+  }
+
+  /** Whether a socket is open now (connection-status.ts: a publish waits for the links it needs). */
+  up(): boolean {
+    return this.current !== undefined;
+  }
+
+  /** When a socket opened again after the one before it closed (-Infinity: none closed yet). */
+  restoredAt(): number {
+    return this.backAt;
   }
 
   isClosed(): boolean {
@@ -177,7 +204,7 @@ export class Link {
 
   /** The name the current (or last) socket was opened under; empty for a link with a fixed URL. */
   get socketName(): string {
-    return this.name;
+    return this.socketNameNow;
   }
 
   /** performance.now() of the last frame the broker sent on the current socket; -Infinity: none. */
@@ -234,8 +261,8 @@ export class Link {
   private connectOnce(): Promise<WebSocket> {
     if (typeof this.url === 'string') this.lastUrl = this.url;
     else {
-      this.name = `${this.namePrefix}-${++this.sockets}`;
-      this.lastUrl = this.url(this.name);
+      this.socketNameNow = `${this.namePrefix}-${++this.sockets}`;
+      this.lastUrl = this.url(this.socketNameNow);
     }
     return openWebSocket(
       this.lastUrl,
@@ -254,6 +281,7 @@ export class Link {
       return;
     }
     const { logger } = this.settings;
+    if (this.openedAt > 0) this.backAt = performance.now();
     this.state = 'open';
     this.socket = ws;
     this.openedAt = performance.now();

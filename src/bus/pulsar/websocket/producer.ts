@@ -7,7 +7,8 @@
  * when the topic moves (on a backoff that grows to a minute), and has been seen to hold a send for minutes after a
  * move. A new socket gets a new producer there, looked up afresh. Each socket registers under a producer name of its
  * own (`producerName`): a send unacknowledged for `MOVE_SIGN_MS` is taken as a sign that the topic may have moved,
- * and the socket heal (socket-heal.ts) reopens the socket once the topic's stats lack that name. Where nothing
+ * and the socket heal (socket-heal.ts) reopens the socket once the topic's stats lack that name; after such a sign,
+ * the heal also checks a socket idle through the move before its next send is written. Where nothing
  * else reopens it, a send the broker has not acknowledged after `ackTimeoutMs` fails the same way, and the socket
  * is reopened.
  */
@@ -17,6 +18,7 @@ import type { OutgoingMessage, Producer } from '../../transport.js';
 import { Link, type LinkSettings } from './link.js';
 import { sendCoalesced } from './coalesced-writes.js';
 import type { HealSocket, HealTarget } from './socket-heal.js';
+import type { PublishLink } from '../../connection-status.js';
 
 /** `{"payload":"` */
 const FRAME_HEAD_BYTES = 12;
@@ -61,6 +63,8 @@ export class WebSocketProducer implements Producer, HealTarget {
     private readonly settings: LinkSettings,
     private readonly limits: ProducerLimits,
     private readonly awaitSubscriber: boolean,
+    /** The other links its publishes need: a call's reply subscription. */
+    private readonly alsoNeeds: readonly PublishLink[],
     private readonly onClosed: () => void,
   ) {
     this.link = new Link(`producer for ${topic}`, url, settings, {
@@ -113,11 +117,16 @@ export class WebSocketProducer implements Producer, HealTarget {
     if (frameBytes > maxFrameBytes) {
       throw new FrameTooLargeError(this.topic, frameBytes, maxFrameBytes, message.payload.length);
     }
-    // The whole transport back and settled (connection-status.ts), not only this link: a link that is back
-    // before the others, and before the settle, would publish before the topic's subscribers are back.
-    if (!(await this.settings.settled(sendTimeoutMs, this.awaitSubscriber ? this.topic : undefined))) {
-      throw new NotConnectedError(`producer for ${this.topic} is not connected after ${sendTimeoutMs} ms (${this.link.downDetail() ?? 'another link is reconnecting'})`);
+    // The links this publish needs (its own, a call's reply subscription), or the whole transport, up and settled
+    // (connection-status.ts): one that is back less than the settle ago would publish before the topic's
+    // subscribers are back.
+    const links = [this.link, ...this.alsoNeeds];
+    if (!(await this.settings.settled(sendTimeoutMs, this.awaitSubscriber ? this.topic : undefined, links))) {
+      const down = links.filter((link) => !link.up()).map((link) => link.name);
+      throw new NotConnectedError(`producer for ${this.topic} is not connected after ${sendTimeoutMs} ms (${down.length > 0 ? `reconnecting: ${down.join('; ')}` : 'reconnecting'})`);
     }
+    const check = this.settings.beforeSend?.(this);
+    if (check) await check;
     const ws = await this.link.whenOpen(sendTimeoutMs);
     return new Promise<void>((resolve, reject) => {
       this.pending.set(context, { resolve, reject, sentAt: Date.now() });

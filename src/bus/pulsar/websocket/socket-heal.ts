@@ -20,6 +20,12 @@
  * producers that were needed). A socket is reopened only when the stats say so (the topic or the subscription without its name) and the broker sent nothing on it
  * since the stats were asked for; stats that cannot be read (the topic has no running owner yet, the admin API is
  * away) leave it alone.
+ *
+ * An idle producer is checked when it is needed instead: within the window, the first send on a socket the broker
+ * has said nothing on since the last signal waits for one stats read of its topic (`beforeSend`), and a socket the
+ * broker has no producer behind is reopened before the send is written. Without that, the send would wait behind
+ * the service's backoff until the ack watch reopened the socket, and fail then as possibly published, which a call
+ * that may act (an MCP tool) is never sent again after.
  */
 import type { Logger } from 'pino';
 import { errorMessage } from '../../../errors/index.js';
@@ -61,9 +67,11 @@ export interface SocketHealOptions {
   readonly graceMs?: number;
   /** How long after a send of ours on a topic we consume one of our consumers of it should hear something. Default 5 s. */
   readonly echoMs?: number;
+  /** How long a send waits for the stats read of `beforeSend` before it is written anyway. Default 2 s. */
+  readonly checkWaitMs?: number;
 }
 
-const DEFAULTS = { windowMs: 180_000, pollMs: 2_000, graceMs: 3_000, echoMs: 5_000 } as const;
+const DEFAULTS = { windowMs: 180_000, pollMs: 2_000, graceMs: 3_000, echoMs: 5_000, checkWaitMs: 2_000 } as const;
 
 export class SocketHeal {
   private readonly targets = new Set<HealTarget>();
@@ -72,6 +80,12 @@ export class SocketHeal {
   /** Per topic, the wait for a delivery after a send of ours there. */
   private readonly awaitingEcho = new Map<string, NodeJS.Timeout>();
   private watchUntil = -Infinity;
+  /** performance.now() of the last movement signal. */
+  private movedAt = -Infinity;
+  /** When each producer's socket was last checked before a send (`beforeSend`). */
+  private readonly checkedAt = new WeakMap<HealTarget, number>();
+  /** The check each producer's sends are waiting for. */
+  private readonly checking = new Map<HealTarget, Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   private looking = false;
   private stopped = false;
@@ -116,10 +130,40 @@ export class SocketHeal {
     if (this.stopped) return;
     const windowMs = this.options.windowMs ?? DEFAULTS.windowMs;
     if (this.timer === undefined) this.options.logger.info({ why, windowMs }, 'a topic may have moved: checking that the broker has the client behind each open socket');
-    this.watchUntil = performance.now() + windowMs;
+    this.movedAt = performance.now();
+    this.watchUntil = this.movedAt + windowMs;
     if (this.timer !== undefined) return;
     this.timer = setInterval(() => void this.lookOnce(), this.options.pollMs ?? DEFAULTS.pollMs);
     this.timer.unref();
+  }
+
+  /**
+   * Before a send on a producer: within the window, a socket open since before the last movement signal that the
+   * broker has said nothing on since is checked first (one stats read of its topic per signal, shared by the sends
+   * that come meanwhile), and reopened when the broker has no producer of its name. Undefined: send at once.
+   */
+  beforeSend(target: HealTarget): Promise<void> | undefined {
+    if (this.stopped || performance.now() > this.watchUntil) return undefined;
+    const { socket } = target;
+    const openForMs = socket.openForMs();
+    const graceMs = this.options.graceMs ?? DEFAULTS.graceMs;
+    // Not open: the send waits for the link, which opens a new socket. Opened lately: too new to judge.
+    if (openForMs === undefined || openForMs < graceMs) return undefined;
+    const since = Math.max(performance.now() - openForMs, socket.heardAt(), this.checkedAt.get(target) ?? -Infinity);
+    if (since > this.movedAt) return undefined;
+    let check = this.checking.get(target);
+    if (check === undefined) {
+      check = this.checkBeforeSend(target, graceMs).finally(() => this.checking.delete(target));
+      this.checking.set(target, check);
+    }
+    const waitMs = this.options.checkWaitMs ?? DEFAULTS.checkWaitMs;
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, waitMs);
+      void check.then(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   stop(): void {
@@ -155,6 +199,14 @@ export class SocketHeal {
     } finally {
       this.looking = false;
     }
+  }
+
+  private async checkBeforeSend(target: HealTarget, graceMs: number): Promise<void> {
+    const askedAt = performance.now();
+    const clients = await this.read(target.topic);
+    // Unreadable stats count as a check too: every send would otherwise wait for another read that fails.
+    this.checkedAt.set(target, askedAt);
+    if (clients && !this.stopped) this.judge(target, clients, askedAt, graceMs);
   }
 
   private judge(target: HealTarget, clients: TopicClients, askedAt: number, graceMs: number): void {

@@ -63,7 +63,7 @@ export interface WebSocketTransportOptions {
    */
   topicClients?: TopicClientsReader;
   /** The socket heal's timings (socket-heal.ts). */
-  heal?: Pick<SocketHealOptions, 'windowMs' | 'pollMs' | 'graceMs' | 'echoMs'>;
+  heal?: Pick<SocketHealOptions, 'windowMs' | 'pollMs' | 'graceMs' | 'echoMs' | 'checkWaitMs'>;
 }
 
 const DEFAULTS = {
@@ -125,9 +125,12 @@ export class WebSocketTransport extends StatusReporting implements Transport {
         if (lost !== undefined && !reopened) this.heal?.moved(lost);
       },
       onMoved: (why) => this.heal?.moved(why),
+      beforeSend: (producer) => this.heal?.beforeSend(producer),
       onSent: (topic) => this.heal?.sent(topic),
       onDelivered: (topic) => this.heal?.delivered(topic),
-      settled: (maxWaitMs, topic) => this.connection.settled(maxWaitMs, topic),
+      // The links a publish needs, where the subscriber check tells when the other side is back; without it the
+      // whole transport: one link is often back a second before the others, and the other side after them.
+      settled: (maxWaitMs, topic, links) => this.connection.settled(maxWaitMs, topic, options.subscribers ? links : undefined),
     };
     this.heal = options.topicClients
       ? new SocketHeal({ ...options.heal, read: options.topicClients, logger: settings.logger.child({ component: 'socket-heal' }) })
@@ -154,7 +157,8 @@ export class WebSocketTransport extends StatusReporting implements Transport {
     this.assertOpen();
     const base = `${this.baseUrl}/ws/v2/producer/${topicPath(topic)}`;
     const url = (producerName: string): string => `${base}?producerName=${encodeURIComponent(producerName)}`;
-    const producer = new WebSocketProducer(topic, url, this.settings, this.limits, options.awaitSubscriber ?? false, () => {
+    const replies = options.replies instanceof WebSocketConsumer && this.consumers.has(options.replies) ? [options.replies.publishLink] : [];
+    const producer = new WebSocketProducer(topic, url, this.settings, this.limits, options.awaitSubscriber ?? false, replies, () => {
       this.producers.delete(producer);
       unwatch?.();
     });
