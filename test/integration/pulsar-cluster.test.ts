@@ -6,11 +6,10 @@
  * away; bench:faults --cluster counts it.) On WebSocket the cluster serves again once the WebSocket service has a
  * consumer back on each subscription it had one on: its own client reconnects them with a backoff of its own.
  *
- * The WebSocket variant runs only with TG_TEST_WEBSOCKET_MOVES=1 (movesTestRuns). In two runs on 2026-12-07 (at
- * load averages of 22 and 1) a fresh conversation's MCP tool call failed: it was sent after the kill on a producer of an
- * agent's that had been idle through it, whose producer at the WebSocket service was gone and not yet re-created;
- * the socket heal reopened it 2 s later, which fails the send as possibly published, and an MCP tool call is
- * never sent twice, so the conversation answered with the tool's error (docs/reliability.md, On a cluster).
+ * On WebSocket a fresh conversation's MCP tool call goes out on a producer of an agent's that was idle through the
+ * kill: the socket heal checks it against the topic's stats before that send and reopens it first if the WebSocket
+ * service lost its producer behind it (src/bus/pulsar/websocket/socket-heal.ts, `beforeSend`), since a tool call
+ * that failed as possibly published is never sent again.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jarNodesUnavailable } from '../../dev/kafka-broker.js';
@@ -18,7 +17,7 @@ import { startPulsarCluster, type PulsarCluster } from '../../dev/pulsar-cluster
 import { agentFlowTopics } from '../../dev/flow-config.js';
 import { queueToTopic } from '../../src/bus/topics.js';
 import { clusterTestsSkipped, servesThroughNodeLoss } from '../support/cluster-serving.js';
-import { createTestTransport, movesTestRuns, testTransports } from '../support/transports.js';
+import { createTestTransport, testTransports } from '../support/transports.js';
 import { pino } from 'pino';
 import { topicClientsReader } from '../../src/bus/pulsar/topic-clients.js';
 
@@ -37,7 +36,7 @@ describe.skipIf(clusterTestsSkipped(missing) !== undefined)('a Pulsar cluster lo
   // Every broker's admin API, as an operator gives a cluster's to the agents.
   const brokerAdminUrl = (): string => pulsar.nodes.map((broker) => broker.webServiceUrl).join(',');
 
-  it.each(testTransports().filter(movesTestRuns))('keeps serving on %s: fresh conversations are answered, none twice', async (kind) => {
+  it.each(testTransports())('keeps serving on %s: fresh conversations are answered, none twice', async (kind) => {
     for (const node of pulsar.nodes) if (!node.running) await node.start();
     await servesThroughNodeLoss({
       // The stand-ins' WebSocket consumers and producers heal as the agents' do (TrustGraph's own services speak the

@@ -21,7 +21,7 @@ import { startAgentHarness, waitUntil } from '../support/agent-harness.js';
 import { startGatewayClient } from '../support/gateway-client.js';
 import { freshAnswered, keepInFlight, lookupConversation } from '../support/conversations-in-flight.js';
 import { capturingLogger } from '../support/log-capture.js';
-import { createTestTransport, movesTestRuns, testTransports } from '../support/transports.js';
+import { createTestTransport, testTransports } from '../support/transports.js';
 
 const IN_FLIGHT = 8;
 const FRESH = 16;
@@ -33,18 +33,19 @@ const CONVERSATION_QUEUES = ['request', 'response', 'prompt-request', 'prompt-re
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * On WebSocket a conversation an agent began can still be without its end after the moves: its first iteration
- * audited `next` (the broker acknowledged the request to the agent's own request topic) and its second never
- * delivered. Traced on 2026-12-07 with the agent's log: three `next` requests acknowledged in one millisecond, no
- * socket of the agent closed and no send unacknowledged, and the next request on that topic delivered 1.8 s later.
- * What fits (the broker's log of that run was not kept): the WebSocket service had its producer on the reloaded
- * topic before its consumer was back, and the non-persistent topic dropped what it carried meanwhile; the agent's consumers heal only a consumer that stays
- * away (src/bus/pulsar/websocket/socket-heal.ts), not that window, which no WebSocket client can see. So that
- * variant runs only with TG_TEST_WEBSOCKET_MOVES=1 (movesTestRuns).
+ * Each iteration's `next` request goes on the bus on native (`--next-on-bus`, as TrustGraph's agent sends it, and as
+ * the harness runs by default), and stays on the replica on WebSocket (the agent's default). On WebSocket the
+ * broker's WebSocket service reconnects its own producer and consumer behind our open sockets after an unload, and
+ * in a window of about two seconds it had its producer on the reloaded request topic before its consumer: three
+ * `next` requests the broker acknowledged in one millisecond were never delivered (traced on 2026-12-07 with the
+ * agent's log; no socket of the agent closed, no send unacknowledged), and their conversations never ended. No
+ * WebSocket client can see that window; a `next` kept on the replica never crosses it. docs/reliability.md, Topic
+ * moves on one broker, says what an operator who turns `--next-on-bus` on with the WebSocket transport risks.
  */
+const nextOnBus = (kind: string): boolean => kind !== 'websocket';
 
 describe.each(testTransports())('topics unloaded on one broker under load [%s]', (kind) => {
-  it.runIf(movesTestRuns(kind))('every conversation an agent began ends, none twice, fresh ones are answered', async () => {
+  it('every conversation an agent began ends, none twice, fresh ones are answered', async () => {
     const adminUrl = inject('pulsarWebServiceUrl');
     const capture = capturingLogger();
     const conversation = lookupConversation('moved');
@@ -59,7 +60,7 @@ describe.each(testTransports())('topics unloaded on one broker under load [%s]',
       tools: conversation.tools,
       mcpTools: conversation.mcpTools,
       // A reply the moving topic dropped ends its call within seconds, not TrustGraph's ten minutes.
-      settings: { concurrency: 16, requestTimeoutSeconds: 10 },
+      settings: { concurrency: 16, requestTimeoutSeconds: 10, nextOnBus: nextOnBus(kind) },
     });
     const gatewayTransport = createTestTransport(kind, { ...broker, logger: pino({ level: 'silent' }) });
     const gateway = await startGatewayClient({ transport: gatewayTransport, workspace: harness.workspace });

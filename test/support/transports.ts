@@ -51,16 +51,6 @@ export function testTransports(): TransportKind[] {
   return requested().filter((kind) => kind !== 'native' || nativeBinding !== undefined);
 }
 
-/**
- * Whether a test of topics moving under load (unloaded on one broker, a cluster's broker killed) runs on `kind`. On
- * WebSocket only with TG_TEST_WEBSOCKET_MOVES=1: the broker's WebSocket service re-creates its own producers and
- * consumers behind our open sockets, and what is sent in that window can be dropped unseen or fail; each test file
- * says what it met (docs/reliability.md, Topic moves and On a cluster).
- */
-export function movesTestRuns(kind: TransportKind): boolean {
-  return kind !== 'websocket' || process.env.TG_TEST_WEBSOCKET_MOVES === '1';
-}
-
 /** The transports skipped here, with the reason (empty under CI, which fails instead). */
 export function skippedTransports(): { kind: TransportKind; reason: string }[] {
   return requested()

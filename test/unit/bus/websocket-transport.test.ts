@@ -386,6 +386,8 @@ describe('WebSocketTransport (against a scripted broker)', () => {
     expect(first.ws.readyState).not.toBe(WebSocket.OPEN);
     second.ws.send(JSON.stringify({ messageId: 'bWlkLTE=', payload: Buffer.from('after the heal').toString('base64'), properties: {} }));
     await vi.waitFor(() => expect(seen).toEqual(['after the heal']));
+    // Reopened by us, not lost: no new epoch, which would give up the calls waiting on every other subscription.
+    expect(transport.status()).toMatchObject({ connected: true, epoch: 0 });
 
     // One the broker has is left alone.
     await new Promise((resolve) => setTimeout(resolve, 200));

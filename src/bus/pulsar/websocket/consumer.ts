@@ -36,7 +36,6 @@ export class WebSocketConsumer implements Consumer, HealTarget {
     this.onDelivered = settings.onDelivered;
     this.frames = new FrameDecoder(settings.logger, (frame) => this.onFrame(frame));
     this.link = new Link(`consumer ${options.subscription} on ${options.topic}`, url, settings, {
-      delivers: true,
       onOpen: () => undefined,
       onTextBytes: (bytes) => this.frames.push(bytes),
       onDown: () => undefined,

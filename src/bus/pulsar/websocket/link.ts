@@ -19,10 +19,9 @@ export interface LinkSettings extends UpgradeSettings {
   readonly maxDelayMs: number;
   readonly connectAttempts: number;
   /**
-   * A link changed state; `lost` when an open connection dropped, `reopened` when it was dropped on purpose (`reopen`),
-   * `delivers` whether the link carries deliveries (a consumer's) or only sends (a producer's).
+   * A link changed state; `lost` when an open connection dropped, `reopened` when it was dropped on purpose (`reopen`).
    */
-  readonly onLinkChange: (lost?: string, reopened?: boolean, delivers?: boolean) => void;
+  readonly onLinkChange: (lost?: string, reopened?: boolean) => void;
   /** Something suggests a topic moved behind an open socket (a send left unacknowledged): socket-heal.ts. */
   readonly onMoved?: (why: string) => void;
   /**
@@ -42,8 +41,6 @@ export interface LinkSettings extends UpgradeSettings {
 }
 
 export interface LinkHandlers {
-  /** The link carries deliveries (a consumer's), not only sends and their acknowledgements (a producer's). */
-  readonly delivers: boolean;
   onOpen(ws: WebSocket): void;
   /** Each text frame, as a string; or, with `onTextBytes`, as the bytes received (decoding them is the handler's). */
   onText?(text: string): void;
@@ -83,10 +80,10 @@ export class Link implements PublishLink {
     /** e.g. `producer for persistent://...` */
     readonly label: string,
     /**
-     * The URL, or a function giving it for each connect from a name of the socket's own (`tg-agent-<random>-<n>`),
-     * under which the broker's stats list the client behind it (socket-heal.ts).
+     * The URL for each connect, from a name of the socket's own (`tg-agent-<random>-<n>`), under which the broker's
+     * stats list the client behind it (socket-heal.ts).
      */
-    private readonly url: string | ((socketName: string) => string),
+    private readonly url: (socketName: string) => string,
     private readonly settings: LinkSettings,
     private readonly handlers: LinkHandlers,
   ) {
@@ -202,7 +199,7 @@ export class Link implements PublishLink {
     return this.state === 'open' ? performance.now() - this.openedAt : undefined;
   }
 
-  /** The name the current (or last) socket was opened under; empty for a link with a fixed URL. */
+  /** The name the current (or last) socket was opened under. */
   get socketName(): string {
     return this.socketNameNow;
   }
@@ -255,15 +252,13 @@ export class Link implements PublishLink {
     return this.closedPromise;
   }
 
-  /** One upgrade; on success the socket is attached (in its `open` event, see openWebSocket). */
+  /** The URL of the last upgrade, for errors. */
   private lastUrl = '';
 
+  /** One upgrade; on success the socket is attached (in its `open` event, see openWebSocket). */
   private connectOnce(): Promise<WebSocket> {
-    if (typeof this.url === 'string') this.lastUrl = this.url;
-    else {
-      this.socketNameNow = `${this.namePrefix}-${++this.sockets}`;
-      this.lastUrl = this.url(this.socketNameNow);
-    }
+    this.socketNameNow = `${this.namePrefix}-${++this.sockets}`;
+    this.lastUrl = this.url(this.socketNameNow);
     return openWebSocket(
       this.lastUrl,
       this.settings,
@@ -326,7 +321,7 @@ export class Link implements PublishLink {
     this.state = 'reconnecting';
     this.settings.logger.warn({ link: this.label, code, reason }, 'websocket closed, reconnecting');
     this.handlers.onDown(new TransportError(`${this.label}: ${why}`, { retriable: true }));
-    this.settings.onLinkChange(`${this.label}: ${why}`, reopened, this.handlers.delivers);
+    this.settings.onLinkChange(`${this.label}: ${why}`, reopened);
     this.scheduleReconnect();
   }
 

@@ -68,7 +68,6 @@ export class WebSocketProducer implements Producer, HealTarget {
     private readonly onClosed: () => void,
   ) {
     this.link = new Link(`producer for ${topic}`, url, settings, {
-      delivers: false,
       onOpen: () => undefined,
       onText: (text) => this.onAck(text, settings.logger),
       onDown: (error) => this.failPending(error),

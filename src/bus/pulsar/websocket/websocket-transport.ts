@@ -115,12 +115,14 @@ export class WebSocketTransport extends StatusReporting implements Transport {
       maxDelayMs: positive('reconnect.maxDelayMs', options.reconnect?.maxDelayMs ?? DEFAULTS.maxDelayMs),
       connectAttempts: positiveInteger('connectAttempts', options.connectAttempts ?? DEFAULTS.connectAttempts),
       handshakeTimeoutMs: positive('handshakeTimeoutMs', options.handshakeTimeoutMs ?? DEFAULTS.handshakeTimeoutMs),
-      onLinkChange: (lost, reopened, delivers) => {
-        // A new epoch gives up every call waiting for a reply (request-client.ts). A producer's socket carries no
-        // reply: losing it fails only its own unacknowledged sends (which the publish policy handles), so a producer
-        // reopened on its own (the heal, the ack timeout) leaves the calls be; a broker that goes drops the
-        // consumers' sockets too, and they begin the new epoch.
-        this.refresh(delivers === false && reopened ? undefined : lost);
+      onLinkChange: (lost, reopened) => {
+        // A new epoch gives up every call waiting for a reply (request-client.ts), on every subscription of the
+        // transport, and fails those that may act. A socket we reopened ourselves (the heal, the ack timeout) begins
+        // none: a producer's carries no reply, and a consumer's was reopened because the service had no consumer
+        // behind it, which loses only what its own subscription was sent meanwhile: the calls waiting on it end by
+        // their own deadline or hedge, and the calls on the other subscriptions wait on. A broker that goes drops
+        // the sockets itself, and they begin the new epoch.
+        this.refresh(reopened ? undefined : lost);
         // A link we dropped on purpose is no news of a move: the reopen's cause already said so, or was the heal's.
         if (lost !== undefined && !reopened) this.heal?.moved(lost);
       },
