@@ -62,6 +62,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import { startRestartableBroker, type RestartableBroker } from '../dev/restartable-broker.js';
 import { startReplicas, type AgentProcess } from './support/agent-process.js';
 import { isBackendKind, startBackendNodes } from './support/backend-nodes.js';
@@ -199,7 +200,8 @@ const FAULTS: readonly Fault[] = [
 ];
 
 async function runFault(build: AgentBuild, broker: FaultBroker, kind: BenchTransportKind, fault: Fault, logDir: string, agentArgs: readonly string[] = []): Promise<FaultResult> {
-  const transport = await createBenchTransport(kind, broker);
+  // The gateway's and the stand-ins' transport logs beside the agents' (reconnects, the socket heal).
+  const transport = await createBenchTransport(kind, broker, pino({ level: 'info' }, pino.destination({ dest: join(logDir, `${fault.name}-${kind}-gateway.log`), sync: true })));
   const backend = kind === 'kafka' || kind === 'rabbitmq' ? kind : 'pulsar';
   const workload = await startWorkload({ transport, ...(PYTHON_STAND_INS ? { pythonBrokerUrl: pythonBrokerUrl(broker, backend) } : {}) });
   const gateway = await FaultGateway.start(transport, workload.topics);

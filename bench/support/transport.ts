@@ -10,6 +10,8 @@ import { loadPulsarClient } from '../../src/bus/pulsar/native/pulsar-client-modu
 import { RabbitMqTransport } from '../../src/bus/rabbitmq/rabbitmq-transport.js';
 import { kafkaBrokers } from '../../src/bus/kafka/topology.js';
 import type { Transport } from '../../src/bus/transport.js';
+import { pino, type Logger } from 'pino';
+import { SubscriberPresence } from '../../src/bus/pulsar/subscriber-presence.js';
 import { WebSocketTransport } from '../../src/bus/pulsar/websocket/websocket-transport.js';
 import { topicClientsReader } from '../../src/bus/pulsar/topic-clients.js';
 
@@ -28,8 +30,9 @@ export interface BenchBrokerAddress {
   rabbitmqUrl?: string;
   /**
    * The Pulsar brokers' admin API (comma-separated on a cluster): with it the WebSocket stand-ins and gateway reopen
-   * a consumer or producer the WebSocket service lost behind its socket, as the agent does (socket-heal.ts). TrustGraph's own
-   * services and gateway speak the binary protocol, which no WebSocket service stands in front of.
+   * a consumer or producer the WebSocket service lost behind its socket, and gate each publish on the links it needs,
+   * as the agent does (socket-heal.ts, connection-status.ts). TrustGraph's own services and gateway speak the binary
+   * protocol, which no WebSocket service stands in front of.
    */
   adminUrl?: string;
 }
@@ -44,17 +47,24 @@ export async function availableTransports(): Promise<BenchTransportKind[]> {
   }
 }
 
-export async function createBenchTransport(kind: BenchTransportKind, broker: BenchBrokerAddress): Promise<Transport> {
+/** `logger`: the transport's own log (reconnects, the WebSocket socket heal); silent without it. */
+export async function createBenchTransport(kind: BenchTransportKind, broker: BenchBrokerAddress, logger?: Logger): Promise<Transport> {
   if (kind === 'kafka') {
     if (!broker.kafkaBootstrapServers) throw new Error('the kafka transport needs a Kafka broker');
-    return new KafkaTransport({ brokers: kafkaBrokers(broker.kafkaBootstrapServers) });
+    return new KafkaTransport({ brokers: kafkaBrokers(broker.kafkaBootstrapServers), ...(logger ? { logger } : {}) });
   }
   if (kind === 'rabbitmq') {
     if (!broker.rabbitmqUrl) throw new Error('the rabbitmq transport needs a RabbitMQ broker');
-    return new RabbitMqTransport({ url: broker.rabbitmqUrl });
+    return new RabbitMqTransport({ url: broker.rabbitmqUrl, ...(logger ? { logger } : {}) });
   }
-  if (kind === 'native') return NativeTransport.create({ serviceUrl: broker.serviceUrl });
-  return new WebSocketTransport({ url: broker.webSocketUrl, ...(broker.adminUrl ? { topicClients: topicClientsReader({ adminUrl: broker.adminUrl }) } : {}) });
+  if (kind === 'native') return NativeTransport.create({ serviceUrl: broker.serviceUrl, ...(logger ? { logger } : {}) });
+  // With the admin API as the agent has it: the socket heal, and publishes gated on the links each needs (with the
+  // subscriber check) rather than on every link of this one transport, which the gateway and every stand-in share
+  // here while each is a process of its own in a real deployment.
+  const admin = broker.adminUrl
+    ? { topicClients: topicClientsReader({ adminUrl: broker.adminUrl }), subscribers: new SubscriberPresence({ adminUrl: broker.adminUrl, logger: logger ?? pino({ level: 'silent' }) }) }
+    : {};
+  return new WebSocketTransport({ url: broker.webSocketUrl, ...(logger ? { logger } : {}), ...admin });
 }
 
 /** The agent's command-line options that put it on this transport and broker. */
