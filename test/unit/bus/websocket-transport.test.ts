@@ -394,6 +394,29 @@ describe('WebSocketTransport (against a scripted broker)', () => {
     expect(consumerSessions()).toHaveLength(2);
   });
 
+  it('judges each topic on its own stats, a topic whose stats do not come holding back no other', async () => {
+    await transport.close();
+    const lostBehindSocket = new Set<string>();
+    const topicClients = (topic: string): Promise<TopicClients | undefined> => {
+      // The first topic has no owner yet: its stats never come (the reader's own timeout is longer than the test).
+      if (topic.endsWith('/a')) return new Promise(() => undefined);
+      const subscribed = broker.open('consumer').map(consumerNameOf).filter((name) => !lostBehindSocket.has(name));
+      return Promise.resolve({ subscriptions: new Map([['sub', subscribed]]), publishers: [] });
+    };
+    transport = new WebSocketTransport({ ...fast, url, topicClients, heal: { windowMs: 5_000, pollMs: 30, graceMs: 30 } });
+    for (const topic of ['persistent://tg/flow/a', 'persistent://tg/flow/b']) {
+      await transport.subscribe({ topic, subscription: 'sub', subscriptionType: 'Shared', handler: async (m) => m.ack() });
+    }
+    const onB = (): Session[] => broker.sessions.filter((s) => s.url.includes('/flow/b/'));
+    lostBehindSocket.add(consumerNameOf(onB()[0]!));
+    // A move signalled: a consumer's link lost (on a topic of its own).
+    const other = await transport.subscribe({ topic: 'persistent://tg/flow/c', subscription: 'other', subscriptionType: 'Shared', handler: async (m) => m.ack() });
+    expect(other).toBeDefined();
+    broker.sessions.find((s) => s.url.includes('/flow/c/'))!.ws.terminate();
+    await vi.waitFor(() => expect(onB()).toHaveLength(2));
+    expect(consumerNameOf(onB()[1]!)).not.toBe(consumerNameOf(onB()[0]!));
+  });
+
   it('takes a send of its own on a topic it consumes, after which nothing arrives, as a sign of a move', async () => {
     await transport.close();
     // The WebSocket service lost every consumer behind its socket: the broker acknowledges sends, nobody gets them.

@@ -71,6 +71,9 @@ export interface SocketHealOptions {
   readonly checkWaitMs?: number;
 }
 
+/** How many topics' stats one look reads at once. */
+const READS_AT_ONCE = 8;
+
 const DEFAULTS = { windowMs: 180_000, pollMs: 2_000, graceMs: 3_000, echoMs: 5_000, checkWaitMs: 2_000 } as const;
 
 export class SocketHeal {
@@ -190,11 +193,16 @@ export class SocketHeal {
         if ((target.socket.openForMs() ?? -1) < graceMs || !target.waiting()) continue;
         byTopic.set(target.topic, [...(byTopic.get(target.topic) ?? []), target]);
       }
-      for (const [topic, targets] of byTopic) {
-        if (this.stopped) return;
-        const askedAt = performance.now();
-        const clients = await this.read(topic);
-        if (clients) for (const target of targets) this.judge(target, clients, askedAt, graceMs);
+      // A few topics at a time: one whose stats are slow to come (no owner yet) does not hold back the others' looks.
+      const topics = [...byTopic];
+      for (let first = 0; first < topics.length && !this.stopped; first += READS_AT_ONCE) {
+        await Promise.all(
+          topics.slice(first, first + READS_AT_ONCE).map(async ([topic, targets]) => {
+            const askedAt = performance.now();
+            const clients = await this.read(topic);
+            if (clients && !this.stopped) for (const target of targets) this.judge(target, clients, askedAt, graceMs);
+          }),
+        );
       }
     } finally {
       this.looking = false;
