@@ -207,8 +207,10 @@ export class FlowRuntime {
   private async producer(name: string): Promise<Producer | undefined> {
     const topic = this.topic(name);
     if (!topic) return undefined;
-    // The gateway reads the responses: after a reconnect they wait for its subscription to be back.
-    const producer = await this.deps.transport.createProducer(topic, { awaitSubscriber: name === 'response' });
+    // The gateway reads the responses, and the agent's replicas its `next` requests (the flow's own request topic):
+    // after a reconnect they wait for that subscription to be back, which a moved topic's subscribers rejoin on
+    // their own schedule.
+    const producer = await this.deps.transport.createProducer(topic, { awaitSubscriber: name === 'response' || name === 'next' });
     this.producers.push(producer);
     const queue = this.definition.topics[name] ?? topic;
     const telemetry = this.deps.telemetry;

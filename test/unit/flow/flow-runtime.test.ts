@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryTransport } from '../../../src/bus/memory/memory-transport.js';
 import { queueToTopic } from '../../../src/bus/topics.js';
-import type { Properties, SubscribeOptions } from '../../../src/bus/transport.js';
+import type { ProducerOptions, Properties, SubscribeOptions } from '../../../src/bus/transport.js';
 import { ConcurrencyLimit } from '../../../src/flow/concurrency-limit.js';
 import type { FlowDefinition } from '../../../src/config/flows.js';
 import { FlowRuntime } from '../../../src/flow/flow-runtime.js';
@@ -126,6 +126,23 @@ describe('FlowRuntime', () => {
     const onRequests = subscribed.filter((o) => o.topic === requestTopic);
     expect(onRequests.map((o) => o.receiverQueueSize)).toEqual(Array.from({ length: consumers }, () => 1000));
     expect(await r.ask({ question: 'q' })).toContainEqual(expect.objectContaining({ content: 'ok', end_of_dialog: true }));
+  });
+
+  it('publishes its responses and its next requests only once their subscription is back after a reconnect', async () => {
+    // Which producers the flow asks to wait for a subscriber (connection-status.ts): the topics someone is known to read.
+    class RecordingTransport extends MemoryTransport {
+      readonly waits = new Map<string, boolean>();
+      override createProducer(topic: string, options?: ProducerOptions): ReturnType<MemoryTransport['createProducer']> {
+        // The test's own sender on the request topic asks for nothing: what any producer of the topic asked counts.
+        this.waits.set(topic, (this.waits.get(topic) ?? false) || (options?.awaitSubscriber ?? false));
+        return super.createProducer(topic, options);
+      }
+    }
+    const bus = new RecordingTransport();
+    running = await start({}, bus);
+    const topics = running.runtime.definition.topics;
+    expect(bus.waits.get(queueToTopic(topics.response!))).toBe(true);
+    expect(bus.waits.get(queueToTopic(topics.next!))).toBe(true);
   });
 
   it('leaves a request sent again that another replica took, and runs one sent again that no replica claims', async () => {

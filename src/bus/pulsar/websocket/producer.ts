@@ -52,6 +52,8 @@ export class WebSocketProducer implements Producer, HealTarget {
   private readonly link: Link;
   private readonly pending = new Map<string, PendingSend>();
   private nextContext = 0;
+  /** The heal's check (socket-heal.ts, `beforeSend`) that sends are waiting for, until the last of them goes on. */
+  private checked: Promise<void> | undefined;
   private closed = false;
   private readonly ackWatch: NodeJS.Timeout;
   private readonly moveSignMs: number;
@@ -124,8 +126,14 @@ export class WebSocketProducer implements Producer, HealTarget {
       const down = links.filter((link) => !link.up()).map((link) => link.name);
       throw new NotConnectedError(`producer for ${this.topic} is not connected after ${sendTimeoutMs} ms (${down.length > 0 ? `reconnecting: ${down.join('; ')}` : 'reconnecting'})`);
     }
-    const check = this.settings.beforeSend?.(this);
-    if (check) await check;
+    // A send that comes while an earlier one still waits for the heal's check waits behind it, even once the check
+    // itself is done: sends go out in the order they were made (a response stream's chunks, say).
+    const check = this.settings.beforeSend?.(this) ?? this.checked;
+    if (check) {
+      this.checked = check;
+      await check;
+      if (this.checked === check) this.checked = undefined;
+    }
     const ws = await this.link.whenOpen(sendTimeoutMs);
     return new Promise<void>((resolve, reject) => {
       this.pending.set(context, { resolve, reject, sentAt: Date.now() });
