@@ -87,7 +87,7 @@ export class SocketHeal {
   private movedAt = -Infinity;
   /** When each producer's socket was last checked before a send (`beforeSend`). */
   private readonly checkedAt = new WeakMap<HealTarget, number>();
-  /** The check each producer's sends are waiting for. */
+  /** The bounded wait for the check each producer's sends are waiting for. */
   private readonly checking = new Map<HealTarget, Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   private looking = false;
@@ -154,19 +154,20 @@ export class SocketHeal {
     if (openForMs === undefined || openForMs < graceMs) return undefined;
     const since = Math.max(performance.now() - openForMs, socket.heardAt(), this.checkedAt.get(target) ?? -Infinity);
     if (since > this.movedAt) return undefined;
-    let check = this.checking.get(target);
-    if (check === undefined) {
-      check = this.checkBeforeSend(target, graceMs).finally(() => this.checking.delete(target));
-      this.checking.set(target, check);
-    }
-    const waitMs = this.options.checkWaitMs ?? DEFAULTS.checkWaitMs;
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, waitMs);
-      void check.then(() => {
-        clearTimeout(timer);
-        resolve();
+    let wait = this.checking.get(target);
+    if (wait === undefined) {
+      const check = this.checkBeforeSend(target, graceMs).finally(() => this.checking.delete(target));
+      // The sends wait for the check, or `checkWaitMs`, whichever comes first: one bounded wait they all share.
+      wait = new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.options.checkWaitMs ?? DEFAULTS.checkWaitMs);
+        void check.then(() => {
+          clearTimeout(timer);
+          resolve();
+        });
       });
-    });
+      this.checking.set(target, wait);
+    }
+    return wait;
   }
 
   stop(): void {
