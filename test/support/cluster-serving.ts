@@ -28,7 +28,7 @@ export interface ClusterUnderTest {
   /** Where the harness (replica A, the stand-ins) runs: its transport kind and the cluster's address. */
   target: Pick<AgentHarnessOptions, 'transport' | 'kafkaBootstrapServers' | 'rabbitmqUrl' | 'serviceUrl' | 'webSocketUrl' | 'brokerAdminUrl' | 'transportOptions'>;
   /** A transport of its own on the cluster (replica B, the gateway). */
-  connect(logger?: Logger, side?: 'replica' | 'gateway'): Transport;
+  connect(logger?: Logger): Transport;
   /** Kills the node the agents depend on most (`workspace`'s request topic or queue); resolves once the cluster serves again. */
   loseNode(workspace: string): Promise<void>;
 }
@@ -72,8 +72,8 @@ export async function servesThroughNodeLoss(cluster: ClusterUnderTest): Promise<
     // A reply lost with a node ends its call within seconds, not TrustGraph's ten minutes.
     settings: { concurrency: 16, requestTimeoutSeconds: 10 },
   });
-  const replicaTransport = cluster.connect(capture.logger.child({ replica: 'B' }), 'replica');
-  const gatewayTransport = cluster.connect(undefined, 'gateway');
+  const replicaTransport = cluster.connect(capture.logger.child({ replica: 'B' }));
+  const gatewayTransport = cluster.connect();
   let replica: AgentApp | undefined;
   let gateway: GatewayClient | undefined;
   const statuses: StatusHistory[] = [recordStatus(replicaTransport, 'replica B'), recordStatus(gatewayTransport, 'gateway')];
