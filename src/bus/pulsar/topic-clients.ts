@@ -26,17 +26,20 @@ export interface TopicClientsOptions {
 }
 
 /**
- * Undefined when the stats cannot say now: the topic has no running owner yet (a 5xx, a redirect to a broker that
- * is gone), or it is not loaded anywhere (404: nobody publishes to it, so nothing on it is dropped either; and a
- * URL that is not a broker's admin API, such as a WebSocket service of its own, answers 404 to everything).
- * Throws AdminApiError when the broker refuses the credentials, and the last failure when no broker of the list
- * could be reached (TopicStatsSource asks them in turn).
+ * A topic the broker says it does not have (404 with Pulsar's "Topic … not found") has no clients: a topic is
+ * loaded on its owner while any client is attached, so after a move the new owner answers this until somebody
+ * connects, which is how the WebSocket service's clients that have not come back show. Undefined when the stats
+ * cannot say now: the topic has no running owner yet (a 5xx, a redirect to a broker that is gone), or a 404 that
+ * is not the broker's (a URL that is not a broker's admin API, such as a WebSocket service of its own, answers 404
+ * to everything). Throws AdminApiError when the broker refuses the credentials, and the last failure when no
+ * broker of the list could be reached (TopicStatsSource asks them in turn).
  */
 export function topicClientsReader(options: TopicClientsOptions): TopicClientsReader {
   const source = new TopicStatsSource(options.adminUrl, options.token);
   return async (topic) => {
     const answer = await source.fetch(topic, options.timeoutMs ?? 5_000);
     if (answer.status === 401 || answer.status === 403) throw new AdminApiError(`HTTP ${answer.status} from ${answer.url}`);
+    if (answer.status === 404 && answer.reason !== undefined && /not found/i.test(answer.reason)) return NO_CLIENTS;
     if (!answer.stats) return undefined;
     const subscriptions = new Map<string, readonly string[]>();
     for (const [subscription, stats] of Object.entries(answer.stats.subscriptions ?? {})) {
@@ -45,6 +48,8 @@ export function topicClientsReader(options: TopicClientsOptions): TopicClientsRe
     return { subscriptions, publishers: namesOf(answer.stats.publishers, (p) => p.producerName) };
   };
 }
+
+const NO_CLIENTS: TopicClients = { subscriptions: new Map(), publishers: [] };
 
 function namesOf<T>(clients: readonly T[] | undefined, name: (client: T) => string | undefined): string[] {
   return (clients ?? []).flatMap((client) => {

@@ -23,6 +23,8 @@ export interface TopicStatsAnswer {
   status: number;
   /** Present when the broker answered 200. */
   stats?: TopicStats;
+  /** The broker's own account of a refusal (the `reason` of its JSON error body), when it gave one. */
+  reason?: string;
 }
 
 /** `http://a:8080,b:8080` or `http://a:8080,http://b:8080` → one admin URL per broker; a part without a scheme takes the first one's. */
@@ -45,8 +47,21 @@ export async function fetchTopicStats(options: { adminUrl: string; token?: strin
     signal: AbortSignal.timeout(Math.round(options.timeoutMs)),
   });
   const shown = redactUrl(url);
-  if (!response.ok) return { url: shown, status: response.status };
+  if (!response.ok) {
+    const reason = await errorReason(response);
+    return { url: shown, status: response.status, ...(reason === undefined ? {} : { reason }) };
+  }
   return { url: shown, status: response.status, stats: (await response.json()) as TopicStats };
+}
+
+/** Pulsar's admin API refuses with `{"reason": "..."}`; anything else (a proxy's page, no body) gives undefined. */
+async function errorReason(response: Response): Promise<string | undefined> {
+  try {
+    const body = (await response.json()) as { reason?: unknown };
+    return typeof body.reason === 'string' ? body.reason : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The admin APIs of a cluster's brokers (or of the one broker), asked in turn until one answers. */

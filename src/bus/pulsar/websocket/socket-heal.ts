@@ -16,10 +16,14 @@
  * topic, and a move can leave the broker acknowledging them with nobody subscribed), and only for `windowMs` after
  * the last such signal does the watch look, every `pollMs`, at the topics of its open sockets: every consumer's, and
  * each producer's that has a send waiting (an idle producer is left to the service's own reconnect: the service
- * creates its clients one after another, and reopening every idle producer queued them ahead of the consumers and
- * producers that were needed). A socket is reopened only when the stats say so (the topic or the subscription without its name) and the broker sent nothing on it
- * since the stats were asked for; stats that cannot be read (the topic has no running owner yet, the admin API is
- * away) leave it alone.
+ * creates the clients of new sockets on a bounded pool of threads, and reopening every idle producer queued them
+ * ahead of the consumers and producers that were needed). A socket is reopened only when the stats say so (the topic or the subscription without
+ * its name) and the broker sent nothing on it since the stats were asked for; stats that cannot be read (the topic
+ * has no running owner yet, the admin API is away) leave it alone. Meanwhile the topics whose stats could not be read
+ * are read again every `probeMs`, and the first of them whose stats come (an owner again) starts the next look at
+ * once instead of at its tick, since
+ * on a non-persistent topic whatever a gateway publishes before our consumers are back is dropped. A look reads
+ * the consumers' topics first, a few at a time, each read starting as soon as one ends.
  *
  * An idle producer is checked when it is needed instead: within the window, the first send on a socket the broker
  * has said nothing on since the last signal waits for one stats read of its topic (`beforeSend`), and a socket the
@@ -69,12 +73,14 @@ export interface SocketHealOptions {
   readonly echoMs?: number;
   /** How long a send waits for the stats read of `beforeSend` before it is written anyway. Default 2 s. */
   readonly checkWaitMs?: number;
+  /** Between two reads of the topics whose stats could not be read, within the window. Default 500 ms. */
+  readonly probeMs?: number;
 }
 
 /** How many topics' stats one look reads at once. */
 const READS_AT_ONCE = 8;
 
-const DEFAULTS = { windowMs: 180_000, pollMs: 2_000, graceMs: 3_000, echoMs: 5_000, checkWaitMs: 2_000 } as const;
+const DEFAULTS = { windowMs: 180_000, pollMs: 2_000, graceMs: 3_000, echoMs: 5_000, checkWaitMs: 2_000, probeMs: 500 } as const;
 
 export class SocketHeal {
   private readonly targets = new Set<HealTarget>();
@@ -91,6 +97,12 @@ export class SocketHeal {
   private readonly checking = new Map<HealTarget, Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   private looking = false;
+  /** A look is to start again as soon as the running one ends. */
+  private lookAgain = false;
+  /** Topics whose stats the last read of them could not give (no owner yet, the admin API away). */
+  private readonly unreadable = new Set<string>();
+  /** The next read of the unreadable topics alone (`probeUnreadable`). */
+  private probe: NodeJS.Timeout | undefined;
   private stopped = false;
   private lastProblem: string | undefined;
 
@@ -176,6 +188,8 @@ export class SocketHeal {
     this.timer = undefined;
     for (const timer of this.awaitingEcho.values()) clearTimeout(timer);
     this.awaitingEcho.clear();
+    clearTimeout(this.probe);
+    this.unreadable.clear();
   }
 
   /** One look at every open socket's topic; sockets the broker has no client behind are reopened. */
@@ -190,24 +204,61 @@ export class SocketHeal {
     try {
       const graceMs = this.options.graceMs ?? DEFAULTS.graceMs;
       const byTopic = new Map<string, HealTarget[]>();
-      for (const target of this.targets) {
+      // Consumers' topics first: a consumer the service lost drops what its subscription is sent meanwhile.
+      const targets = [...this.targets].sort((a, b) => Number(a.subscription === undefined) - Number(b.subscription === undefined));
+      for (const target of targets) {
         if ((target.socket.openForMs() ?? -1) < graceMs || !target.waiting()) continue;
         byTopic.set(target.topic, [...(byTopic.get(target.topic) ?? []), target]);
       }
-      // A few topics at a time: one whose stats are slow to come (no owner yet) does not hold back the others' looks.
-      const topics = [...byTopic];
-      for (let first = 0; first < topics.length && !this.stopped; first += READS_AT_ONCE) {
-        await Promise.all(
-          topics.slice(first, first + READS_AT_ONCE).map(async ([topic, targets]) => {
-            const askedAt = performance.now();
-            const clients = await this.read(topic);
-            if (clients && !this.stopped) for (const target of targets) this.judge(target, clients, askedAt, graceMs);
-          }),
-        );
-      }
+      // A few reads at a time, the next starting as one ends: a topic whose stats are slow to come (no owner yet)
+      // holds back no other.
+      const queue = [...byTopic];
+      const reader = async (): Promise<void> => {
+        for (let next = queue.shift(); next !== undefined && !this.stopped; next = queue.shift()) {
+          const [topic, onTopic] = next;
+          const askedAt = performance.now();
+          const clients = await this.read(topic);
+          if (!clients || this.stopped) continue;
+          for (const target of onTopic) this.judge(target, clients, askedAt, graceMs);
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(READS_AT_ONCE, queue.length) }, reader));
     } finally {
       this.looking = false;
     }
+    if (this.lookAgain) {
+      this.lookAgain = false;
+      void this.lookOnce();
+    } else {
+      this.probeSoon();
+    }
+  }
+
+  /** While some topics' stats cannot be read, those alone are read every `probeMs`, so that their owner's return starts a look. */
+  private probeSoon(): void {
+    if (this.stopped || this.probe !== undefined || this.unreadable.size === 0 || performance.now() > this.watchUntil) return;
+    this.probe = setTimeout(() => void this.probeUnreadable(), this.options.probeMs ?? DEFAULTS.probeMs);
+    this.probe.unref();
+  }
+
+  private async probeUnreadable(): Promise<void> {
+    this.probe = undefined;
+    const watched = new Set([...this.targets].map((target) => target.topic));
+    const topics: string[] = [];
+    for (const topic of this.unreadable) {
+      if (watched.has(topic)) topics.push(topic);
+      else this.unreadable.delete(topic);
+    }
+    for (let first = 0; first < topics.length && !this.stopped && !this.looking; first += READS_AT_ONCE) {
+      await Promise.all(topics.slice(first, first + READS_AT_ONCE).map((topic) => this.read(topic)));
+    }
+    if (!this.looking) this.probeSoon();
+  }
+
+  /** A topic's stats came after reads of it could not give them: the topics may have an owner again. */
+  private lookNow(): void {
+    if (this.looking) this.lookAgain = true;
+    else void this.lookOnce();
   }
 
   private async checkBeforeSend(target: HealTarget, graceMs: number): Promise<void> {
@@ -239,9 +290,12 @@ export class SocketHeal {
   private async read(topic: string): Promise<TopicClients | undefined> {
     try {
       const clients = await this.options.read(topic);
+      if (clients === undefined) this.unreadable.add(topic);
+      else if (this.unreadable.delete(topic)) this.lookNow();
       this.lastProblem = undefined;
       return clients;
     } catch (error) {
+      this.unreadable.add(topic);
       const problem = errorMessage(error);
       if (problem !== this.lastProblem) {
         this.options.logger.warn({ topic }, `Cannot ask the broker whether it has our consumers and producers (--broker-admin-url): ${problem}`);
