@@ -91,4 +91,31 @@ describe('socket heal', () => {
     expect(reads.filter((topic) => topic.endsWith('/up'))).toHaveLength(1);
     expect([down.reopened, up.reopened]).toEqual([[], []]);
   });
+
+  it('sweeps the consumers every sweepMs with no sign of a move, and a consumer it reopens opens the window', async () => {
+    const reads: string[] = [];
+    const read = (topic: string): Promise<TopicClients | undefined> => {
+      reads.push(topic);
+      return Promise.resolve(NO_CLIENTS);
+    };
+    heal = new SocketHeal({ read, logger: pino({ level: 'silent' }), pollMs: 60_000, sweepMs: 20 });
+    const consumer = target('non-persistent://tg/response/agent', 'gateway');
+    const producer = target('non-persistent://tg/request/agent', undefined);
+    heal.add(consumer);
+    heal.add(producer);
+    await vi.waitFor(() => expect(consumer.reopened).toHaveLength(1));
+    // The sweep reads the consumers' topics alone; the reopen opened the window, in which a look takes producers too.
+    expect(reads[0]).toBe('non-persistent://tg/response/agent');
+    expect(producer.reopened).toEqual([]);
+    await heal.lookOnce();
+    expect(producer.reopened).toHaveLength(1);
+  });
+
+  it('does not sweep when sweepMs is 0', async () => {
+    const reads: string[] = [];
+    heal = new SocketHeal({ read: (topic) => (reads.push(topic), Promise.resolve(NO_CLIENTS)), logger: pino({ level: 'silent' }), sweepMs: 0 });
+    heal.add(target('non-persistent://tg/response/agent', 'gateway'));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(reads).toEqual([]);
+  });
 });

@@ -23,7 +23,9 @@
  * are read again every `probeMs`, and the first of them whose stats come (an owner again) starts the next look at
  * once instead of at its tick, since
  * on a non-persistent topic whatever a gateway publishes before our consumers are back is dropped. A look reads
- * the consumers' topics first, a few at a time, each read starting as soon as one ends.
+ * the consumers' topics first, a few at a time, each read starting as soon as one ends. Outside the window the
+ * consumers' topics alone are swept every `sweepMs` (one read per topic): a client with nothing in flight sees no
+ * sign of a move, and the service's own reconnect once left such a consumer away for minutes.
  *
  * An idle producer is checked when it is needed instead: within the window, the first send on a socket the broker
  * has said nothing on since the last signal waits for one stats read of its topic (`beforeSend`), and a socket the
@@ -75,12 +77,14 @@ export interface SocketHealOptions {
   readonly checkWaitMs?: number;
   /** Between two reads of the topics whose stats could not be read, within the window. Default 500 ms. */
   readonly probeMs?: number;
+  /** Between two sweeps of the consumers outside the window (0: none). Default 30 s. */
+  readonly sweepMs?: number;
 }
 
 /** How many topics' stats one look reads at once. */
 const READS_AT_ONCE = 8;
 
-const DEFAULTS = { windowMs: 180_000, pollMs: 2_000, graceMs: 3_000, echoMs: 5_000, checkWaitMs: 2_000, probeMs: 500 } as const;
+const DEFAULTS = { windowMs: 180_000, pollMs: 2_000, graceMs: 3_000, echoMs: 5_000, checkWaitMs: 2_000, probeMs: 500, sweepMs: 30_000 } as const;
 
 export class SocketHeal {
   private readonly targets = new Set<HealTarget>();
@@ -103,6 +107,8 @@ export class SocketHeal {
   private readonly unreadable = new Set<string>();
   /** The next read of the unreadable topics alone (`probeUnreadable`). */
   private probe: NodeJS.Timeout | undefined;
+  /** The consumers' sweep outside the window (`sweep`). */
+  private sweeps: NodeJS.Timeout | undefined;
   private stopped = false;
   private lastProblem: string | undefined;
 
@@ -111,6 +117,7 @@ export class SocketHeal {
   add(target: HealTarget): () => void {
     this.targets.add(target);
     const consumes = target.subscription !== undefined;
+    if (consumes) this.startSweeps();
     if (consumes) this.consumed.set(target.topic, (this.consumed.get(target.topic) ?? 0) + 1);
     return () => {
       if (!this.targets.delete(target) || !consumes) return;
@@ -189,6 +196,7 @@ export class SocketHeal {
     for (const timer of this.awaitingEcho.values()) clearTimeout(timer);
     this.awaitingEcho.clear();
     clearTimeout(this.probe);
+    clearInterval(this.sweeps);
     this.unreadable.clear();
   }
 
@@ -199,15 +207,39 @@ export class SocketHeal {
       this.timer = undefined;
       return;
     }
-    if (this.looking) return;
+    await this.look(false);
+  }
+
+  /**
+   * Outside the window, every `sweepMs`: a look at the consumers alone, for a move nothing of ours saw (an idle
+   * client sends nothing that could go unacknowledged, and the service keeps its sockets open). One it reopens
+   * opens the window, for the rest of what moved.
+   */
+  private async sweep(): Promise<void> {
+    if (this.timer !== undefined || this.looking) return;
+    const reopened = await this.look(true);
+    if (reopened > 0) this.moved(`a sweep found ${reopened} consumer${reopened === 1 ? '' : 's'} the broker does not have`);
+  }
+
+  private startSweeps(): void {
+    const sweepMs = this.options.sweepMs ?? DEFAULTS.sweepMs;
+    if (this.sweeps !== undefined || this.stopped || sweepMs <= 0) return;
+    this.sweeps = setInterval(() => void this.sweep(), sweepMs);
+    this.sweeps.unref();
+  }
+
+  /** Reads the stats of the watched sockets' topics and reopens what the broker lacks; resolves with how many. */
+  private async look(consumersOnly: boolean): Promise<number> {
+    if (this.looking) return 0;
     this.looking = true;
+    let reopened = 0;
     try {
       const graceMs = this.options.graceMs ?? DEFAULTS.graceMs;
       const byTopic = new Map<string, HealTarget[]>();
       // Consumers' topics first: a consumer the service lost drops what its subscription is sent meanwhile.
       const targets = [...this.targets].sort((a, b) => Number(a.subscription === undefined) - Number(b.subscription === undefined));
       for (const target of targets) {
-        if ((target.socket.openForMs() ?? -1) < graceMs || !target.waiting()) continue;
+        if ((target.socket.openForMs() ?? -1) < graceMs || !target.waiting() || (consumersOnly && target.subscription === undefined)) continue;
         byTopic.set(target.topic, [...(byTopic.get(target.topic) ?? []), target]);
       }
       // A few reads at a time, the next starting as one ends: a topic whose stats are slow to come (no owner yet)
@@ -219,7 +251,7 @@ export class SocketHeal {
           const askedAt = performance.now();
           const clients = await this.read(topic);
           if (!clients || this.stopped) continue;
-          for (const target of onTopic) this.judge(target, clients, askedAt, graceMs);
+          for (const target of onTopic) if (this.judge(target, clients, askedAt, graceMs)) reopened += 1;
         }
       };
       await Promise.all(Array.from({ length: Math.min(READS_AT_ONCE, queue.length) }, reader));
@@ -232,6 +264,7 @@ export class SocketHeal {
     } else {
       this.probeSoon();
     }
+    return reopened;
   }
 
   /** While some topics' stats cannot be read, those alone are read every `probeMs`, so that their owner's return starts a look. */
@@ -269,22 +302,24 @@ export class SocketHeal {
     if (clients && !this.stopped) this.judge(target, clients, askedAt, graceMs);
   }
 
-  private judge(target: HealTarget, clients: TopicClients, askedAt: number, graceMs: number): void {
+  /** Reopens `target` when the stats lack its client; says whether it did. */
+  private judge(target: HealTarget, clients: TopicClients, askedAt: number, graceMs: number): boolean {
     // Opened again while the stats were read: not judged on stats older than the socket.
     const { topic, subscription, socket } = target;
-    if ((socket.openForMs() ?? -1) < graceMs) return;
+    if ((socket.openForMs() ?? -1) < graceMs) return false;
     // The broker sent something on it since: its client is there (a producer's acknowledgements resumed, say),
     // and reopening a producer then could fail a send the broker has just taken.
-    if (socket.heardAt() >= askedAt) return;
+    if (socket.heardAt() >= askedAt) return false;
     const clientName = socket.socketName;
     const present = subscription === undefined ? clients.publishers.includes(clientName) : clients.subscriptions.get(subscription)?.includes(clientName);
-    if (present) return;
+    if (present) return false;
     const why =
       subscription === undefined
         ? `the broker has no producer ${clientName} on ${topic} while its socket is open`
         : `the broker has no consumer ${clientName} on subscription ${subscription} while its socket is open`;
     this.options.logger.warn({ topic, ...(subscription === undefined ? { producer: clientName } : { subscription, consumer: clientName }) }, `${why}: reopening it`);
     target.reopen(why);
+    return true;
   }
 
   private async read(topic: string): Promise<TopicClients | undefined> {

@@ -63,7 +63,7 @@ export interface WebSocketTransportOptions {
    */
   topicClients?: TopicClientsReader;
   /** The socket heal's timings (socket-heal.ts). */
-  heal?: Pick<SocketHealOptions, 'windowMs' | 'pollMs' | 'graceMs' | 'echoMs' | 'checkWaitMs' | 'probeMs'>;
+  heal?: Pick<SocketHealOptions, 'windowMs' | 'pollMs' | 'graceMs' | 'echoMs' | 'checkWaitMs' | 'probeMs' | 'sweepMs'>;
 }
 
 const DEFAULTS = {
