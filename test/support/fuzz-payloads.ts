@@ -48,8 +48,8 @@ function parentOf(root: unknown, path: Path): Record<string | number, unknown> |
   return typeof node === 'object' && node !== null ? (node as Record<string | number, unknown>) : undefined;
 }
 
-const mutation = fc.record({
-  op: fc.constantFrom('set', 'set', 'delete', 'add'),
+const mutation: fc.Arbitrary<Mutation> = fc.record({
+  op: fc.constantFrom<Mutation['op']>('set', 'set', 'delete', 'add'),
   at: fc.nat(),
   key: fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('__proto__', 'constructor', 'id', 'error', 'question')),
   value: weirdValue,
@@ -68,6 +68,41 @@ const textMutation = fc.oneof(
   },
 );
 
+/** One change to a message: at the `at`-th of its paths (modulo how many), or a new top-level `key`. */
+export interface Mutation {
+  op: 'set' | 'delete' | 'add';
+  at: number;
+  key: string;
+  value: unknown;
+}
+
+/** A copy of `base` with `mutations` applied in turn; `base` and the mutations' values are left as they were. */
+export function mutate(base: JsonObject, mutations: readonly Mutation[]): JsonObject {
+  const message = structuredClone(base);
+  for (const m of mutations) {
+    // A copy of the value: fast-check hands out the same instance of a constant (`{ a: 'b' }`, `['a']`) each time
+    // it is drawn, and setting one inside the other made a circle that JSON.stringify cannot write.
+    const value = structuredClone(m.value);
+    const paths = pathsOf(message);
+    const path = paths.length > 0 ? paths[m.at % paths.length] : undefined;
+    if (m.op === 'add' || !path) {
+      // An extra key, defined as own data (so `__proto__` really is a key in the JSON).
+      Object.defineProperty(message, m.key, { value, enumerable: true, writable: true, configurable: true });
+      continue;
+    }
+    const parent = parentOf(message, path);
+    const key = path.at(-1) as string | number;
+    if (!parent) continue;
+    if (m.op === 'delete') {
+      if (Array.isArray(parent)) parent.splice(Number(key), 1);
+      else delete parent[key];
+    } else {
+      parent[key] = value;
+    }
+  }
+  return message;
+}
+
 /** Valid messages (as JSON objects), mutated, serialised, possibly broken at the byte level. */
 export function mutatedMessage(bases: readonly JsonObject[]): fc.Arbitrary<Buffer> {
   return fc
@@ -77,26 +112,7 @@ export function mutatedMessage(bases: readonly JsonObject[]): fc.Arbitrary<Buffe
       text: textMutation,
     })
     .map(({ base, mutations, text }) => {
-      const message = structuredClone(base);
-      for (const m of mutations) {
-        const paths = pathsOf(message);
-        const path = paths.length > 0 ? paths[m.at % paths.length] : undefined;
-        if (m.op === 'add' || !path) {
-          // An extra key, defined as own data (so `__proto__` really is a key in the JSON).
-          Object.defineProperty(message, m.key, { value: m.value, enumerable: true, writable: true, configurable: true });
-          continue;
-        }
-        const parent = parentOf(message, path);
-        const key = path.at(-1) as string | number;
-        if (!parent) continue;
-        if (m.op === 'delete') {
-          if (Array.isArray(parent)) parent.splice(Number(key), 1);
-          else delete parent[key];
-        } else {
-          parent[key] = m.value;
-        }
-      }
-      let bytes = Buffer.from(JSON.stringify(message), 'utf8');
+      let bytes = Buffer.from(JSON.stringify(mutate(base, mutations)), 'utf8');
       if (text.kind === 'truncate') bytes = bytes.subarray(0, text.at % Math.max(1, bytes.length));
       if (text.kind === 'bytes') {
         const at = text.at % (bytes.length + 1);
